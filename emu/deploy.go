@@ -1,0 +1,509 @@
+package emu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/emuctl/emuctl/topo"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// Options tune Deploy.
+type Options struct {
+	// Workers bounds parallel netlink work (default: 2 x CPUs, at least 4).
+	Workers int
+	// AllowUnapplied deploys even when the Spec holds settings this version
+	// cannot apply (they are listed in Spec.Unapplied and logged).
+	AllowUnapplied bool
+	// AllowExternal permits taking real host interfaces into the lab.
+	AllowExternal bool
+	// Log receives one debug line per host mutation (default: discard).
+	Log *slog.Logger
+	// FaultAt makes Deploy fail on purpose when it reaches the named phase
+	// ("namespaces", "nodes", "links", "externals", "routes", "sysctls",
+	// "hosts", "wait", "start", "ready"). It exists for rollback tests.
+	FaultAt string
+}
+
+// ErrExists is returned when a lab of that name already exists.
+var ErrExists = errors.New("lab exists")
+
+// node is the runtime handle of one node: its namespace and netlink handle.
+type node struct {
+	spec   *topo.Node
+	nsName string
+	ns     netns.NsHandle
+	h      *netlink.Handle
+	bridge int // bridge ifindex, switches only
+
+	mu    sync.Mutex
+	index map[string]int // iface name -> ifindex
+}
+
+func (n *node) setIndex(name string, idx int) {
+	n.mu.Lock()
+	n.index[name] = idx
+	n.mu.Unlock()
+}
+
+func (n *node) close() {
+	if n.h != nil {
+		n.h.Close()
+	}
+	if n.ns >= 0 {
+		n.ns.Close()
+	}
+}
+
+type deployer struct {
+	spec   *topo.Spec
+	opt    Options
+	log    *slog.Logger
+	marker string
+	st     *State
+	stMu   sync.Mutex
+	nodes  map[string]*node
+}
+
+// Deploy builds the lab described by spec and returns its state once every
+// link is up. On any failure, or when ctx is cancelled, everything made so
+// far is removed before Deploy returns: a failed Deploy leaves nothing.
+func Deploy(ctx context.Context, spec *topo.Spec, opt Options) (*State, error) {
+	if opt.Workers <= 0 {
+		opt.Workers = max(4, 2*runtime.NumCPU())
+	}
+	log := opt.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("lab", spec.Name)
+	if len(spec.Unapplied) > 0 && !opt.AllowUnapplied {
+		return nil, fmt.Errorf("lab %q has settings this version of emuctl parses but cannot apply yet; nothing was changed:\n  %s\n(use --allow-unapplied to run without them)",
+			spec.Name, strings.Join(spec.Unapplied, "\n  "))
+	}
+	unlock, err := lockLab(spec.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := preflight(spec, opt); err != nil {
+		return nil, err
+	}
+	start, _ := procStart(os.Getpid())
+	d := &deployer{
+		spec: spec, opt: opt, log: log, marker: Marker(spec.Name), nodes: map[string]*node{},
+		st: &State{Lab: spec.Name, Status: StatusDeploying, PID: os.Getpid(), PIDStart: start, Created: time.Now().UTC(), Spec: spec},
+	}
+	if err := writeState(d.st); err != nil {
+		os.RemoveAll(stateDir(spec.Name))
+		return nil, fmt.Errorf("state dir: %w", err)
+	}
+	err = d.run(ctx)
+	for _, n := range d.nodes {
+		n.close()
+	}
+	if err != nil {
+		log.Debug("deploy failed, rolling back", "err", err)
+		d.stMu.Lock()
+		st := d.st
+		d.stMu.Unlock()
+		if rerr := teardown(st, log); rerr != nil {
+			return nil, fmt.Errorf("%w (rollback also failed: %v; run `emuctl clean`)", err, rerr)
+		}
+		removeLockFile(spec.Name)
+		return nil, err
+	}
+	return d.st, nil
+}
+
+func (d *deployer) run(ctx context.Context) error {
+	phases := []struct {
+		name string
+		fn   func(context.Context) error
+	}{
+		{"namespaces", d.namespaces},
+		{"nodes", d.nodeSetup},
+		{"links", d.links},
+		{"externals", d.externals},
+		{"routes", d.routes},
+		{"sysctls", d.sysctls},
+		{"hosts", d.hostsFiles},
+		{"wait", d.waitUp},
+		{"start", d.startCommands},
+	}
+	for _, p := range phases {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("interrupted before %s: %w", p.name, err)
+		}
+		if d.opt.FaultAt == p.name {
+			return fmt.Errorf("injected fault at phase %q", p.name)
+		}
+		t0 := time.Now()
+		if err := p.fn(ctx); err != nil {
+			return err
+		}
+		d.log.Debug("phase done", "phase", p.name, "took", time.Since(t0))
+		if err := d.save(); err != nil {
+			return err
+		}
+	}
+	if d.opt.FaultAt == "ready" {
+		return errors.New(`injected fault at phase "ready"`)
+	}
+	d.st.Status = StatusUp
+	d.st.Ready = time.Now().UTC()
+	return d.save()
+}
+
+func (d *deployer) save() error {
+	d.stMu.Lock()
+	defer d.stMu.Unlock()
+	return writeState(d.st)
+}
+
+// parallel runs fn for every item with the deployer's worker bound and
+// returns the errors joined, sorted for stable messages.
+func parallel[T any](ctx context.Context, workers int, items []T, fn func(T) error) error {
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	sem := make(chan struct{}, workers)
+	for _, it := range items {
+		if ctx.Err() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(it T) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := fn(it); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}(it)
+	}
+	wg.Wait()
+	if len(errs) == 0 {
+		return ctx.Err()
+	}
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	if len(errs) > 5 {
+		errs = append(errs[:5], fmt.Errorf("... and %d more errors", len(errs)-5))
+	}
+	return errors.Join(errs...)
+}
+
+func (d *deployer) namespaces(ctx context.Context) error {
+	if err := ensureNetnsDir(); err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	nodes := make([]*topo.Node, len(d.spec.Nodes))
+	for i := range d.spec.Nodes {
+		nodes[i] = &d.spec.Nodes[i]
+	}
+	return parallel(ctx, d.opt.Workers, nodes, func(sn *topo.Node) error {
+		name := topo.Namespace(d.spec.Name, sn.Name)
+		h, err := createNamedNetns(name, d.marker)
+		if err != nil {
+			return fmt.Errorf("node %s: %w", sn.Name, err)
+		}
+		n := &node{spec: sn, nsName: name, ns: h, index: map[string]int{}}
+		mu.Lock()
+		d.nodes[sn.Name] = n
+		mu.Unlock()
+		d.stMu.Lock()
+		d.st.Namespaces = append(d.st.Namespaces, name)
+		d.stMu.Unlock()
+		d.log.Debug("netns created", "node", sn.Name, "netns", name)
+		nh, err := netlink.NewHandleAt(h, unix.NETLINK_ROUTE)
+		if err != nil {
+			return fmt.Errorf("node %s: netlink: %w", sn.Name, err)
+		}
+		n.h = nh
+		return nil
+	})
+}
+
+// hasV6 reports whether any interface of the node has an IPv6 address.
+func hasV6(n *topo.Node) bool {
+	for _, ifc := range n.Interfaces {
+		for _, a := range ifc.Addrs {
+			if a.Addr().Is6() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nodeSetup writes the kernel settings every node needs before its
+// interfaces exist, and creates switch bridges.
+func (d *deployer) nodeSetup(ctx context.Context) error {
+	return parallel(ctx, d.opt.Workers, d.nodeList(), func(n *node) error {
+		sys := []topo.KV{}
+		v6 := hasV6(n.spec)
+		if !v6 {
+			// No IPv6 in this node: keep the wire quiet (no DAD, MLD or
+			// router solicitations in captures).
+			sys = append(sys, topo.KV{Key: "net.ipv6.conf.all.disable_ipv6", Value: "1"},
+				topo.KV{Key: "net.ipv6.conf.default.disable_ipv6", Value: "1"})
+		} else {
+			sys = append(sys, topo.KV{Key: "net.ipv6.conf.all.accept_dad", Value: "0"},
+				topo.KV{Key: "net.ipv6.conf.default.accept_dad", Value: "0"},
+				topo.KV{Key: "net.ipv6.conf.default.accept_ra", Value: "0"},
+				topo.KV{Key: "net.ipv6.conf.default.router_solicitations", Value: "0"})
+		}
+		if n.spec.Kind == topo.KindRouter {
+			sys = append(sys, topo.KV{Key: "net.ipv4.ip_forward", Value: "1"})
+			if v6 {
+				sys = append(sys, topo.KV{Key: "net.ipv6.conf.all.forwarding", Value: "1"})
+			}
+		}
+		if err := writeSysctls(n.ns, sys); err != nil {
+			return fmt.Errorf("node %s: %w", n.spec.Name, err)
+		}
+		if n.spec.Kind == topo.KindSwitch {
+			return d.createBridge(n)
+		}
+		return nil
+	})
+}
+
+func (d *deployer) nodeList() []*node {
+	out := make([]*node, 0, len(d.spec.Nodes))
+	for i := range d.spec.Nodes {
+		out = append(out, d.nodes[d.spec.Nodes[i].Name])
+	}
+	return out
+}
+
+func (d *deployer) createBridge(n *node) error {
+	if n.spec.SwitchType != "" && n.spec.SwitchType != topo.SwitchLinuxBridge {
+		return fmt.Errorf("switch %s: type %q is not supported by this version (supported: %s)", n.spec.Name, n.spec.SwitchType, topo.SwitchLinuxBridge)
+	}
+	la := netlink.NewLinkAttrs()
+	la.Name = n.spec.Name
+	la.Alias = d.marker
+	la.Flags = net.FlagUp
+	off := false
+	br := &netlink.Bridge{LinkAttrs: la, MulticastSnooping: &off}
+	if err := n.h.LinkAdd(br); err != nil {
+		return fmt.Errorf("switch %s: create bridge: %w", n.spec.Name, err)
+	}
+	l, err := n.h.LinkByName(la.Name)
+	if err != nil {
+		return fmt.Errorf("switch %s: %w", n.spec.Name, err)
+	}
+	n.bridge = l.Attrs().Index
+	d.log.Debug("bridge created", "node", n.spec.Name, "stp", n.spec.STP)
+	if n.spec.STP {
+		if err := setBridgeSTP(n.ns, n.bridge); err != nil {
+			return fmt.Errorf("switch %s: enable STP: %w", n.spec.Name, err)
+		}
+	}
+	return nil
+}
+
+func parseMAC(s string) net.HardwareAddr {
+	if s == "" {
+		return nil
+	}
+	m, err := net.ParseMAC(s)
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+func findIface(n *topo.Node, name string) *topo.Interface {
+	for i := range n.Interfaces {
+		if n.Interfaces[i].Name == name {
+			return &n.Interfaces[i]
+		}
+	}
+	return nil
+}
+
+func (d *deployer) links(ctx context.Context) error {
+	idx := make([]int, len(d.spec.Links))
+	for i := range idx {
+		idx[i] = i
+	}
+	return parallel(ctx, d.opt.Workers, idx, func(i int) error {
+		if err := d.createLink(d.spec.Links[i]); err != nil {
+			return fmt.Errorf("link %s <-> %s: %w", d.spec.Links[i].A, d.spec.Links[i].B, err)
+		}
+		return nil
+	})
+}
+
+// createLink makes one veth pair with its ends directly in the two nodes'
+// namespaces (one RTM_NEWLINK), marks, enslaves, addresses and raises both.
+func (d *deployer) createLink(l topo.Link) error {
+	a, b := d.nodes[l.A.Node], d.nodes[l.B.Node]
+	ia, ib := findIface(a.spec, l.A.Iface), findIface(b.spec, l.B.Iface)
+	if a == nil || b == nil || ia == nil || ib == nil {
+		return errors.New("spec inconsistency: endpoint not found")
+	}
+	la := netlink.NewLinkAttrs()
+	la.Name = ia.Name
+	la.Alias = d.marker
+	la.HardwareAddr = parseMAC(ia.MAC)
+	if ia.MTU > 0 {
+		la.MTU = ia.MTU
+	}
+	if a.bridge != 0 {
+		la.MasterIndex = a.bridge
+	}
+	v := netlink.NewVeth(la)
+	v.PeerName = ib.Name
+	v.PeerNamespace = netlink.NsFd(int(b.ns))
+	v.PeerHardwareAddr = parseMAC(ib.MAC)
+	if ib.MTU > 0 {
+		v.PeerMTU = uint32(ib.MTU)
+	}
+	if err := a.h.LinkAdd(v); err != nil {
+		return fmt.Errorf("create veth: %w", err)
+	}
+	d.log.Debug("veth created", "a", l.A.String(), "b", l.B.String())
+	if err := d.finishEnd(a, ia, true); err != nil {
+		return err
+	}
+	return d.finishEnd(b, ib, false)
+}
+
+// finishEnd looks an interface up in its node, marks it (peers do not get
+// the alias at creation), enslaves it to the switch bridge, adds addresses
+// and sets it up.
+func (d *deployer) finishEnd(n *node, ifc *topo.Interface, marked bool) error {
+	l, err := n.h.LinkByName(ifc.Name)
+	if err != nil {
+		return fmt.Errorf("%s:%s: %w", n.spec.Name, ifc.Name, err)
+	}
+	n.setIndex(ifc.Name, l.Attrs().Index)
+	if !marked || l.Attrs().Alias != d.marker {
+		if err := n.h.LinkSetAlias(l, d.marker); err != nil {
+			return fmt.Errorf("%s:%s: set marker: %w", n.spec.Name, ifc.Name, err)
+		}
+	}
+	if n.bridge != 0 && l.Attrs().MasterIndex != n.bridge {
+		if err := n.h.LinkSetMasterByIndex(l, n.bridge); err != nil {
+			return fmt.Errorf("%s:%s: attach to bridge: %w", n.spec.Name, ifc.Name, err)
+		}
+	}
+	if err := addAddrs(n.h, l, ifc.Addrs); err != nil {
+		return fmt.Errorf("%s:%s: %w", n.spec.Name, ifc.Name, err)
+	}
+	if err := n.h.LinkSetUp(l); err != nil {
+		return fmt.Errorf("%s:%s: set up: %w", n.spec.Name, ifc.Name, err)
+	}
+	return nil
+}
+
+func addAddrs(h *netlink.Handle, l netlink.Link, addrs []netip.Prefix) error {
+	for _, p := range addrs {
+		a := &netlink.Addr{IPNet: &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}}
+		if p.Addr().Is6() {
+			a.Flags = unix.IFA_F_NODAD
+		}
+		if err := h.AddrAdd(l, a); err != nil {
+			return fmt.Errorf("add address %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+func (d *deployer) routes(ctx context.Context) error {
+	return parallel(ctx, d.opt.Workers, d.nodeList(), func(n *node) error {
+		for _, r := range n.spec.Routes {
+			rt := &netlink.Route{Dst: prefixToIPNet(r.Dst)}
+			if r.Via.IsValid() {
+				rt.Gw = r.Via.AsSlice()
+			}
+			if r.Dev != "" {
+				idx, ok := n.index[r.Dev]
+				if !ok {
+					l, err := n.h.LinkByName(r.Dev)
+					if err != nil {
+						return fmt.Errorf("node %s: route %s: device %s: %w", n.spec.Name, r.Dst, r.Dev, err)
+					}
+					idx = l.Attrs().Index
+				}
+				rt.LinkIndex = idx
+			}
+			if err := n.h.RouteReplace(rt); err != nil {
+				return fmt.Errorf("node %s: route %s via %s: %w", n.spec.Name, r.Dst, r.Via, err)
+			}
+		}
+		return nil
+	})
+}
+
+func prefixToIPNet(p netip.Prefix) *net.IPNet {
+	p = p.Masked()
+	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
+}
+
+func (d *deployer) sysctls(ctx context.Context) error {
+	return parallel(ctx, d.opt.Workers, d.nodeList(), func(n *node) error {
+		if len(n.spec.Sysctls) == 0 {
+			return nil
+		}
+		if err := writeSysctls(n.ns, n.spec.Sysctls); err != nil {
+			return fmt.Errorf("node %s: %w", n.spec.Name, err)
+		}
+		return nil
+	})
+}
+
+// waitUp returns when every interface of the lab reports carrier, or fails
+// after 10 s naming the interfaces that did not come up.
+func (d *deployer) waitUp(ctx context.Context) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var down []string
+		for _, n := range d.nodeList() {
+			links, err := n.h.LinkList()
+			if err != nil && !errors.Is(err, netlink.ErrDumpInterrupted) {
+				return fmt.Errorf("node %s: list links: %w", n.spec.Name, err)
+			}
+			state := map[string]netlink.LinkOperState{}
+			for _, l := range links {
+				state[l.Attrs().Name] = l.Attrs().OperState
+			}
+			for _, ifc := range n.spec.Interfaces {
+				if s := state[ifc.Name]; s != netlink.OperUp {
+					down = append(down, fmt.Sprintf("%s:%s (%s)", n.spec.Name, ifc.Name, s))
+				}
+			}
+		}
+		if len(down) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("interfaces not up after 10s: %s", strings.Join(down, ", "))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

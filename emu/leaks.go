@@ -1,0 +1,63 @@
+package emu
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+)
+
+// Leaks lists every object on the host that carries an emuctl marker or
+// lives in emuctl's run dir: namespaces, root-namespace interfaces, state
+// dirs, hosts links and processes inside marked namespaces. A clean machine
+// returns nothing. Used by the test suites' final leak check and by
+// `emuctl clean --check`.
+func Leaks() []string {
+	var out []string
+	names, _ := listNetns()
+	inos := map[uint64]bool{}
+	for _, n := range names {
+		m, err := netnsMarker(n)
+		if err != nil {
+			continue
+		}
+		if _, ok := labFromMarker(m); ok {
+			out = append(out, "netns "+n+" ("+m+")")
+			if ino, err := nsInode(filepath.Join(NetnsDir, n)); err == nil {
+				inos[ino] = true
+			}
+		}
+	}
+	for ino, pids := range pidsInNetns(inos) {
+		for _, p := range pids {
+			out = append(out, fmt.Sprintf("process %d in emuctl namespace (inode %d)", p, ino))
+		}
+	}
+	links, err := netlink.LinkList()
+	if err == nil || errors.Is(err, netlink.ErrDumpInterrupted) {
+		for _, l := range links {
+			if _, ok := labFromMarker(l.Attrs().Alias); ok {
+				out = append(out, "interface "+l.Attrs().Name+" ("+l.Attrs().Alias+")")
+			}
+		}
+	}
+	if ents, err := os.ReadDir(RunDir()); err == nil {
+		for _, e := range ents {
+			if e.IsDir() {
+				out = append(out, "state dir "+filepath.Join(RunDir(), e.Name()))
+			}
+		}
+	}
+	if ents, err := os.ReadDir("/etc/netns"); err == nil {
+		for _, e := range ents {
+			t, err := os.Readlink(filepath.Join("/etc/netns", e.Name(), "hosts"))
+			if err == nil && strings.HasPrefix(t, RunDir()+"/") {
+				out = append(out, "hosts link /etc/netns/"+e.Name()+"/hosts")
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,193 @@
+package emu
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// NetnsDir is where named namespaces are bind-mounted, as iproute2 does.
+const NetnsDir = "/run/netns"
+
+// do runs fn on a fresh OS thread switched into the namespace ns. If
+// switching back fails the thread stays locked so the runtime discards it.
+func do(ns netns.NsHandle, fn func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := netns.Get()
+		if err != nil {
+			errc <- err
+			return
+		}
+		defer orig.Close()
+		if err := netns.Set(ns); err != nil {
+			errc <- fmt.Errorf("setns: %w", err)
+			return
+		}
+		ferr := fn()
+		if netns.Set(orig) == nil {
+			runtime.UnlockOSThread()
+		}
+		errc <- ferr
+	}()
+	return <-errc
+}
+
+// ensureNetnsDir makes /run/netns a shared mount point, exactly as iproute2
+// does, so namespaces mounted there propagate to other mount namespaces and
+// `ip netns` sees them.
+func ensureNetnsDir() error {
+	if err := os.MkdirAll(NetnsDir, 0o755); err != nil {
+		return err
+	}
+	err := unix.Mount("", NetnsDir, "none", unix.MS_SHARED|unix.MS_REC, "")
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("make %s shared: %w", NetnsDir, err)
+	}
+	if err := unix.Mount(NetnsDir, NetnsDir, "none", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s: %w", NetnsDir, err)
+	}
+	if err := unix.Mount("", NetnsDir, "none", unix.MS_SHARED|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("make %s shared: %w", NetnsDir, err)
+	}
+	return nil
+}
+
+// createNamedNetns creates a network namespace, marks its loopback with the
+// lab marker and brings it up, and only then bind-mounts it at
+// /run/netns/<name>: a named namespace from emuctl always carries the marker.
+// It returns an open handle to the namespace.
+func createNamedNetns(name, marker string) (netns.NsHandle, error) {
+	path := filepath.Join(NetnsDir, name)
+	type result struct {
+		h   netns.NsHandle
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		// This thread is never unlocked: after unshare it belongs to the new
+		// namespace, and the runtime destroys it when the goroutine exits.
+		runtime.LockOSThread()
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			ch <- result{-1, fmt.Errorf("unshare: %w", err)}
+			return
+		}
+		h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+		if err != nil {
+			ch <- result{-1, err}
+			return
+		}
+		lo, err := h.LinkByName("lo")
+		if err == nil {
+			err = h.LinkSetAlias(lo, marker)
+		}
+		if err == nil {
+			err = h.LinkSetUp(lo)
+		}
+		h.Close()
+		if err != nil {
+			ch <- result{-1, fmt.Errorf("mark loopback: %w", err)}
+			return
+		}
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDONLY, 0o444)
+		if err != nil {
+			ch <- result{-1, fmt.Errorf("namespace %s: %w", name, err)}
+			return
+		}
+		f.Close()
+		if err := unix.Mount("/proc/thread-self/ns/net", path, "none", unix.MS_BIND, ""); err != nil {
+			os.Remove(path)
+			ch <- result{-1, fmt.Errorf("bind namespace %s: %w", name, err)}
+			return
+		}
+		nh, err := netns.GetFromPath(path)
+		ch <- result{nh, err}
+	}()
+	r := <-ch
+	return r.h, r.err
+}
+
+// deleteNamedNetns unmounts and removes /run/netns/<name>. Not found is done.
+func deleteNamedNetns(name string) error {
+	path := filepath.Join(NetnsDir, name)
+	if err := unix.Unmount(path, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("unmount %s: %w", path, err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// netnsMarker returns the alias of the loopback in the named namespace, or
+// "" when the namespace does not exist or is not readable.
+func netnsMarker(name string) (string, error) {
+	h, err := netns.GetFromPath(filepath.Join(NetnsDir, name))
+	if err != nil {
+		return "", err
+	}
+	defer h.Close()
+	nh, err := netlink.NewHandleAt(h, unix.NETLINK_ROUTE)
+	if err != nil {
+		return "", err
+	}
+	defer nh.Close()
+	lo, err := nh.LinkByName("lo")
+	if err != nil {
+		return "", err
+	}
+	return lo.Attrs().Alias, nil
+}
+
+// Marker is the ownership marker emuctl writes on every object of a lab.
+func Marker(lab string) string { return markerPrefix + lab }
+
+const markerPrefix = "emuctl:"
+
+// labFromMarker returns the lab a marker names, and whether it is one.
+func labFromMarker(alias string) (string, bool) {
+	if !strings.HasPrefix(alias, markerPrefix) {
+		return "", false
+	}
+	rest := strings.TrimPrefix(alias, markerPrefix)
+	if i := strings.IndexByte(rest, ' '); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest, rest != ""
+}
+
+// listNetns returns the names under /run/netns.
+func listNetns() ([]string, error) {
+	ents, err := os.ReadDir(NetnsDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out, nil
+}
+
+// nsInode returns the inode identifying a namespace file.
+func nsInode(path string) (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return 0, err
+	}
+	return st.Ino, nil
+}

@@ -1,0 +1,80 @@
+package emu
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/emuctl/emuctl/topo"
+	"github.com/vishvananda/netlink"
+)
+
+// preflight checks everything that can be checked before the first host
+// change, so a lab that cannot come up changes nothing.
+func preflight(spec *topo.Spec, opt Options) error {
+	if os.Geteuid() != 0 {
+		return errors.New("emuctl needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN) to create namespaces: run it with sudo")
+	}
+	var errs []string
+	if _, err := os.Stat(stateDir(spec.Name)); err == nil {
+		st, rerr := ReadState(spec.Name)
+		status := "unknown"
+		if rerr == nil {
+			status = st.Status
+		}
+		return fmt.Errorf("lab %q already exists (status %s): run `emuctl down %s` first, or `emuctl clean` if it crashed: %w", spec.Name, status, spec.Name, ErrExists)
+	}
+	for _, n := range spec.Nodes {
+		ns := topo.Namespace(spec.Name, n.Name)
+		if _, err := os.Lstat(filepath.Join(NetnsDir, ns)); err == nil {
+			errs = append(errs, fmt.Sprintf("network namespace %q already exists and is not part of a known lab; emuctl will not touch it (remove it yourself, or choose another lab name with --name)", ns))
+		}
+		hosts := filepath.Join("/etc/netns", ns, "hosts")
+		if _, err := os.Lstat(hosts); err == nil {
+			errs = append(errs, fmt.Sprintf("%s already exists; emuctl will not overwrite it (choose another lab name with --name)", hosts))
+		}
+		for _, ifc := range n.Interfaces {
+			if ifc.External == nil {
+				continue
+			}
+			if err := checkExternal(n.Name, ifc, opt); err != nil {
+				errs = append(errs, err.Error())
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("lab %q cannot be deployed; nothing was changed:\n  %s", spec.Name, strings.Join(errs, "\n  "))
+	}
+	return nil
+}
+
+func checkExternal(node string, ifc topo.Interface, opt Options) error {
+	host := ifc.External.HostName
+	if !opt.AllowExternal {
+		return fmt.Errorf("node %s takes the host interface %q: real adapters need the explicit opt-in --allow-external", node, host)
+	}
+	l, err := netlink.LinkByName(host)
+	if err != nil {
+		return fmt.Errorf("node %s: host interface %q not found in the root namespace", node, host)
+	}
+	if l.Attrs().Alias != "" && strings.HasPrefix(l.Attrs().Alias, markerPrefix) {
+		return fmt.Errorf("node %s: host interface %q is already used by lab %s", node, host, l.Attrs().Alias)
+	}
+	if !ifc.External.Force {
+		routes, _ := netlink.RouteList(l, netlink.FAMILY_ALL)
+		for _, r := range routes {
+			if r.Dst == nil || isDefault(r.Dst) {
+				return fmt.Errorf("node %s: host interface %q carries the machine's default route; refusing (set force: true on the interface to take it anyway)", node, host)
+			}
+		}
+	}
+	return nil
+}
+
+func isDefault(n *net.IPNet) bool {
+	ones, _ := n.Mask.Size()
+	return ones == 0
+}

@@ -1,0 +1,170 @@
+package emu
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/emuctl/emuctl/topo"
+	"golang.org/x/sys/unix"
+)
+
+// RunDir holds one state directory per lab. EMUCTL_RUN_DIR overrides it.
+func RunDir() string {
+	if d := os.Getenv("EMUCTL_RUN_DIR"); d != "" {
+		return d
+	}
+	return "/run/emuctl"
+}
+
+// Lab status values.
+const (
+	StatusDeploying = "deploying"
+	StatusUp        = "up"
+	StatusDown      = "tearing-down"
+)
+
+// State is what a lab's state directory records: the resolved Spec and
+// every host object made for it, written before and after each phase so a
+// crashed `up` can be cleaned from it.
+type State struct {
+	Lab        string     `json:"lab"`
+	Status     string     `json:"status"`
+	PID        int        `json:"pid"`         // the emuctl process that deployed it
+	PIDStart   uint64     `json:"pid_start"`   // its start time, against pid reuse
+	Created    time.Time  `json:"created"`
+	Ready      time.Time  `json:"ready,omitzero"`
+	Namespaces []string   `json:"namespaces"`  // created, in creation order
+	HostsDirs  []string   `json:"hosts_dirs"`  // /etc/netns/<ns> directories created
+	Externals  []ExtState `json:"externals,omitempty"`
+	Procs      []Proc     `json:"procs,omitempty"`
+	Spec       *topo.Spec `json:"spec"`
+}
+
+// ExtState is the original state of a real interface taken into the lab.
+type ExtState struct {
+	HostName string   `json:"host_name"`
+	Node     string   `json:"node"`
+	Iface    string   `json:"iface"`
+	Up       bool     `json:"up"`
+	MTU      int      `json:"mtu"`
+	Alias    string   `json:"alias"`
+	Addrs    []string `json:"addrs"`
+	Master   string   `json:"master,omitempty"`
+	Moved    bool     `json:"moved"`
+}
+
+// Proc is a process emuctl started inside a node.
+type Proc struct {
+	Node    string `json:"node"`
+	PID     int    `json:"pid"`
+	Start   uint64 `json:"start"` // /proc/<pid>/stat starttime
+	Command string `json:"command"`
+	Log     string `json:"log"`
+}
+
+func stateDir(lab string) string  { return filepath.Join(RunDir(), lab) }
+func statePath(lab string) string { return filepath.Join(stateDir(lab), "state.json") }
+
+// StateDir returns the state directory of a lab.
+func StateDir(lab string) string { return stateDir(lab) }
+
+// writeState saves st atomically.
+func writeState(st *State) error {
+	if err := os.MkdirAll(stateDir(st.Lab), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := statePath(st.Lab) + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, statePath(st.Lab))
+}
+
+// ReadState loads a lab's state.
+func ReadState(lab string) (*State, error) {
+	b, err := os.ReadFile(statePath(lab))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("lab %q: %w", lab, ErrNoLab)
+		}
+		return nil, err
+	}
+	var st State
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("lab %q: corrupt state %s: %w", lab, statePath(lab), err)
+	}
+	return &st, nil
+}
+
+// ErrNoLab is returned when a lab does not exist.
+var ErrNoLab = errors.New("no such lab")
+
+// Labs lists the labs that have a state directory, sorted by name.
+func Labs() ([]*State, error) {
+	ents, err := os.ReadDir(RunDir())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*State
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		st, err := ReadState(e.Name())
+		if err != nil {
+			continue
+		}
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Lab < out[j].Lab })
+	return out, nil
+}
+
+// lockLab takes an exclusive lock on the lab's lock file so two emuctl
+// processes never deploy or tear down the same lab at once.
+func lockLab(lab string) (func(), error) {
+	if err := os.MkdirAll(RunDir(), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(RunDir(), "."+lab+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lab %q is being changed by another emuctl process", lab)
+	}
+	return func() {
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// removeLockFile removes the lock file of a lab that is gone.
+func removeLockFile(lab string) {
+	os.Remove(filepath.Join(RunDir(), "."+lab+".lock"))
+}
+
+// alive reports whether the process pid is running and started at start.
+func alive(pid int, start uint64) bool {
+	if pid <= 0 {
+		return false
+	}
+	s, err := procStart(pid)
+	if err != nil {
+		return false
+	}
+	return start == 0 || s == start
+}

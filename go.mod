@@ -1,0 +1,9 @@
+module github.com/emuctl/emuctl
+
+go 1.26.8
+
+require (
+	github.com/vishvananda/netlink v1.3.1
+	github.com/vishvananda/netns v0.0.5
+	golang.org/x/sys v0.50.0
+)

@@ -1,0 +1,209 @@
+package topo
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Spec is a resolved, validated, deterministic description of a lab: every
+// interface named, every address and route decided. It is pure data; emu
+// turns it into kernel objects. Two loads of the same file give equal Specs.
+type Spec struct {
+	// Name is the lab name: [a-z0-9][a-z0-9_-]*, at most 32 bytes, no dots.
+	Name string `json:"name"`
+	// Source is the file path or generator string the Spec came from.
+	Source string `json:"source"`
+	// Nodes in declaration order (generators: h1..hN, then s1..sM, ...).
+	Nodes []Node `json:"nodes"`
+	// Links in declaration order.
+	Links []Link `json:"links"`
+	// Routing is "auto" (routes across routers computed) or "none".
+	Routing string `json:"routing"`
+	// Unapplied lists settings that were parsed and validated but that this
+	// version of emuctl cannot apply yet (link shaping, tcp:, mptcp:), each as
+	// "file:line:col: what". emu refuses to deploy a Spec with entries here
+	// unless told to ignore them, so nothing is silently dropped.
+	Unapplied []string `json:"unapplied,omitempty"`
+}
+
+// NodeKind is host, router or switch.
+type NodeKind string
+
+const (
+	KindHost   NodeKind = "host"
+	KindRouter NodeKind = "router" // a host with IP forwarding on
+	KindSwitch NodeKind = "switch"
+)
+
+// Switch types.
+const (
+	SwitchLinuxBridge = "linux-bridge"
+	SwitchOVS         = "ovs"
+)
+
+// Node is one emulated node. Every node (switches too) gets its own network
+// namespace named Namespace(lab, node).
+type Node struct {
+	Name string   `json:"name"`
+	Kind NodeKind `json:"kind"`
+	// SwitchType is set for switches only ("linux-bridge" or "ovs").
+	SwitchType string `json:"switch_type,omitempty"`
+	// STP enables spanning tree on a Linux bridge switch.
+	STP bool `json:"stp,omitempty"`
+	// Interfaces in the order they were assigned (link order).
+	Interfaces []Interface `json:"interfaces"`
+	// Routes to install, explicit ones first, then the computed ones.
+	Routes []Route `json:"routes,omitempty"`
+	// Sysctls written inside the node's namespace, in key order; keys use
+	// dots (net.ipv4.tcp_sack).
+	Sysctls []KV `json:"sysctls,omitempty"`
+	// Env is added to the environment of start commands, exec and shell.
+	Env []KV `json:"env,omitempty"`
+	// Start holds shell command lines run with /bin/sh -c inside the node
+	// after the lab is up, in the background, and stopped on down.
+	Start []string `json:"start,omitempty"`
+	// TCP and MPTCP are parsed and validated; applied by later versions.
+	TCP   *TCPProfile  `json:"tcp,omitempty"`
+	MPTCP *MPTCPConfig `json:"mptcp,omitempty"`
+}
+
+// KV is one ordered key/value pair.
+type KV struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// Interface is a network interface inside a node.
+type Interface struct {
+	// Name inside the node's namespace (at most 15 bytes).
+	Name string `json:"name"`
+	// Link is the index into Spec.Links, or -1 for an external interface.
+	Link int `json:"link"`
+	// Peer names the other end "node:iface" (empty for external).
+	Peer string `json:"peer,omitempty"`
+	// Addrs are the addresses with prefix length (IPv4 and/or IPv6).
+	Addrs []netip.Prefix `json:"addrs,omitempty"`
+	// MAC is a deterministic locally administered address.
+	MAC string `json:"mac"`
+	// MTU (default 1500).
+	MTU int `json:"mtu"`
+	// External is set when this interface is an existing host interface
+	// moved into the node (or, for a switch, attached as a port).
+	External *External `json:"external,omitempty"`
+}
+
+// External describes a real host interface taken into the lab.
+type External struct {
+	// HostName is the interface's name in the root namespace.
+	HostName string `json:"host_name"`
+	// Force allows the interface that carries the default route.
+	Force bool `json:"force,omitempty"`
+}
+
+// Link joins two interfaces with a veth pair.
+type Link struct {
+	A Endpoint `json:"a"`
+	B Endpoint `json:"b"`
+	// Params are the shaping parameters (parsed now, applied by tc/).
+	Params *LinkParams `json:"params,omitempty"`
+	// Pos is "file:line:col" of the link in its source, for messages.
+	Pos string `json:"pos,omitempty"`
+}
+
+// Endpoint is one end of a link.
+type Endpoint struct {
+	Node  string `json:"node"`
+	Iface string `json:"iface"`
+}
+
+// String renders "node:iface".
+func (e Endpoint) String() string { return e.Node + ":" + e.Iface }
+
+// Route is a static route. Dst 0.0.0.0/0 or ::/0 is a default route.
+type Route struct {
+	Dst netip.Prefix `json:"dst"`
+	Via netip.Addr   `json:"via,omitzero"`
+	// Dev is the outgoing interface name, optional when Via is on-link.
+	Dev string `json:"dev,omitempty"`
+	// Auto marks routes computed by automatic routing.
+	Auto bool `json:"auto,omitempty"`
+}
+
+// LinkParams are the link-shaping settings of one link, both directions
+// unless AtoB/BtoA override. Zero values mean "not set".
+type LinkParams struct {
+	Rate   uint64        `json:"rate_bps,omitempty"` // bit/s
+	Delay  time.Duration `json:"delay,omitempty"`    // one-way
+	Jitter time.Duration `json:"jitter,omitempty"`
+	Loss   float64       `json:"loss_pct,omitempty"` // percent, 0..100
+	Queue  *Queue        `json:"queue,omitempty"`
+	// Per-direction overrides ("a->b", "b->a"); nil when symmetric.
+	AtoB *LinkParams `json:"a_to_b,omitempty"`
+	BtoA *LinkParams `json:"b_to_a,omitempty"`
+}
+
+// Queue is a queue limit: exactly one of Packets, Bytes, BDP is set.
+type Queue struct {
+	Packets int     `json:"packets,omitempty"`
+	Bytes   int64   `json:"bytes,omitempty"`
+	BDP     float64 `json:"bdp,omitempty"` // multiple of the bandwidth-delay product
+}
+
+// TCPProfile is a node's TCP settings (applied by the TCP issue).
+type TCPProfile struct {
+	CongestionControl string `json:"congestion_control,omitempty"`
+	SACK              *bool  `json:"sack,omitempty"`
+	Timestamps        *bool  `json:"timestamps,omitempty"`
+	WindowScaling     *bool  `json:"window_scaling,omitempty"`
+	ECN               *int   `json:"ecn,omitempty"` // 0,1,2
+	NoMetricsSave     *bool  `json:"no_metrics_save,omitempty"`
+	Rmem              []int  `json:"rmem,omitempty"` // min default max
+	Wmem              []int  `json:"wmem,omitempty"`
+	Recovery          *int   `json:"recovery,omitempty"`
+	EarlyRetrans      *int   `json:"early_retrans,omitempty"`
+}
+
+// MPTCPConfig is a node's MPTCP settings (applied by the MPTCP issue).
+type MPTCPConfig struct {
+	Enabled         *bool           `json:"enabled,omitempty"`
+	PathManager     string          `json:"path_manager,omitempty"` // kernel|userspace
+	Scheduler       string          `json:"scheduler,omitempty"`
+	Subflows        *int            `json:"subflows,omitempty"`          // 0..8
+	AddAddrAccepted *int            `json:"add_addr_accepted,omitempty"` // 0..8
+	Endpoints       []MPTCPEndpoint `json:"endpoints,omitempty"`
+	PolicyRouting   *bool           `json:"policy_routing,omitempty"`
+}
+
+// MPTCPEndpoint is one mptcp_pm endpoint.
+type MPTCPEndpoint struct {
+	Address   netip.Addr `json:"address,omitzero"`
+	Interface string     `json:"interface,omitempty"`
+	Flags     []string   `json:"flags,omitempty"` // signal subflow backup fullmesh
+	ID        int        `json:"id,omitempty"`
+	Port      int        `json:"port,omitempty"`
+}
+
+// Namespace returns the network namespace name of a node: "<lab>.<node>".
+// Lab and node names never contain dots, so the mapping is unambiguous.
+func Namespace(lab, node string) string { return lab + "." + node }
+
+// Node returns the node with the given name, or nil.
+func (s *Spec) Node(name string) *Node {
+	for i := range s.Nodes {
+		if s.Nodes[i].Name == name {
+			return &s.Nodes[i]
+		}
+	}
+	return nil
+}
+
+// Hosts returns the non-switch nodes (hosts and routers) in order.
+func (s *Spec) Hosts() []*Node {
+	var out []*Node
+	for i := range s.Nodes {
+		if s.Nodes[i].Kind != KindSwitch {
+			out = append(out, &s.Nodes[i])
+		}
+	}
+	return out
+}

@@ -37,6 +37,9 @@ type Options struct {
 	FaultAt string
 }
 
+// crashAt is set by tests only: the process exits at that phase.
+var crashAt string
+
 // ErrExists is returned when a lab of that name already exists.
 var ErrExists = errors.New("lab exists")
 
@@ -99,6 +102,9 @@ func Deploy(ctx context.Context, spec *topo.Spec, opt Options) (*State, error) {
 	}
 	defer unlock()
 	if err := preflight(spec, opt); err != nil {
+		if _, serr := os.Stat(stateDir(spec.Name)); serr != nil {
+			removeLockFile(spec.Name)
+		}
 		return nil, err
 	}
 	start, _ := procStart(os.Getpid())
@@ -150,6 +156,9 @@ func (d *deployer) run(ctx context.Context) error {
 		if d.opt.FaultAt == p.name {
 			return fmt.Errorf("injected fault at phase %q", p.name)
 		}
+		if crashAt == p.name {
+			os.Exit(9) // tests: die like kill -9, with no rollback
+		}
 		t0 := time.Now()
 		if err := p.fn(ctx); err != nil {
 			return err
@@ -158,6 +167,9 @@ func (d *deployer) run(ctx context.Context) error {
 		if err := d.save(); err != nil {
 			return err
 		}
+	}
+	if crashAt == "ready" {
+		os.Exit(9)
 	}
 	if d.opt.FaultAt == "ready" {
 		return errors.New(`injected fault at phase "ready"`)
@@ -489,13 +501,16 @@ func (d *deployer) waitUp(ctx context.Context) error {
 				state[l.Attrs().Name] = l.Attrs().OperState
 			}
 			for _, ifc := range n.spec.Interfaces {
+				if ifc.External != nil {
+					continue // a real adapter may have no carrier; that is the user's cable
+				}
 				if s := state[ifc.Name]; s != netlink.OperUp {
 					down = append(down, fmt.Sprintf("%s:%s (%s)", n.spec.Name, ifc.Name, s))
 				}
 			}
 		}
 		if len(down) == 0 {
-			return nil
+			return d.waitSTP(ctx)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("interfaces not up after 10s: %s", strings.Join(down, ", "))

@@ -95,11 +95,10 @@ func restoreExternal(lab, nsName string, es ExtState) error {
 		return err
 	}
 	defer root.Close()
-	rootNs, err := netns.GetFromPath("/proc/self/ns/net")
-	if err != nil {
-		return err
+	rootNs := hostNetns
+	if !rootNs.IsOpen() {
+		return errors.New("the host network namespace is unknown")
 	}
-	defer rootNs.Close()
 	alias := extAlias(lab, es.HostName)
 	if h, err := netns.GetFromPath(NetnsDir + "/" + nsName); err == nil {
 		nh, herr := netlink.NewHandleAt(h, unix.NETLINK_ROUTE)
@@ -119,10 +118,10 @@ func restoreExternal(lab, nsName string, es ExtState) error {
 	}
 	l := findByAlias(root, alias)
 	if l == nil {
-		if cur, err := root.LinkByName(es.HostName); err == nil && cur.Attrs().Alias == es.Alias {
-			return nil // already restored
-		}
-		return fmt.Errorf("host interface %s not found (alias %q)", es.HostName, alias)
+		// Already restored, or gone: a virtual device (veth) taken into a lab
+		// is destroyed with its namespace or by its owner; either way there
+		// is nothing left to give back.
+		return nil
 	}
 	if l.Attrs().Name != es.HostName {
 		if err := root.LinkSetName(l, es.HostName); err != nil {

@@ -7,7 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // Leaks lists every object on the host that carries an emuctl marker or
@@ -60,4 +63,14 @@ func Leaks() []string {
 		}
 	}
 	return out
+}
+
+// nodeHandle opens a netlink handle in a node's namespace.
+func nodeHandle(lab, node string) (*netlink.Handle, error) {
+	h, err := netns.GetFromPath(filepath.Join(NetnsDir, topo.Namespace(lab, node)))
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	return netlink.NewHandleAt(h, unix.NETLINK_ROUTE)
 }

@@ -16,6 +16,13 @@ import (
 // NetnsDir is where named namespaces are bind-mounted, as iproute2 does.
 const NetnsDir = "/run/netns"
 
+// hostNetns is the network namespace emuctl started in, taken during
+// package initialisation while the main goroutine still runs on the main
+// thread. /proc/self/ns/net cannot be used later: a namespace-creating
+// goroutine may have ended on the main thread, which the runtime then parks
+// in that namespace instead of destroying.
+var hostNetns, _ = netns.Get()
+
 // do runs fn on a fresh OS thread switched into the namespace ns. If
 // switching back fails the thread stays locked so the runtime discards it.
 func do(ns netns.NsHandle, fn func() error) error {

@@ -34,12 +34,12 @@ const (
 type State struct {
 	Lab        string     `json:"lab"`
 	Status     string     `json:"status"`
-	PID        int        `json:"pid"`         // the emuctl process that deployed it
-	PIDStart   uint64     `json:"pid_start"`   // its start time, against pid reuse
+	PID        int        `json:"pid"`       // the emuctl process that deployed it
+	PIDStart   uint64     `json:"pid_start"` // its start time, against pid reuse
 	Created    time.Time  `json:"created"`
 	Ready      time.Time  `json:"ready,omitzero"`
-	Namespaces []string   `json:"namespaces"`  // created, in creation order
-	HostsDirs  []string   `json:"hosts_dirs"`  // /etc/netns/<ns> directories created
+	Namespaces []string   `json:"namespaces"` // created, in creation order
+	HostsDirs  []string   `json:"hosts_dirs"` // /etc/netns/<ns> directories created
 	Externals  []ExtState `json:"externals,omitempty"`
 	Procs      []Proc     `json:"procs,omitempty"`
 	Spec       *topo.Spec `json:"spec"`

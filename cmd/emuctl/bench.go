@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/topo"
+	"github.com/spf13/cobra"
+)
+
+type benchRow struct {
+	topo         string
+	nodes, links int
+	up, down     time.Duration
+	mininet      time.Duration // build + teardown, 0 when not run
+	mininetErr   string
+}
+
+func newBenchCmd() *cobra.Command {
+	var (
+		topos   []string
+		mininet bool
+		reps    int
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Time lab bring-up and teardown (and Mininet's, side by side, when installed)",
+		Example: `  sudo emuctl bench
+  sudo emuctl bench --topo linear,200 --topo tree,3,10 --mininet=false`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var rows []benchRow
+			for _, t := range topos {
+				row := benchRow{topo: t}
+				for r := 0; r < reps; r++ {
+					spec, err := topo.Generate(t, topo.GenOptions{Name: fmt.Sprintf("bench%d", r)})
+					if err != nil {
+						return err
+					}
+					row.nodes, row.links = len(spec.Nodes), len(spec.Links)
+					t0 := time.Now()
+					if _, err := emu.Deploy(context.Background(), spec, emu.Options{}); err != nil {
+						return err
+					}
+					up := time.Since(t0)
+					t1 := time.Now()
+					if err := emu.Down(spec.Name, nil); err != nil {
+						return err
+					}
+					down := time.Since(t1)
+					if r == 0 || up+down < row.up+row.down {
+						row.up, row.down = up, down
+					}
+				}
+				if mininet {
+					row.mininet, row.mininetErr = runMininet(t)
+				}
+				rows = append(rows, row)
+			}
+			var ru syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "topology\tnodes\tlinks\temuctl up\temuctl down\temuctl total\tmininet total\tspeed-up\t")
+			for _, r := range rows {
+				mn, ratio := "-", "-"
+				if r.mininet > 0 {
+					mn = fmt.Sprintf("%.2fs", r.mininet.Seconds())
+					ratio = fmt.Sprintf("%.0fx", r.mininet.Seconds()/(r.up+r.down).Seconds())
+				} else if r.mininetErr != "" {
+					mn = r.mininetErr
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%.3fs\t%.3fs\t%.3fs\t%s\t%s\t\n", r.topo, r.nodes, r.links,
+					r.up.Seconds(), r.down.Seconds(), (r.up + r.down).Seconds(), mn, ratio)
+			}
+			tw.Flush()
+			fmt.Printf("emuctl peak memory (max RSS): %.1f MB (best of %d runs per topology)\n", float64(ru.Maxrss)/1024, reps)
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&topos, "topo", []string{"linear,50", "linear,200", "tree,3,10"}, "topologies to time")
+	cmd.Flags().BoolVar(&mininet, "mininet", true, "also time Mininet (mn --switch lxbr --controller none --test none) when installed")
+	cmd.Flags().IntVar(&reps, "reps", 3, "repetitions per topology (best is reported)")
+	return cmd
+}
+
+// runMininet times Mininet building and tearing down the same topology,
+// the figure Mininet users know. Only the mn process we start is waited on.
+func runMininet(t string) (time.Duration, string) {
+	mn, err := exec.LookPath("mn")
+	if err != nil {
+		return 0, "not installed"
+	}
+	if !strings.HasPrefix(t, "linear,") && !strings.HasPrefix(t, "tree,") && !strings.HasPrefix(t, "single,") {
+		return 0, "n/a"
+	}
+	c := exec.Command(mn, "--switch", "lxbr", "--controller", "none", "--topo", t, "--test", "none")
+	c.Stdout, c.Stderr = nil, nil
+	t0 := time.Now()
+	if err := c.Run(); err != nil {
+		return 0, "failed: " + err.Error()
+	}
+	return time.Since(t0), ""
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/topo"
+	"github.com/spf13/cobra"
+)
+
+type labRow struct {
+	Lab     string    `json:"lab"`
+	Status  string    `json:"status"`
+	Nodes   int       `json:"nodes"`
+	Links   int       `json:"links"`
+	Source  string    `json:"source"`
+	Created time.Time `json:"created"`
+}
+
+type nodeRow struct {
+	Node       string   `json:"node"`
+	Kind       string   `json:"kind"`
+	Netns      string   `json:"netns"`
+	Interfaces []string `json:"interfaces"`
+}
+
+type linkRow struct {
+	A string `json:"a"`
+	B string `json:"b"`
+}
+
+func newLsCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ls [lab]",
+		Short: "List labs; with a lab name, its nodes and links",
+		Example: `  sudo emuctl ls
+  sudo emuctl ls demo --json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				st, err := emu.ReadState(args[0])
+				if err != nil {
+					return err
+				}
+				return printLab(st, asJSON)
+			}
+			labs, err := emu.Labs()
+			if err != nil {
+				return err
+			}
+			rows := []labRow{}
+			for _, st := range labs {
+				r := labRow{Lab: st.Lab, Status: st.Status, Created: st.Created}
+				if st.Spec != nil {
+					r.Nodes, r.Links, r.Source = len(st.Spec.Nodes), len(st.Spec.Links), st.Spec.Source
+				}
+				rows = append(rows, r)
+			}
+			if asJSON {
+				return json.NewEncoder(os.Stdout).Encode(rows)
+			}
+			if len(rows) == 0 {
+				fmt.Println("no labs")
+				return nil
+			}
+			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "LAB\tSTATUS\tNODES\tLINKS\tAGE\tSOURCE")
+			for _, r := range rows {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", r.Lab, r.Status, r.Nodes, r.Links, time.Since(r.Created).Round(time.Second), r.Source)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func addrList(ifc topo.Interface) string {
+	var a []string
+	for _, p := range ifc.Addrs {
+		a = append(a, p.String())
+	}
+	if len(a) == 0 {
+		return ifc.Name
+	}
+	return ifc.Name + "=" + strings.Join(a, ",")
+}
+
+func printLab(st *emu.State, asJSON bool) error {
+	var nodes []nodeRow
+	var links []linkRow
+	for _, n := range st.Spec.Nodes {
+		r := nodeRow{Node: n.Name, Kind: string(n.Kind), Netns: topo.Namespace(st.Lab, n.Name)}
+		if n.Kind == topo.KindSwitch {
+			r.Kind += "/" + n.SwitchType
+		}
+		for _, ifc := range n.Interfaces {
+			r.Interfaces = append(r.Interfaces, addrList(ifc))
+		}
+		nodes = append(nodes, r)
+	}
+	for _, l := range st.Spec.Links {
+		links = append(links, linkRow{A: l.A.String(), B: l.B.String()})
+	}
+	if asJSON {
+		return json.NewEncoder(os.Stdout).Encode(map[string]any{"lab": st.Lab, "status": st.Status, "nodes": nodes, "links": links})
+	}
+	fmt.Printf("lab %s (%s)\n\n", st.Lab, st.Status)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tKIND\tNETNS\tINTERFACES")
+	for _, r := range nodes {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Node, r.Kind, r.Netns, strings.Join(r.Interfaces, " "))
+	}
+	tw.Flush()
+	fmt.Println()
+	tw = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LINK\tA\tB")
+	for i, l := range links {
+		fmt.Fprintf(tw, "%d\t%s\t%s\n", i, l.A, l.B)
+	}
+	return tw.Flush()
+}
+
+func newInspectCmd() *cobra.Command {
+	var lab string
+	cmd := &cobra.Command{
+		Use:   "inspect [lab]",
+		Short: "Print a lab's full recorded state (resolved topology, namespaces, processes) as JSON",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				lab = args[0]
+			}
+			st, err := resolveLab(lab)
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(st)
+		},
+	}
+	return cmd
+}

@@ -1,0 +1,59 @@
+// Command emuctl builds network emulation labs from YAML topologies with
+// real kernel objects. Each subcommand lives in its own file and calls one
+// library entry point; results go to stdout, logs to stderr.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/emuctl/emuctl/emu"
+	"github.com/spf13/cobra"
+)
+
+// exitError carries a process exit code (exec propagates the command's).
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+var logLevel = new(slog.LevelVar)
+
+func logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel}))
+}
+
+func newRoot() *cobra.Command {
+	var verbose bool
+	root := &cobra.Command{
+		Use:           "emuctl",
+		Short:         "Network emulation labs from YAML topologies, on real kernel networking",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRun: func(cmd *cobra.Command, args []string) {
+			logLevel.Set(slog.LevelWarn)
+			if verbose {
+				logLevel.Set(slog.LevelDebug)
+			}
+		},
+	}
+	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log every host change to stderr")
+	root.AddCommand(newUpCmd(), newDownCmd(), newLsCmd(), newInspectCmd(), newExecCmd(), newShellCmd(),
+		newCLICmd(), newValidateCmd(), newCleanCmd(), newBenchCmd())
+	return root
+}
+
+func main() {
+	emu.MaybeRunHelper()
+	err := newRoot().Execute()
+	if err == nil {
+		return
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		os.Exit(ee.code)
+	}
+	fmt.Fprintln(os.Stderr, "emuctl: "+err.Error())
+	os.Exit(1)
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/emuctl/emuctl/emu"
+	"github.com/spf13/cobra"
+)
+
+func newShellCmd() *cobra.Command {
+	var lab string
+	cmd := &cobra.Command{
+		Use:     "shell [--lab LAB] <node>",
+		Short:   "Interactive shell inside a node; the prompt shows the node",
+		Example: `  sudo emuctl shell h1`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := resolveLab(lab)
+			if err != nil {
+				return err
+			}
+			return nodeShell(st.Lab, args[0])
+		},
+	}
+	cmd.Flags().StringVarP(&lab, "lab", "l", "", "lab name (default: the only running lab)")
+	return cmd
+}
+
+// nodeShell starts bash (or sh) in a node. bash gets an rc file that
+// sources the usual ones and then sets a prompt naming the node and lab, so
+// a user's PS1 cannot hide where they are.
+func nodeShell(lab, node string) error {
+	prompt := fmt.Sprintf(`[%s@%s] \w\$ `, node, lab)
+	if bash, err := exec.LookPath("bash"); err == nil {
+		rc := filepath.Join(emu.StateDir(lab), "shellrc")
+		content := "[ -f /etc/bash.bashrc ] && . /etc/bash.bashrc\n[ -f ~/.bashrc ] && . ~/.bashrc\n" +
+			"PS1='[\\u@" + node + " (" + lab + ")] \\w\\$ '\n"
+		if err := os.WriteFile(rc, []byte(content), 0o644); err != nil {
+			return err
+		}
+		return runInNode(lab, node, []string{bash, "--rcfile", rc, "-i"}, nil)
+	}
+	return runInNode(lab, node, []string{"/bin/sh", "-i"}, []string{"PS1=" + prompt})
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/emuctl/emuctl/topo"
+	"github.com/spf13/cobra"
+)
+
+func newValidateCmd() *cobra.Command {
+	var sf specFlags
+	cmd := &cobra.Command{
+		Use:   "validate [topology.yaml ...]",
+		Short: "Check topology files (or --topo); touches nothing; errors as file:line:col",
+		Example: `  emuctl validate topologies/*.yaml
+  emuctl validate --topo tree,3,10 --link rate=10mbit,delay=5ms`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if sf.topo != "" {
+				spec, err := sf.load(nil)
+				if err != nil {
+					return err
+				}
+				fmt.Printf("--topo %s: ok (lab %s: %d nodes, %d links)\n", sf.topo, spec.Name, len(spec.Nodes), len(spec.Links))
+				return nil
+			}
+			if len(args) == 0 {
+				return fmt.Errorf("give one or more topology files, or --topo")
+			}
+			bad := 0
+			for _, f := range args {
+				spec, err := topo.LoadFile(f)
+				if err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					bad++
+					continue
+				}
+				fmt.Printf("%s: ok (lab %s: %d nodes, %d links)\n", f, spec.Name, len(spec.Nodes), len(spec.Links))
+				for _, u := range spec.Unapplied {
+					fmt.Println("  note: " + u)
+				}
+			}
+			if bad > 0 {
+				return exitError{1}
+			}
+			return nil
+		},
+	}
+	sf.add(cmd)
+	return cmd
+}

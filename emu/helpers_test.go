@@ -1,0 +1,105 @@
+package emu
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/emuctl/emuctl/topo"
+)
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (tier 2): run `sudo make test`")
+	}
+}
+
+func gen(t *testing.T, g, name string) *topo.Spec {
+	t.Helper()
+	s, err := topo.Generate(g, topo.GenOptions{Name: name})
+	if err != nil {
+		t.Fatalf("generate %s: %v", g, err)
+	}
+	return s
+}
+
+// up deploys spec and registers a Down for the end of the test.
+func up(t *testing.T, spec *topo.Spec, opt Options) *State {
+	t.Helper()
+	st, err := Deploy(context.Background(), spec, opt)
+	if err != nil {
+		t.Fatalf("deploy %s: %v", spec.Name, err)
+	}
+	t.Cleanup(func() {
+		if err := Down(spec.Name, nil); err != nil {
+			t.Errorf("down %s: %v", spec.Name, err)
+		}
+	})
+	return st
+}
+
+func requirePingAll(t *testing.T, st *State) {
+	t.Helper()
+	res := PingAll(context.Background(), st, 3, time.Second)
+	if len(res) == 0 {
+		t.Fatal("pingall ran no probe")
+	}
+	bad := 0
+	for _, r := range res {
+		if !r.OK {
+			bad++
+			if bad <= 10 {
+				t.Errorf("ping %s -> %s (%s): no reply", r.From, r.To, r.Addr)
+			}
+		} else if r.RTT <= 0 || r.RTT > 500*time.Millisecond {
+			t.Errorf("ping %s -> %s: implausible RTT %v on an unshaped lab", r.From, r.To, r.RTT)
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d of %d pings failed", bad, len(res))
+	}
+}
+
+// labObjects lists what of a lab is still on the host.
+func labObjects(lab string) []string {
+	var out []string
+	names, _ := listNetns()
+	for _, n := range names {
+		if m, err := netnsMarker(n); err == nil {
+			if l, ok := labFromMarker(m); ok && l == lab {
+				out = append(out, "netns "+n)
+			}
+		}
+	}
+	if _, err := os.Stat(stateDir(lab)); err == nil {
+		out = append(out, "state dir")
+	}
+	ents, _ := os.ReadDir("/etc/netns")
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), lab+".") {
+			continue
+		}
+		p := filepath.Join("/etc/netns", e.Name(), "hosts")
+		if tgt, err := os.Readlink(p); err == nil && strings.HasPrefix(tgt, RunDir()+"/") {
+			out = append(out, p)
+		}
+		if sub, _ := os.ReadDir(filepath.Join("/etc/netns", e.Name())); len(sub) == 0 {
+			out = append(out, "empty dir /etc/netns/"+e.Name())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(RunDir(), "."+lab+".lock")); err == nil {
+		out = append(out, "lock file")
+	}
+	return out
+}
+
+func requireGone(t *testing.T, lab string) {
+	t.Helper()
+	if left := labObjects(lab); len(left) > 0 {
+		t.Fatalf("lab %s left objects behind: %v", lab, left)
+	}
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what emuctl's tests and demo need on a Debian/Ubuntu machine.
+# Idempotent: skips apt-get when every package is already installed.
+set -euo pipefail
+PKGS=(iproute2 iputils-ping ethtool iperf3 nftables procps bash tmux)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+  echo "note: Go is at /usr/local/go/bin; add it to PATH" >&2
+fi

@@ -232,11 +232,11 @@ func (d *deployer) namespaces(ctx context.Context) error {
 	}
 	return parallel(ctx, d.opt.Workers, nodes, func(sn *topo.Node) error {
 		name := topo.Namespace(d.spec.Name, sn.Name)
-		h, err := createNamedNetns(name, d.marker)
+		h, nh, err := createNamedNetns(name, d.marker)
 		if err != nil {
 			return fmt.Errorf("node %s: %w", sn.Name, err)
 		}
-		n := &node{spec: sn, nsName: name, ns: h, index: map[string]int{}}
+		n := &node{spec: sn, nsName: name, ns: h, h: nh, index: map[string]int{}}
 		mu.Lock()
 		d.nodes[sn.Name] = n
 		mu.Unlock()
@@ -244,11 +244,6 @@ func (d *deployer) namespaces(ctx context.Context) error {
 		d.st.Namespaces = append(d.st.Namespaces, name)
 		d.stMu.Unlock()
 		d.log.Debug("netns created", "node", sn.Name, "netns", name)
-		nh, err := netlink.NewHandleAt(h, unix.NETLINK_ROUTE)
-		if err != nil {
-			return fmt.Errorf("node %s: netlink: %w", sn.Name, err)
-		}
-		n.h = nh
 		return nil
 	})
 }
@@ -359,16 +354,18 @@ func (d *deployer) links(ctx context.Context) error {
 		idx[i] = i
 	}
 	return parallel(ctx, d.opt.Workers, idx, func(i int) error {
-		if err := d.createLink(d.spec.Links[i]); err != nil {
+		if err := d.createLink(d.spec.Links[i], i); err != nil {
 			return fmt.Errorf("link %s <-> %s: %w", d.spec.Links[i].A, d.spec.Links[i].B, err)
 		}
 		return nil
 	})
 }
 
+const vethIndexBase = 100000
+
 // createLink makes one veth pair with its ends directly in the two nodes'
 // namespaces (one RTM_NEWLINK), marks, enslaves, addresses and raises both.
-func (d *deployer) createLink(l topo.Link) error {
+func (d *deployer) createLink(l topo.Link, li int) error {
 	a, b := d.nodes[l.A.Node], d.nodes[l.B.Node]
 	ia, ib := findIface(a.spec, l.A.Iface), findIface(b.spec, l.B.Iface)
 	if a == nil || b == nil || ia == nil || ib == nil {
@@ -378,6 +375,12 @@ func (d *deployer) createLink(l topo.Link) error {
 	la.Name = ia.Name
 	la.Alias = d.marker
 	la.HardwareAddr = parseMAC(ia.MAC)
+	// The kernel treats a veth's link events as urgent only when its
+	// ifindex differs from its peer's; in fresh namespaces both ends would
+	// get index 2, and linkwatch would then batch carrier-on (and the qdisc
+	// activation that comes with it) up to a second later. Main ends take
+	// indexes from a range the per-namespace allocator never reaches.
+	la.Index = vethIndexBase + li
 	if ia.MTU > 0 {
 		la.MTU = ia.MTU
 	}

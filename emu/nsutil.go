@@ -74,11 +74,14 @@ func ensureNetnsDir() error {
 // createNamedNetns creates a network namespace, marks its loopback with the
 // lab marker and brings it up, and only then bind-mounts it at
 // /run/netns/<name>: a named namespace from emuctl always carries the marker.
-// It returns an open handle to the namespace.
-func createNamedNetns(name, marker string) (netns.NsHandle, error) {
+// It returns an open handle to the namespace and a netlink handle whose
+// socket lives in it (opened from inside, which is cheaper than
+// NewHandleAt's thread switching).
+func createNamedNetns(name, marker string) (netns.NsHandle, *netlink.Handle, error) {
 	path := filepath.Join(NetnsDir, name)
 	type result struct {
-		h   netns.NsHandle
+		ns  netns.NsHandle
+		h   *netlink.Handle
 		err error
 	}
 	ch := make(chan result, 1)
@@ -86,13 +89,14 @@ func createNamedNetns(name, marker string) (netns.NsHandle, error) {
 		// This thread is never unlocked: after unshare it belongs to the new
 		// namespace, and the runtime destroys it when the goroutine exits.
 		runtime.LockOSThread()
+		fail := func(err error) { ch <- result{-1, nil, err} }
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-			ch <- result{-1, fmt.Errorf("unshare: %w", err)}
+			fail(fmt.Errorf("unshare: %w", err))
 			return
 		}
 		h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
 		if err != nil {
-			ch <- result{-1, err}
+			fail(err)
 			return
 		}
 		lo, err := h.LinkByName("lo")
@@ -102,27 +106,34 @@ func createNamedNetns(name, marker string) (netns.NsHandle, error) {
 		if err == nil {
 			err = h.LinkSetUp(lo)
 		}
-		h.Close()
 		if err != nil {
-			ch <- result{-1, fmt.Errorf("mark loopback: %w", err)}
+			h.Close()
+			fail(fmt.Errorf("mark loopback: %w", err))
 			return
 		}
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDONLY, 0o444)
 		if err != nil {
-			ch <- result{-1, fmt.Errorf("namespace %s: %w", name, err)}
+			h.Close()
+			fail(fmt.Errorf("namespace %s: %w", name, err))
 			return
 		}
 		f.Close()
 		if err := unix.Mount("/proc/thread-self/ns/net", path, "none", unix.MS_BIND, ""); err != nil {
+			h.Close()
 			os.Remove(path)
-			ch <- result{-1, fmt.Errorf("bind namespace %s: %w", name, err)}
+			fail(fmt.Errorf("bind namespace %s: %w", name, err))
 			return
 		}
-		nh, err := netns.GetFromPath(path)
-		ch <- result{nh, err}
+		fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			h.Close()
+			fail(err)
+			return
+		}
+		ch <- result{netns.NsHandle(fd), h, nil}
 	}()
 	r := <-ch
-	return r.h, r.err
+	return r.ns, r.h, r.err
 }
 
 // deleteNamedNetns unmounts and removes /run/netns/<name>. Not found is done.

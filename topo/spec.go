@@ -83,9 +83,10 @@ type Interface struct {
 	Peer string `json:"peer,omitempty"`
 	// Addrs are the addresses with prefix length (IPv4 and/or IPv6).
 	Addrs []netip.Prefix `json:"addrs,omitempty"`
-	// MAC is a deterministic locally administered address.
+	// MAC is a deterministic locally administered address; empty for
+	// external interfaces, which keep their own.
 	MAC string `json:"mac"`
-	// MTU (default 1500).
+	// MTU (default 1500); 0 for external interfaces, left as found.
 	MTU int `json:"mtu"`
 	// External is set when this interface is an existing host interface
 	// moved into the node (or, for a switch, attached as a port).
@@ -137,7 +138,9 @@ type LinkParams struct {
 	Jitter time.Duration `json:"jitter,omitempty"`
 	Loss   float64       `json:"loss_pct,omitempty"` // percent, 0..100
 	Queue  *Queue        `json:"queue,omitempty"`
-	// Per-direction overrides ("a->b", "b->a"); nil when symmetric.
+	// Per-direction overrides ("a->b", "b->a"); nil when symmetric. When
+	// set they are complete (already merged with the symmetric values and
+	// defaults); use Dir to get one direction's effective parameters.
 	AtoB *LinkParams `json:"a_to_b,omitempty"`
 	BtoA *LinkParams `json:"b_to_a,omitempty"`
 }

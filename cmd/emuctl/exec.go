@@ -77,6 +77,5 @@ func newExecCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&lab, "lab", "l", "", "lab name (default: the only running lab)")
-	cmd.Flags().SetInterspersed(false)
 	return cmd
 }

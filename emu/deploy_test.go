@@ -190,3 +190,16 @@ func TestAddressesAndMACsAsSpecified(t *testing.T) {
 		}
 	}
 }
+
+func TestOVSSwitchRefusedBeforeAnyChange(t *testing.T) {
+	needRoot(t)
+	spec, err := topo.Generate("single,2", topo.GenOptions{Name: "tovs", Switch: "ovs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Deploy(context.Background(), spec, Options{})
+	if err == nil || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("want a preflight refusal, got %v", err)
+	}
+	requireGone(t, "tovs")
+}

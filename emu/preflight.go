@@ -28,6 +28,9 @@ func preflight(spec *topo.Spec, opt Options) error {
 		return fmt.Errorf("lab %q already exists (status %s): run `emuctl down %s` first, or `emuctl clean` if it crashed: %w", spec.Name, status, spec.Name, ErrExists)
 	}
 	for _, n := range spec.Nodes {
+		if n.Kind == topo.KindSwitch && n.SwitchType != "" && n.SwitchType != topo.SwitchLinuxBridge {
+			errs = append(errs, fmt.Sprintf("switch %s: type %q is not supported by this version of emuctl (supported: %s)", n.Name, n.SwitchType, topo.SwitchLinuxBridge))
+		}
 		ns := topo.Namespace(spec.Name, n.Name)
 		if _, err := os.Lstat(filepath.Join(NetnsDir, ns)); err == nil {
 			errs = append(errs, fmt.Sprintf("network namespace %q already exists and is not part of a known lab; emuctl will not touch it (remove it yourself, or choose another lab name with --name)", ns))

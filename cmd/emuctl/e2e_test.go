@@ -126,6 +126,10 @@ func TestUpExecCLIDown(t *testing.T) {
 		}
 	}
 	must(t, run(t, "", "exec", "h1", "--", "ping", "-c2", "-W2", "h3"))
+	// standard tools see the lab: ip netns exec uses the same hosts file
+	if out, err := exec.Command("ip", "netns", "exec", "te2e.h2", "getent", "hosts", "h3").CombinedOutput(); err != nil || !strings.Contains(string(out), "10.0.0.3") {
+		t.Errorf("ip netns exec te2e.h2 getent hosts h3: %v %s", err, out)
+	}
 	if r := run(t, "", "exec", "h1", "--", "sh", "-c", "exit 3"); r.code != 3 {
 		t.Errorf("exec exit code %d, want 3", r.code)
 	}

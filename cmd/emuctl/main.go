@@ -20,6 +20,11 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 
 var logLevel = new(slog.LevelVar)
 
+// extraCommands lets a command file register itself from an init function
+// (func init() { extraCommands = append(extraCommands, newFooCmd) }), so
+// commands can be added without editing this file.
+var extraCommands []func() *cobra.Command
+
 func logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel}))
 }
@@ -41,6 +46,9 @@ func newRoot() *cobra.Command {
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log every host change to stderr")
 	root.AddCommand(newUpCmd(), newDownCmd(), newLsCmd(), newInspectCmd(), newExecCmd(), newShellCmd(),
 		newCLICmd(), newValidateCmd(), newCleanCmd(), newBenchCmd())
+	for _, f := range extraCommands {
+		root.AddCommand(f())
+	}
 	return root
 }
 

@@ -1,0 +1,148 @@
+package emu
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+
+	"github.com/emuctl/emuctl/tc"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// Capability is one line of `emuctl doctor`.
+type Capability struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// Backend is the choice emuctl makes for one concern on this machine.
+type Backend struct {
+	Concern string `json:"concern"`
+	Uses    string `json:"uses"`
+	Why     string `json:"why"`
+}
+
+// Report is what `emuctl doctor` prints.
+type Report struct {
+	Kernel       string       `json:"kernel"`
+	Capabilities []Capability `json:"capabilities"`
+	Tools        []Capability `json:"tools"`
+	Backends     []Backend    `json:"backends"`
+}
+
+// Doctor probes the kernel and the tools emuctl can use, and says which
+// backend each concern will get. Probes that need a namespace use a
+// throw-away one; nothing on the host changes.
+func Doctor() *Report {
+	var uts unix.Utsname
+	unix.Uname(&uts)
+	r := &Report{Kernel: cstr(uts.Release[:]) + " " + cstr(uts.Machine[:])}
+	add := func(name string, ok bool, detail string) {
+		r.Capabilities = append(r.Capabilities, Capability{name, ok, detail})
+	}
+	_, err := os.Stat("/proc/self/ns/net")
+	add("network namespaces", err == nil, "")
+	caps := tc.Probe()
+	for _, f := range []struct {
+		name string
+		ok   bool
+	}{{"netem", caps.Netem}, {"htb", caps.HTB}, {"tbf", caps.TBF}, {"ifb", caps.IFB}} {
+		add("qdisc/"+f.name, f.ok, caps.Reasons[f.name])
+	}
+	ovsMod := moduleLoaded("openvswitch") || genlFamily("ovs_datapath")
+	add("openvswitch kernel datapath", ovsMod, detailIf(!ovsMod, "module not loaded or not built; `modprobe openvswitch` if your kernel has it"))
+	hwsim := moduleLoaded("mac80211_hwsim") || genlFamily("MAC80211_HWSIM")
+	add("mac80211_hwsim", hwsim, detailIf(!hwsim, "not loaded; `modprobe mac80211_hwsim radios=0` if your kernel has it"))
+	mptcp := readFile("/proc/sys/net/mptcp/enabled")
+	add("mptcp", mptcp == "1", "net.mptcp.enabled="+orNone(mptcp))
+	avail := readFile("/proc/sys/net/ipv4/tcp_available_congestion_control")
+	allowed := readFile("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+	add("congestion control", avail != "", "available: "+orNone(avail)+"; allowed as a namespace default: "+orNone(allowed))
+
+	for _, t := range []struct{ bin, pkg string }{
+		{"ovsdb-server", "openvswitch-switch"}, {"ovs-vswitchd", "openvswitch-switch"},
+		{"hostapd", "hostapd"}, {"wpa_supplicant", "wpasupplicant"}, {"iperf3", "iperf3"},
+		{"nft", "nftables"}, {"ethtool", "ethtool"}, {"ping", "iputils-ping"},
+	} {
+		p, err := exec.LookPath(t.bin)
+		if err != nil {
+			r.Tools = append(r.Tools, Capability{t.bin, false, "not found (apt-get install " + t.pkg + ")"})
+			continue
+		}
+		r.Tools = append(r.Tools, Capability{t.bin, true, p + " " + toolVersion(p)})
+	}
+
+	if caps.Netem {
+		r.Backends = append(r.Backends, Backend{"delay / jitter / loss / rate / queue", "netem (kernel)", "sch_netem is available"})
+	} else {
+		r.Backends = append(r.Backends, Backend{"delay / jitter / loss / rate / queue", "userspace link engine", "no sch_netem: " + caps.Reasons["netem"]})
+	}
+	r.Backends = append(r.Backends, Backend{"switch (type: linux-bridge)", "Linux bridge in the switch's namespace", "always available"})
+	if ovsMod {
+		r.Backends = append(r.Backends, Backend{"switch (type: ovs)", "not supported by this version", "OVS support is not built yet"})
+	} else {
+		r.Backends = append(r.Backends, Backend{"switch (type: ovs)", "not supported by this version", "OVS support is not built yet; this kernel has no openvswitch datapath either"})
+	}
+	if hwsim {
+		r.Backends = append(r.Backends, Backend{"Wi-Fi", "not supported by this version", "Wi-Fi support is not built yet"})
+	} else {
+		r.Backends = append(r.Backends, Backend{"Wi-Fi", "unavailable", "no mac80211_hwsim in this kernel"})
+	}
+	return r
+}
+
+func cstr(b []byte) string {
+	if i := strings.IndexByte(string(b), 0); i >= 0 {
+		return string(b[:i])
+	}
+	return string(b)
+}
+
+func detailIf(c bool, s string) string {
+	if c {
+		return s
+	}
+	return ""
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func readFile(p string) string {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func moduleLoaded(name string) bool {
+	_, err := os.Stat("/sys/module/" + name)
+	return err == nil
+}
+
+func genlFamily(name string) bool {
+	_, err := netlink.GenlFamilyGet(name)
+	return err == nil
+}
+
+var versionRe = regexp.MustCompile(`\d+\.\d+(\.\d+)?`)
+
+// toolVersion runs `tool --version` (or -v) and returns the first version
+// number it prints.
+func toolVersion(path string) string {
+	for _, arg := range []string{"--version", "-v"} {
+		out, _ := exec.Command(path, arg).CombinedOutput()
+		if v := versionRe.FindString(string(out)); v != "" {
+			return v
+		}
+	}
+	return ""
+}

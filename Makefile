@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/emuctl
 PKGS    := ./...
 
-.PHONY: all build install deps test test-unit test-root fuzz bench demo lint clean-labs
+.PHONY: all build install deps test test-unit test-root fuzz bench demo lint clean-labs kernel-lab-setup test-kernel
 
 all: build
 
@@ -38,3 +38,18 @@ bench: build
 # The main job: build a lab, reach every host, run commands in nodes, tear down.
 demo: deps build
 	./scripts/demo.sh ./$(BIN)
+
+# Kernel lab: the tests that need sch_netem, the openvswitch datapath or
+# mac80211_hwsim run inside a QEMU VM booting Debian's stock kernel
+# (scripts/kernel-lab). Every package whose tests import kernellab joins.
+KERNEL_LAB_PKGS ?= $(sort ./kernellab $(patsubst %/,%,$(dir $(shell grep -rl --include='*_test.go' --exclude-dir=bin --exclude-dir=.git '"github.com/emuctl/emuctl/kernellab"' .))))
+KERNEL_LAB_TESTFLAGS ?= -test.v -test.count=1 -test.timeout=20m
+KERNEL_LAB_BIN := bin/kernel-lab
+
+kernel-lab-setup:
+	./scripts/kernel-lab setup
+
+test-kernel: kernel-lab-setup
+	rm -rf $(KERNEL_LAB_BIN) && mkdir -p $(KERNEL_LAB_BIN)
+	CGO_ENABLED=0 $(GO) test -c -o $(KERNEL_LAB_BIN)/ $(KERNEL_LAB_PKGS)
+	./scripts/kernel-lab run --timeout 1800 -- ./scripts/kernel-lab-gotest $(KERNEL_LAB_BIN) $(KERNEL_LAB_PKGS) -- $(KERNEL_LAB_TESTFLAGS)

@@ -31,9 +31,13 @@ type Options struct {
 	AllowExternal bool
 	// Log receives one debug line per host mutation (default: discard).
 	Log *slog.Logger
+	// ExtendAllowedCC lets node defaults use congestion controls outside
+	// the root namespace's tcp_allowed_congestion_control by appending them
+	// to it (host-wide) for the lab's lifetime (--extend-allowed-cc).
+	ExtendAllowedCC bool
 	// FaultAt makes Deploy fail on purpose when it reaches the named phase
-	// ("namespaces", "nodes", "links", "externals", "routes", "sysctls",
-	// "hosts", "wait", "start", "ready"). It exists for rollback tests.
+	// ("namespaces", "nodes", "links", "externals", "shaping", "routes",
+	// "sysctls", "netcfg", "hosts", "wait", "start", "ready"). It exists for rollback tests.
 	FaultAt string
 }
 
@@ -71,13 +75,14 @@ func (n *node) close() {
 }
 
 type deployer struct {
-	spec   *topo.Spec
-	opt    Options
-	log    *slog.Logger
-	marker string
-	st     *State
-	stMu   sync.Mutex
-	nodes  map[string]*node
+	linkNodes map[int]*node // namespaces of userspace links, by link index
+	spec      *topo.Spec
+	opt       Options
+	log       *slog.Logger
+	marker    string
+	st        *State
+	stMu      sync.Mutex
+	nodes     map[string]*node
 }
 
 // Deploy builds the lab described by spec and returns its state once every
@@ -101,7 +106,8 @@ func Deploy(ctx context.Context, spec *topo.Spec, opt Options) (*State, error) {
 		return nil, err
 	}
 	defer unlock()
-	if err := preflight(spec, opt); err != nil {
+	links, err := preflightAll(spec, opt)
+	if err != nil {
 		if _, serr := os.Stat(stateDir(spec.Name)); serr != nil {
 			removeLockFile(spec.Name)
 		}
@@ -109,8 +115,8 @@ func Deploy(ctx context.Context, spec *topo.Spec, opt Options) (*State, error) {
 	}
 	start, _ := procStart(os.Getpid())
 	d := &deployer{
-		spec: spec, opt: opt, log: log, marker: Marker(spec.Name), nodes: map[string]*node{},
-		st: &State{Lab: spec.Name, Status: StatusDeploying, PID: os.Getpid(), PIDStart: start, Created: time.Now().UTC(), Spec: spec},
+		spec: spec, opt: opt, log: log, marker: Marker(spec.Name), nodes: map[string]*node{}, linkNodes: map[int]*node{},
+		st: &State{Lab: spec.Name, Status: StatusDeploying, PID: os.Getpid(), PIDStart: start, Created: time.Now().UTC(), Spec: spec, Links: links},
 	}
 	if err := writeState(d.st); err != nil {
 		os.RemoveAll(stateDir(spec.Name))
@@ -118,6 +124,9 @@ func Deploy(ctx context.Context, spec *topo.Spec, opt Options) (*State, error) {
 	}
 	err = d.run(ctx)
 	for _, n := range d.nodes {
+		n.close()
+	}
+	for _, n := range d.linkNodes {
 		n.close()
 	}
 	if err != nil {
@@ -143,8 +152,10 @@ func (d *deployer) run(ctx context.Context) error {
 		{"nodes", d.nodeSetup},
 		{"links", d.links},
 		{"externals", d.externals},
+		{"shaping", d.shaping},
 		{"routes", d.routes},
 		{"sysctls", d.sysctls},
+		{"netcfg", d.netcfg},
 		{"hosts", d.hostsFiles},
 		{"wait", d.waitUp},
 		{"start", d.startCommands},
@@ -229,6 +240,30 @@ func (d *deployer) namespaces(ctx context.Context) error {
 	nodes := make([]*topo.Node, len(d.spec.Nodes))
 	for i := range d.spec.Nodes {
 		nodes[i] = &d.spec.Nodes[i]
+	}
+	var engineLinks []LinkState
+	for _, ls := range d.st.Links {
+		if ls.Backend == BackendEngine {
+			engineLinks = append(engineLinks, ls)
+		}
+	}
+	err := parallel(ctx, d.opt.Workers, engineLinks, func(ls LinkState) error {
+		h, nh, err := createNamedNetns(ls.Netns, d.marker)
+		if err != nil {
+			return fmt.Errorf("link %d: %w", ls.Index, err)
+		}
+		n := &node{spec: &topo.Node{Name: ls.Netns}, nsName: ls.Netns, ns: h, h: nh, index: map[string]int{}}
+		mu.Lock()
+		d.linkNodes[ls.Index] = n
+		mu.Unlock()
+		d.stMu.Lock()
+		d.st.Namespaces = append(d.st.Namespaces, ls.Netns)
+		d.stMu.Unlock()
+		return writeSysctls(h, []topo.KV{{Key: "net.ipv6.conf.all.disable_ipv6", Value: "1"},
+			{Key: "net.ipv6.conf.default.disable_ipv6", Value: "1"}, {Key: "net.ipv4.ip_forward", Value: "0"}})
+	})
+	if err != nil {
+		return err
 	}
 	return parallel(ctx, d.opt.Workers, nodes, func(sn *topo.Node) error {
 		name := topo.Namespace(d.spec.Name, sn.Name)
@@ -354,7 +389,13 @@ func (d *deployer) links(ctx context.Context) error {
 		idx[i] = i
 	}
 	return parallel(ctx, d.opt.Workers, idx, func(i int) error {
-		if err := d.createLink(d.spec.Links[i], i); err != nil {
+		var err error
+		if ls, ok := d.linkStateFor(i); ok && ls.Backend == BackendEngine {
+			err = d.createEngineLink(d.spec.Links[i], i, ls)
+		} else {
+			err = d.createLink(d.spec.Links[i], i)
+		}
+		if err != nil {
 			return fmt.Errorf("link %s <-> %s: %w", d.spec.Links[i].A, d.spec.Links[i].B, err)
 		}
 		return nil

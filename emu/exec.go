@@ -25,6 +25,13 @@ const helperArg = "__emuctl_nsexec"
 // MaybeRunHelper runs the exec helper and never returns when this process
 // was started as one; otherwise it returns at once.
 func MaybeRunHelper() {
+	if len(os.Args) == 3 && os.Args[1] == superArg {
+		if err := runSupervisor(os.Args[2]); err != nil {
+			fmt.Fprintf(os.Stderr, "emuctl supervisor: %v\n", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if len(os.Args) < 2 || os.Args[1] != helperArg {
 		return
 	}

@@ -8,9 +8,33 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/emuctl/emuctl/netcfg"
+	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netlink"
 )
+
+// preflightAll runs preflight and plans the shaped links (probing the
+// kernel only when some link is shaped).
+func preflightAll(spec *topo.Spec, opt Options) ([]LinkState, error) {
+	if err := preflight(spec, opt); err != nil {
+		return nil, err
+	}
+	shaped := false
+	for _, l := range spec.Links {
+		if l.Params != nil {
+			shaped = true
+		}
+	}
+	if !shaped {
+		return nil, nil
+	}
+	links, errs := planLinks(spec, tc.Probe())
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("lab %q cannot be deployed; nothing was changed:\n  %s", spec.Name, strings.Join(errs, "\n  "))
+	}
+	return links, nil
+}
 
 // preflight checks everything that can be checked before the first host
 // change, so a lab that cannot come up changes nothing.
@@ -47,6 +71,9 @@ func preflight(spec *topo.Spec, opt Options) error {
 				errs = append(errs, err.Error())
 			}
 		}
+	}
+	if err := netcfg.Preflight(spec, netcfg.PreflightOptions{ExtendAllowedCC: opt.ExtendAllowedCC}); err != nil {
+		errs = append(errs, strings.Split(err.Error(), "\n")...)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("lab %q cannot be deployed; nothing was changed:\n  %s", spec.Name, strings.Join(errs, "\n  "))

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/emuctl/emuctl/netcfg"
 	"github.com/emuctl/emuctl/topo"
 	"golang.org/x/sys/unix"
 )
@@ -32,17 +33,24 @@ const (
 // every host object made for it, written before and after each phase so a
 // crashed `up` can be cleaned from it.
 type State struct {
-	Lab        string     `json:"lab"`
-	Status     string     `json:"status"`
-	PID        int        `json:"pid"`       // the emuctl process that deployed it
-	PIDStart   uint64     `json:"pid_start"` // its start time, against pid reuse
-	Created    time.Time  `json:"created"`
-	Ready      time.Time  `json:"ready,omitzero"`
-	Namespaces []string   `json:"namespaces"` // created, in creation order
-	HostsDirs  []string   `json:"hosts_dirs"` // /etc/netns/<ns> directories created
-	Externals  []ExtState `json:"externals,omitempty"`
-	Procs      []Proc     `json:"procs,omitempty"`
-	Spec       *topo.Spec `json:"spec"`
+	Lab        string      `json:"lab"`
+	Status     string      `json:"status"`
+	PID        int         `json:"pid"`       // the emuctl process that deployed it
+	PIDStart   uint64      `json:"pid_start"` // its start time, against pid reuse
+	Created    time.Time   `json:"created"`
+	Ready      time.Time   `json:"ready,omitzero"`
+	Namespaces []string    `json:"namespaces"` // created, in creation order
+	HostsDirs  []string    `json:"hosts_dirs"` // /etc/netns/<ns> directories created
+	Externals  []ExtState  `json:"externals,omitempty"`
+	Procs      []Proc      `json:"procs,omitempty"`
+	Links      []LinkState `json:"links,omitempty"` // shaped links and how each is built
+	// NetCfg is each host's and router's effective TCP profile and MPTCP
+	// settings, read back after the netcfg phase (emuctl inspect shows it).
+	NetCfg map[string]*netcfg.Applied `json:"netcfg,omitempty"`
+	// RootAllowedCCAdded lists what --extend-allowed-cc appended to the
+	// host's net.ipv4.tcp_allowed_congestion_control; teardown removes it.
+	RootAllowedCCAdded []string   `json:"root_allowed_cc_added,omitempty"`
+	Spec               *topo.Spec `json:"spec"`
 }
 
 // ExtState is the original state of a real interface taken into the lab.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/emuctl/emuctl/netcfg"
 	"github.com/emuctl/emuctl/topo"
 )
 
@@ -119,6 +120,9 @@ func teardown(st *State, log *slog.Logger) error {
 			continue
 		}
 		log.Debug("netns deleted", "netns", n)
+	}
+	if err := netcfg.RestoreAllowedCC(st.RootAllowedCCAdded); err != nil {
+		errs = append(errs, err.Error())
 	}
 	ownDirs := map[string]bool{}
 	for _, d := range st.HostsDirs {

@@ -1,6 +1,7 @@
 package topo
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -91,10 +92,27 @@ func (d *dec) endpoints(n *yaml.Node, path string, l *rawLink) bool {
 	return ok
 }
 
-// linkBlock decodes link parameters: a mapping of rate, delay, jitter, loss,
-// queue (plus a->b and b->a mappings when dirs is true), or one string in
-// --link syntax ("rate=10mbit,delay=5ms").
+// linkLevel is where a block of link parameters sits.
+type linkLevel int
+
+const (
+	levelDefaults linkLevel = iota // defaults.link
+	levelLink                      // a link's own link: block
+	levelDir                       // a->b or b->a inside it
+)
+
+// linkBlock decodes link parameters: a mapping of the linkParamKeys (plus
+// a->b and b->a mappings when dirs is true: a link's own block), or one
+// string in --link syntax ("rate=10mbit,delay=5ms"). With dirs false it
+// decodes defaults.link.
 func (d *dec) linkBlock(n *yaml.Node, path string, dirs bool) (lp, [2]*lp, [2]loc) {
+	if dirs {
+		return d.linkParams(n, path, levelLink)
+	}
+	return d.linkParams(n, path, levelDefaults)
+}
+
+func (d *dec) linkParams(n *yaml.Node, path string, lvl linkLevel) (lp, [2]*lp, [2]loc) {
 	var p lp
 	var ds [2]*lp
 	var dls [2]loc
@@ -102,20 +120,27 @@ func (d *dec) linkBlock(n *yaml.Node, path string, dirs bool) (lp, [2]*lp, [2]lo
 	if v != nil && v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
 		var msgs []string
 		p, msgs = parseLinkString(v.Value)
+		if lvl == levelDir && p.backend != nil {
+			msgs = append(msgs, backendPerLink)
+		}
 		for _, m := range msgs {
 			d.errorf(at(v, path), "%s", m)
 		}
-		return p, ds, dls
+		return p.soften(lvl, ds), ds, dls
 	}
 	valid := linkParamKeys
-	if dirs {
+	switch lvl {
+	case levelLink:
 		valid = append(append([]string(nil), linkParamKeys...), keyAtoB, keyBtoA)
+	case levelDir:
+		valid = dirParamKeys
 	}
+	var geLoc loc
 	for _, e := range d.entries(n, path) {
 		kp := joinPath(path, keyPath(e.key))
 		switch {
 		case e.key == keyAtoB || e.key == keyBtoA:
-			if !dirs {
+			if lvl != levelLink {
 				d.errorf(at(e.k, kp), "per-direction keys (a->b, b->a) are only valid on a link's own link: block")
 				continue
 			}
@@ -123,19 +148,132 @@ func (d *dec) linkBlock(n *yaml.Node, path string, dirs bool) (lp, [2]*lp, [2]lo
 			if e.key == keyBtoA {
 				j = 1
 			}
-			sub, _, _ := d.linkBlock(e.v, kp, false)
+			sub, _, _ := d.linkParams(e.v, kp, levelDir)
 			ds[j], dls[j] = &sub, at(e.k, kp)
+		case e.key == "backend" && lvl == levelDir:
+			d.errorf(at(e.k, kp), "%s", backendPerLink)
+		case e.key == "reorder":
+			if b, ok := d.boolean(e.v, kp); ok {
+				p.reorder = &b
+			}
+		case e.key == "ge" && deref(e.v) != nil && deref(e.v).Kind == yaml.MappingNode:
+			p.ge = d.geModel(e.v, kp, at(e.k, kp))
+			geLoc = at(e.k, kp)
 		case contains(linkParamKeys, e.key):
-			s, ok := d.scalar(e.v, kp, "a value such as 10mbit, 5ms, 1% or 100")
+			s, ok := d.scalar(e.v, kp, paramWant(e.key))
 			if !ok {
 				continue
 			}
 			if msg := p.set(e.key, s); msg != "" {
 				d.errorf(at(e.v, kp), "%s", msg)
 			}
+			if e.key == "ge" {
+				geLoc = at(e.k, kp)
+			}
 		default:
-			d.errorf(at(e.k, kp), "unknown key %q %s", clip(e.key), choices("valid", e.key, valid))
+			val := ""
+			if sv := deref(e.v); sv != nil && sv.Kind == yaml.ScalarNode {
+				val = sv.Value
+			}
+			d.errorf(at(e.k, kp), "%s", unknownLinkKey(e.key, val, valid))
 		}
 	}
-	return p, ds, dls
+	for _, m := range p.conflicts() {
+		d.errorf(geLoc, "%s", m)
+	}
+	return p.soften(lvl, ds), ds, dls
+}
+
+// backendPerLink is the message for backend inside a->b or b->a.
+const backendPerLink = "backend is per link, not per direction (one implementation carries both directions): set it on the link's link: block or in defaults.link"
+
+// soften marks the jitter qualifiers that are not errors without jitter:
+// all of defaults.link (a lab-wide policy for links with jitter), and a
+// link's symmetric ones when a direction sets jitter itself.
+func (p lp) soften(lvl linkLevel, ds [2]*lp) lp {
+	soft := lvl == levelDefaults
+	if lvl == levelLink {
+		for _, dp := range ds {
+			if dp != nil && dp.jitter != nil && *dp.jitter > 0 {
+				soft = true
+			}
+		}
+	}
+	if soft {
+		p.softDist, p.softReorder = p.dist != nil, p.reorder != nil
+	}
+	return p
+}
+
+// paramWant describes the value a link parameter takes, for "must be"
+// messages.
+func paramWant(key string) string {
+	switch key {
+	case "jitter_dist":
+		return "one of " + strings.Join(jitterDists, ", ")
+	case "backend":
+		return "one of " + strings.Join(linkBackends, ", ")
+	case "ge":
+		return `a mapping such as {p: 1%, r: 25%, bad_loss: 100%, good_loss: 0%} or a string such as "1%/25%"`
+	}
+	return "a value such as 10mbit, 5ms, 1% or 100"
+}
+
+// geModel decodes ge: {p, r, bad_loss, good_loss}; p and r are required.
+func (d *dec) geModel(n *yaml.Node, path string, keyLoc loc) *GilbertElliott {
+	g := GilbertElliott{BadLoss: DefaultGEBadLoss, GoodLoss: DefaultGEGoodLoss}
+	fields := map[string]*float64{"p": &g.P, "r": &g.R, "bad_loss": &g.BadLoss, "good_loss": &g.GoodLoss}
+	seen := map[string]bool{}
+	ok := true
+	for _, e := range d.entries(n, path) {
+		kp := joinPath(path, keyPath(e.key))
+		f := fields[e.key]
+		if f == nil {
+			d.errorf(at(e.k, kp), "%s", unknownGEKey(e.key))
+			ok = false
+			continue
+		}
+		s, good := d.scalar(e.v, kp, "a percentage such as 1% or 0.5%")
+		if !good {
+			ok = false
+			continue
+		}
+		v, err := ParsePercent(s)
+		if err != nil {
+			d.errorf(at(e.v, kp), "%s", err)
+			ok = false
+			continue
+		}
+		*f, seen[e.key] = v, true
+	}
+	var missing []string
+	for _, k := range []string{"p", "r"} {
+		if !seen[k] {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		d.errorf(keyLoc, "ge needs %s (e.g. ge: {p: 1%%, r: 25%%}; p: good->bad, r: bad->good per packet; bad_loss defaults to 100%%, good_loss to 0%%)", strings.Join(missing, " and "))
+		return nil
+	}
+	if !ok {
+		return nil
+	}
+	if msg := g.check(); msg != "" {
+		d.errorf(keyLoc, "%s", msg)
+		return nil
+	}
+	return &g
+}
+
+// unknownGEKey is the message for a key of ge: that is not one, with the
+// translation of netem's h, k, 1-h and 1-k.
+func unknownGEKey(key string) string {
+	switch key {
+	case "1-h", "h":
+		return fmt.Sprintf("unknown key %q: netem's 1-h (loss probability in the bad state) is bad_loss here (valid: %s)", key, strings.Join(geNames, ", "))
+	case "1-k", "k":
+		return fmt.Sprintf("unknown key %q: netem's 1-k (loss probability in the good state) is good_loss here (valid: %s)", key, strings.Join(geNames, ", "))
+	}
+	return fmt.Sprintf("unknown key %q (valid: %s%s)", clip(key), strings.Join(geNames, ", "), didYouMean(key, geNames))
 }

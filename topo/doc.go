@@ -13,8 +13,9 @@
 //     "file:line:col: path: what is wrong (what would be valid)".
 //   - [Generate] builds "minimal", "single,K", "linear,K", "tree,DEPTH,FANOUT"
 //     and "dumbbell,N" labs like Mininet's --topo.
-//   - [ParseLinkParams], [ParseRate], [ParseDuration], [ParsePercent] and
-//     [ParseQueue] parse the --link string and its values.
+//   - [ParseLinkParams], [ParseRate], [ParseDuration], [ParsePercent],
+//     [ParseQueue] and [ParseGilbertElliott] parse the --link string and its
+//     values.
 //
 // # Schema v1
 //
@@ -94,19 +95,38 @@
 //	    mtu: 9000                         # 68..65535, default 1500
 //	    link:                             # symmetric keys are defaults for both directions
 //	      queue: 2bdp
+//	      backend: auto                   # auto (default) | kernel (tc only) | userspace (link engine)
 //	      a->b: {rate: 10mbit}            # a = endpoints[0], b = endpoints[1]
 //	      b->a: {rate: 1mbit, delay: 20ms}
 //	  - endpoints: [r1, s2]
+//	    link:
+//	      delay: 10ms
+//	      jitter: 2ms                     # needs delay
+//	      jitter_dist: normal             # uniform (default) | normal | pareto
+//	      reorder: false                  # false (default): jitter keeps packet order
+//	      ge: {p: 1%, r: 25%, bad_loss: 100%, good_loss: 0%}   # burst loss (instead of loss:)
+//	      duplicate: 0.1%
+//	      corrupt: 0.01%
 //	  - endpoints: [h3, s2]
 //	    link: "rate=1gbit,delay=100us"    # the --link string syntax works too
 //
 // Values: rates take tc bit units (10mbit, 1.5gbit, 100kbit, 10M; byte
 // units such as mbps and bare numbers are refused as ambiguous), 1 kbit/s
 // to 100 Gbit/s. Delay and jitter are Go durations or tc spellings (5ms,
-// 250us, 5msec), 0 to under 60s; jitter needs a delay. Loss is "1%" or a
-// plain number that also means percent. A queue is packets (100), bytes
-// (150kB, 64KiB) or a bandwidth-delay multiple (2bdp, needing rate and
-// delay).
+// 250us, 5msec), 0 to under 60s; jitter needs a delay. jitter_dist
+// (uniform, the default; normal; pareto) and reorder (false, the default,
+// keeps packet order) qualify the jitter and need it, except as lab-wide
+// policy in defaults.link. Loss, duplicate and corrupt are "1%" or a plain
+// number that also means percent. ge is Gilbert-Elliott burst loss,
+// {p, r, bad_loss, good_loss} or "p/r[/bad_loss[/good_loss]]" in percent:
+// netem's "loss gemodel p r 1-h 1-k" with 1-h = bad_loss (default 100%)
+// and 1-k = good_loss (default 0%); it excludes loss in the same mapping,
+// and either replaces the other at a more specific level. A queue is
+// packets (100), bytes (150kB, 64KiB) or a bandwidth-delay multiple (2bdp,
+// needing rate and delay). backend (auto, the default; kernel; userspace)
+// chooses netem/tc or the userspace link engine per link, not per
+// direction; defaults.link.backend sets it lab-wide. The --link string
+// takes the same keys: "delay=5ms,jitter=1ms,jitter_dist=normal,ge=1%/25%".
 //
 // # Resolution
 //
@@ -121,7 +141,7 @@
 // and at least one router, each host and router gets a route to every
 // subnet it is not on, via the first router of a shortest path; a host
 // whose remote subnets share one gateway gets a default route instead.
-// Switch cycles need stp: true on one of their switches. Link parameters,
-// tcp: and mptcp: are validated and listed in Spec.Unapplied until emu can
-// apply them.
+// Switch cycles need stp: true on one of their switches. Spec.Unapplied
+// lists settings a future schema feature parses before emu can apply them
+// (none today: link parameters, tcp: and mptcp: are all applied).
 package topo

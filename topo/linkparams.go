@@ -8,26 +8,99 @@ import (
 )
 
 // linkParamKeys are the symmetric link-shaping keys, in documentation order.
-var linkParamKeys = []string{"rate", "delay", "jitter", "loss", "queue"}
+var linkParamKeys = []string{
+	"rate", "delay", "jitter", "jitter_dist", "reorder", "loss", "ge",
+	"duplicate", "corrupt", "queue", "backend",
+}
+
+// dirParamKeys are the keys of a per-direction (a->b, b->a) block: all but
+// backend, which is per link.
+var dirParamKeys = []string{
+	"rate", "delay", "jitter", "jitter_dist", "reorder", "loss", "ge",
+	"duplicate", "corrupt", "queue",
+}
+
+// Jitter distributions (the names are iproute2's netem tables).
+const (
+	JitterUniform = "uniform" // the default: delay ± jitter, evenly spread
+	JitterNormal  = "normal"  // normal, σ = jitter
+	JitterPareto  = "pareto"  // heavy-tailed
+)
+
+var jitterDists = []string{JitterUniform, JitterNormal, JitterPareto}
+
+// Link backends: what implements a link's parameters.
+const (
+	// BackendAuto (the default): netem where the kernel has it, else the
+	// userspace link engine.
+	BackendAuto = "auto"
+	// BackendKernel: tc qdiscs only (netem; HTB/TBF when netem is missing
+	// and only rate and queue are set).
+	BackendKernel = "kernel"
+	// BackendUserspace: the userspace link engine.
+	BackendUserspace = "userspace"
+)
+
+var linkBackends = []string{BackendAuto, BackendKernel, BackendUserspace}
+
+// GilbertElliott is a two-state burst-loss model: netem's
+// "loss gemodel P R 1-H 1-K" with P=P, R=R, 1-H=BadLoss, 1-K=GoodLoss.
+// Every field is a percentage, 0..100. A packet first moves between the
+// states, then is lost with the probability of its (new) state.
+type GilbertElliott struct {
+	P        float64 `json:"p_pct"`         // good -> bad transition probability per packet
+	R        float64 `json:"r_pct"`         // bad -> good transition probability per packet (> 0)
+	BadLoss  float64 `json:"bad_loss_pct"`  // loss probability in the bad state (netem 1-h; default 100)
+	GoodLoss float64 `json:"good_loss_pct"` // loss probability in the good state (netem 1-k; default 0)
+}
+
+// String renders g as the --link value "p/r/bad_loss/good_loss" in percent:
+// "1%/25%/100%/0%".
+func (g *GilbertElliott) String() string {
+	if g == nil {
+		return ""
+	}
+	return formatPercent(g.P) + "/" + formatPercent(g.R) + "/" + formatPercent(g.BadLoss) + "/" + formatPercent(g.GoodLoss)
+}
 
 // lp is a partial set of link parameters: nil fields are not set, so a
 // link can override a default with an explicit zero ("delay: 0").
 type lp struct {
-	rate   *uint64
-	delay  *time.Duration
-	jitter *time.Duration
-	loss   *float64
-	queue  *Queue
-	// badRate and badDelay record a rate or delay that did not parse, so
-	// checks depending on them stay quiet instead of echoing the error.
-	badRate, badDelay bool
+	rate      *uint64
+	delay     *time.Duration
+	jitter    *time.Duration
+	dist      *string
+	reorder   *bool
+	loss      *float64
+	ge        *GilbertElliott
+	duplicate *float64
+	corrupt   *float64
+	queue     *Queue
+	backend   *string
+	// softDist and softReorder mark a jitter_dist or reorder that is not
+	// an error without jitter: set in defaults.link (a lab-wide policy for
+	// links that have jitter) or on a link's symmetric keys while one of
+	// its directions sets the jitter. Where there is no jitter they are
+	// dropped.
+	softDist, softReorder bool
+	// badRate, badDelay and badJitter record a value that did not parse,
+	// so checks depending on it stay quiet instead of echoing the error.
+	badRate, badDelay, badJitter bool
 }
 
+// empty reports whether p sets nothing that shapes a link or needs a
+// check. backend, soft jitter qualifiers and "reorder: false" (the
+// default) do not: they say how to shape, not what.
 func (p lp) empty() bool {
-	return p.rate == nil && p.delay == nil && p.jitter == nil && p.loss == nil && p.queue == nil
+	return p.rate == nil && p.delay == nil && p.jitter == nil && p.loss == nil && p.ge == nil &&
+		p.duplicate == nil && p.corrupt == nil && p.queue == nil &&
+		(p.dist == nil || p.softDist) && (p.reorder == nil || p.softReorder || !*p.reorder)
 }
 
-// over returns p with every field that o sets replaced by o's.
+// over returns p with every field that o sets replaced by o's. loss and ge
+// are two forms of one setting: the one o sets replaces either of p's. An
+// explicit "jitter: 0" in o turns jitter off, and with it the jitter_dist
+// and reorder o inherits from p.
 func (p lp) over(o lp) lp {
 	if o.rate != nil {
 		p.rate = o.rate
@@ -37,19 +110,43 @@ func (p lp) over(o lp) lp {
 	}
 	if o.jitter != nil {
 		p.jitter = o.jitter
+		if *o.jitter == 0 {
+			p.dist, p.reorder = nil, nil
+			p.softDist, p.softReorder = false, false
+		}
+	}
+	if o.dist != nil {
+		p.dist, p.softDist = o.dist, o.softDist
+	}
+	if o.reorder != nil {
+		p.reorder, p.softReorder = o.reorder, o.softReorder
 	}
 	if o.loss != nil {
-		p.loss = o.loss
+		p.loss, p.ge = o.loss, nil
+	}
+	if o.ge != nil {
+		p.ge, p.loss = o.ge, nil
+	}
+	if o.duplicate != nil {
+		p.duplicate = o.duplicate
+	}
+	if o.corrupt != nil {
+		p.corrupt = o.corrupt
 	}
 	if o.queue != nil {
 		p.queue = o.queue
 	}
+	if o.backend != nil {
+		p.backend = o.backend
+	}
 	p.badRate = p.badRate || o.badRate
 	p.badDelay = p.badDelay || o.badDelay
+	p.badJitter = p.badJitter || o.badJitter
 	return p
 }
 
-// params flattens p into LinkParams; zero values mean "not set".
+// params flattens p into LinkParams; zero values mean "not set". The
+// jitter qualifiers (jitter_dist, reorder) appear only with jitter.
 func (p lp) params() LinkParams {
 	var out LinkParams
 	if p.rate != nil {
@@ -61,18 +158,37 @@ func (p lp) params() LinkParams {
 	if p.jitter != nil {
 		out.Jitter = *p.jitter
 	}
+	if out.Jitter > 0 && p.dist != nil {
+		out.JitterDist = *p.dist
+	}
+	if out.Jitter > 0 && p.reorder != nil {
+		out.Reorder = *p.reorder
+	}
 	if p.loss != nil {
 		out.Loss = *p.loss
+	}
+	if p.ge != nil {
+		g := *p.ge
+		out.GE = &g
+	}
+	if p.duplicate != nil {
+		out.Duplicate = *p.duplicate
+	}
+	if p.corrupt != nil {
+		out.Corrupt = *p.corrupt
 	}
 	if p.queue != nil {
 		q := *p.queue
 		out.Queue = &q
 	}
+	if p.backend != nil {
+		out.Backend = *p.backend
+	}
 	return out
 }
 
-// set parses one key. It returns a message (what is wrong and what is
-// valid) or "".
+// set parses one key given as text (the --link syntax, or a YAML scalar).
+// It returns a message (what is wrong and what is valid) or "".
 func (p *lp) set(key, value string) string {
 	switch key {
 	case "rate":
@@ -86,6 +202,7 @@ func (p *lp) set(key, value string) string {
 		v, err := ParseDuration(value)
 		if err != nil {
 			p.badDelay = p.badDelay || key == "delay"
+			p.badJitter = p.badJitter || key == "jitter"
 			return err.Error()
 		}
 		if key == "delay" {
@@ -93,31 +210,106 @@ func (p *lp) set(key, value string) string {
 		} else {
 			p.jitter = &v
 		}
-	case "loss":
+	case "jitter_dist":
+		v := strings.TrimSpace(value)
+		if !contains(jitterDists, v) {
+			return fmt.Sprintf("unknown jitter distribution %q %s", clip(v), choices("valid", v, jitterDists))
+		}
+		p.dist = &v
+	case "reorder":
+		var v bool
+		switch strings.TrimSpace(value) {
+		case "true":
+			v = true
+		case "false":
+		default:
+			return fmt.Sprintf("reorder %q is not true or false (true: jitter may reorder packets; false, the default: they keep their order)", clip(value))
+		}
+		p.reorder = &v
+	case "loss", "duplicate", "corrupt":
 		v, err := ParsePercent(value)
 		if err != nil {
 			return err.Error()
 		}
-		p.loss = &v
+		switch key {
+		case "loss":
+			p.loss = &v
+		case "duplicate":
+			p.duplicate = &v
+		default:
+			p.corrupt = &v
+		}
+	case "ge":
+		g, err := ParseGilbertElliott(value)
+		if err != nil {
+			return err.Error()
+		}
+		p.ge = g
 	case "queue":
 		v, err := ParseQueue(value)
 		if err != nil {
 			return err.Error()
 		}
 		p.queue = v
-	default:
-		if key == "bw" {
-			return fmt.Sprintf("unknown key %q: use rate=%smbit (Mininet's bw is in Mbit/s)", key, value)
+	case "backend":
+		v := strings.TrimSpace(value)
+		if !contains(linkBackends, v) {
+			return fmt.Sprintf("unknown backend %q %s", clip(v), choices("valid", v, linkBackends))
 		}
-		return fmt.Sprintf("unknown key %q %s", key, choices("valid", key, linkParamKeys))
+		p.backend = &v
+	default:
+		return unknownLinkKey(key, value, linkParamKeys)
 	}
 	return ""
+}
+
+// netemNames maps netem and Mininet spellings to this schema's keys, for
+// unknown-key messages.
+var netemNames = map[string]string{
+	"distribution": "the jitter distribution is jitter_dist (uniform, normal, pareto)",
+	"dist":         "the jitter distribution is jitter_dist (uniform, normal, pareto)",
+	"gemodel":      "Gilbert-Elliott burst loss is ge: {p, r, bad_loss, good_loss} (netem's loss gemodel p r 1-h 1-k), or ge=p/r/bad_loss/good_loss in --link syntax",
+	"loss_ge":      "Gilbert-Elliott burst loss is ge: {p, r, bad_loss, good_loss} (netem's loss gemodel p r 1-h 1-k), or ge=p/r/bad_loss/good_loss in --link syntax",
+	"limit":        "the queue limit is queue (packets such as 100, bytes such as 150kB, or a multiple of the BDP such as 2bdp)",
+	"latency":      "the one-way delay is delay (e.g. delay: 5ms)",
+	"dup":          "duplication is duplicate (e.g. duplicate: 1%)",
+	"qdisc":        "the qdisc layout is chosen by emuctl; to pick netem/tc or the userspace link engine use backend (auto, kernel, userspace)",
+}
+
+// unknownLinkKey is the message for a key that is not a link parameter:
+// the complete list of valid keys, a close match, or the spelling this
+// schema uses for a tc/netem/Mininet name.
+func unknownLinkKey(key, value string, valid []string) string {
+	if key == "bw" && value != "" {
+		return fmt.Sprintf("unknown key %q: use rate=%smbit (Mininet's bw is in Mbit/s)", key, clip(value))
+	}
+	if hint, ok := netemNames[strings.ToLower(key)]; ok {
+		return fmt.Sprintf("unknown key %q: %s", clip(key), hint)
+	}
+	return fmt.Sprintf("unknown key %q (valid: %s%s)", clip(key), strings.Join(valid, ", "), didYouMean(key, valid))
+}
+
+// conflicts reports keys of one mapping or --link string that exclude
+// each other.
+func (p lp) conflicts() []string {
+	if p.loss != nil && p.ge != nil {
+		return []string{"loss and ge are alternatives (loss: independent Bernoulli loss; ge: Gilbert-Elliott burst loss): set one of them"}
+	}
+	return nil
 }
 
 // check validates one direction's effective parameters.
 func (p lp) check() []string {
 	flat := p.params()
-	return checkParams(&flat, p.badRate, p.badDelay)
+	msgs := checkParams(&flat, p.badRate, p.badDelay)
+	noJitter := (p.jitter == nil || *p.jitter == 0) && !p.badJitter
+	if noJitter && p.dist != nil && !p.softDist {
+		msgs = append(msgs, fmt.Sprintf("jitter_dist %s without jitter does nothing (it shapes the random delay variation): set jitter (and delay) too, or remove jitter_dist", *p.dist))
+	}
+	if noJitter && p.reorder != nil && *p.reorder && !p.softReorder {
+		msgs = append(msgs, "reorder: true without jitter does nothing (only jitter can reorder packets): set jitter (and delay) too, or remove reorder")
+	}
+	return msgs
 }
 
 // checkParams validates one direction's effective parameters; it returns
@@ -135,20 +327,22 @@ func checkParams(p *LinkParams, badRate, badDelay bool) []string {
 }
 
 // ParseLinkParams parses a Mininet-like --link string such as
-// "rate=10mbit,delay=5ms,jitter=1ms,loss=1%,queue=100" with the same unit
-// rules as the YAML link: block. It returns nil for an empty string.
+// "rate=10mbit,delay=5ms,jitter=1ms,jitter_dist=normal,loss=1%,queue=100"
+// with the same keys and unit rules as the YAML link: block (ge is written
+// "ge=p/r[/bad_loss[/good_loss]]"). It returns nil for an empty string, and
+// for a string that only sets backend (nothing to shape).
 func ParseLinkParams(s string) (*LinkParams, error) {
 	p, msgs := parseLinkString(s)
 	if len(msgs) > 0 {
+		return nil, fmt.Errorf("link %q: %s", s, strings.Join(msgs, "; "))
+	}
+	if msgs := p.check(); len(msgs) > 0 {
 		return nil, fmt.Errorf("link %q: %s", s, strings.Join(msgs, "; "))
 	}
 	if p.empty() {
 		return nil, nil
 	}
 	out := p.params()
-	if msgs := checkParams(&out, false, false); len(msgs) > 0 {
-		return nil, fmt.Errorf("link %q: %s", s, strings.Join(msgs, "; "))
-	}
 	return &out, nil
 }
 
@@ -164,11 +358,11 @@ func parseLinkString(s string) (lp, []string) {
 		k, v, ok := strings.Cut(f, "=")
 		k, v = strings.ToLower(strings.TrimSpace(k)), strings.TrimSpace(v)
 		if !ok || v == "" {
-			msgs = append(msgs, fmt.Sprintf("%q is not key=value (e.g. rate=10mbit,delay=5ms)", f))
+			msgs = append(msgs, fmt.Sprintf("%q is not key=value (e.g. rate=10mbit,delay=5ms)", clip(f)))
 			continue
 		}
 		if seen[k] {
-			msgs = append(msgs, fmt.Sprintf("%s given twice", k))
+			msgs = append(msgs, fmt.Sprintf("%s given twice", clip(k)))
 			continue
 		}
 		seen[k] = true
@@ -176,7 +370,7 @@ func parseLinkString(s string) (lp, []string) {
 			msgs = append(msgs, m)
 		}
 	}
-	return p, msgs
+	return p, append(msgs, p.conflicts()...)
 }
 
 // Dir returns the effective parameters of one direction: AtoB (aToB) or
@@ -198,7 +392,8 @@ func (p *LinkParams) Dir(aToB bool) LinkParams {
 }
 
 // String renders p in --link syntax ("rate=10mbit,delay=5ms"), with
-// per-direction parts as " a->b: ..." and " b->a: ...".
+// per-direction parts as " a->b: ..." and " b->a: ...". Keys come in
+// documentation order; reorder is shown only when true.
 func (p *LinkParams) String() string {
 	if p == nil {
 		return ""
@@ -213,11 +408,29 @@ func (p *LinkParams) String() string {
 	if p.Jitter > 0 {
 		parts = append(parts, "jitter="+formatDuration(p.Jitter))
 	}
+	if p.JitterDist != "" {
+		parts = append(parts, "jitter_dist="+p.JitterDist)
+	}
+	if p.Reorder {
+		parts = append(parts, "reorder=true")
+	}
 	if p.Loss > 0 {
-		parts = append(parts, "loss="+strconv.FormatFloat(p.Loss, 'g', -1, 64)+"%")
+		parts = append(parts, "loss="+formatPercent(p.Loss))
+	}
+	if p.GE != nil {
+		parts = append(parts, "ge="+p.GE.String())
+	}
+	if p.Duplicate > 0 {
+		parts = append(parts, "duplicate="+formatPercent(p.Duplicate))
+	}
+	if p.Corrupt > 0 {
+		parts = append(parts, "corrupt="+formatPercent(p.Corrupt))
 	}
 	if q := p.Queue; q != nil {
 		parts = append(parts, "queue="+q.String())
+	}
+	if p.Backend != "" {
+		parts = append(parts, "backend="+p.Backend)
 	}
 	s := strings.Join(parts, ",")
 	if p.AtoB != nil {
@@ -246,4 +459,10 @@ func (q *Queue) String() string {
 // parses back and stays ASCII.
 func formatDuration(d time.Duration) string {
 	return strings.ReplaceAll(d.String(), "µs", "us")
+}
+
+// formatPercent renders a percentage so that ParsePercent reads it back:
+// "1%", "0.5%".
+func formatPercent(v float64) string {
+	return strconv.FormatFloat(v, 'f', -1, 64) + "%"
 }

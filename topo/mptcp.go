@@ -25,7 +25,8 @@ const MaxMPTCPLimit = 8
 func (d *dec) mptcp(n *yaml.Node, path string) (*MPTCPConfig, []loc) {
 	m := &MPTCPConfig{}
 	var locs []loc
-	for _, e := range d.fields(n, path, mptcpKeys) {
+	es := d.fields(n, path, mptcpKeys)
+	for _, e := range es {
 		p := joinPath(path, e.key)
 		switch e.key {
 		case "enabled":
@@ -40,6 +41,7 @@ func (d *dec) mptcp(n *yaml.Node, path string) (*MPTCPConfig, []loc) {
 					d.errorf(at(e.v, p), "scheduler %q is not valid: use a kernel name such as default (lower-case letters, digits, '_')", clip(s))
 				} else {
 					m.Scheduler = s
+					m.SchedulerAt = d.where(at(e.v, p))
 				}
 			}
 		case "limits":
@@ -52,6 +54,14 @@ func (d *dec) mptcp(n *yaml.Node, path string) (*MPTCPConfig, []loc) {
 				}
 			}
 		case "endpoints":
+			if v := deref(e.v); v != nil && v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
+				if v.Value == "auto" {
+					m.AutoEndpoints = true
+				} else {
+					d.errorf(at(e.v, p), "must be auto or a list of endpoints such as [{address: 10.0.2.1, flags: [signal]}], got %s", describe(e.v))
+				}
+				continue
+			}
 			ids := map[int]bool{}
 			for i, item := range d.list(e.v, p, false) {
 				ip := idx(p, i)
@@ -65,6 +75,15 @@ func (d *dec) mptcp(n *yaml.Node, path string) (*MPTCPConfig, []loc) {
 					locs = append(locs, at(item, ip))
 				}
 			}
+		}
+	}
+	for _, e := range es {
+		p := joinPath(path, e.key)
+		switch {
+		case m.Enabled != nil && !*m.Enabled && e.key != "enabled" && e.key != "policy_routing":
+			d.errorf(at(e.k, p), "%s has no effect with enabled: false (MPTCP is off in this node; remove it or enable MPTCP)", e.key)
+		case m.PathManager == "userspace" && (e.key == "endpoints" || e.key == "limits"):
+			d.errorf(at(e.k, p), "%s configure the in-kernel path manager and have no effect with path_manager: userspace (a userspace daemon such as mptcpd announces addresses and opens subflows)", e.key)
 		}
 	}
 	return m, locs
@@ -141,11 +160,19 @@ func (d *dec) mptcpEndpoint(n *yaml.Node, path string) (MPTCPEndpoint, bool) {
 }
 
 // checkMPTCPEndpoints verifies that endpoints name the node's own
-// interfaces and addresses; called once interfaces and addresses are known.
+// interfaces and addresses; called once interfaces, addresses and routes
+// are known. It also runs the other per-node checks of the tcp: and
+// mptcp: blocks that need them (checkTCPRoutes).
 func checkMPTCPEndpoints(d *diag, nd *Node, locs []loc) {
+	checkTCPRoutes(d, nd)
 	if nd.MPTCP == nil {
 		return
 	}
+	ifAddrs := map[string][]netip.Prefix{}
+	for _, ifc := range nd.Interfaces {
+		ifAddrs[ifc.Name] = ifc.Addrs
+	}
+	used := map[netip.Addr]int{} // address -> endpoint index, for duplicates
 	var names []string
 	var addrs []string
 	owned := map[netip.Addr]string{}
@@ -164,6 +191,7 @@ func checkMPTCPEndpoints(d *diag, nd *Node, locs []loc) {
 		if ep.Interface != "" && !contains(names, ep.Interface) {
 			d.errorf(l.sub("interface"), "%s has no interface %q %s", nd.Name, clip(ep.Interface), choicesOrNone("known", ep.Interface, names))
 		}
+		var covers []netip.Addr // the addresses this endpoint stands for
 		if ep.Address.IsValid() {
 			ifc, ok := owned[ep.Address]
 			switch {
@@ -171,7 +199,26 @@ func checkMPTCPEndpoints(d *diag, nd *Node, locs []loc) {
 				d.errorf(l.sub("address"), "%s is not an address of %s %s", ep.Address, nd.Name, choicesOrNone("its addresses", ep.Address.String(), addrs))
 			case ep.Interface != "" && ifc != ep.Interface:
 				d.errorf(l.sub("address"), "%s is on %s, not on %s", ep.Address, ifc, ep.Interface)
+			default:
+				covers = []netip.Addr{ep.Address}
 			}
+		} else if pfxs, ok := ifAddrs[ep.Interface]; ok {
+			switch {
+			case len(pfxs) == 0:
+				d.errorf(l.sub("interface"), "%s has no address on %s: an endpoint needs one (give the interface an address, or name an address)", nd.Name, ep.Interface)
+			case len(pfxs) > 1 && ep.ID != 0:
+				d.errorf(l.sub("id"), "id %d names one endpoint, but %s has %d addresses, so this entry makes %d endpoints: give address: as well", ep.ID, ep.Interface, len(pfxs), len(pfxs))
+			}
+			for _, p := range pfxs {
+				covers = append(covers, p.Addr())
+			}
+		}
+		for _, a := range covers {
+			if j, dup := used[a]; dup {
+				d.errorf(l, "endpoint %s is already given by endpoints[%d]: the kernel takes each address once", a, j)
+				break
+			}
+			used[a] = i
 		}
 	}
 }

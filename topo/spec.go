@@ -20,7 +20,7 @@ type Spec struct {
 	// Routing is "auto" (routes across routers computed) or "none".
 	Routing string `json:"routing"`
 	// Unapplied lists settings that were parsed and validated but that this
-	// version of emuctl cannot apply yet (link shaping, tcp:, mptcp:), each as
+	// version of emuctl cannot apply yet (such as link shaping), each as
 	// "file:line:col: what". emu refuses to deploy a Spec with entries here
 	// unless told to ignore them, so nothing is silently dropped.
 	Unapplied []string `json:"unapplied,omitempty"`
@@ -62,7 +62,8 @@ type Node struct {
 	// Start holds shell command lines run with /bin/sh -c inside the node
 	// after the lab is up, in the background, and stopped on down.
 	Start []string `json:"start,omitempty"`
-	// TCP and MPTCP are parsed and validated; applied by later versions.
+	// TCP and MPTCP are the node's TCP profile and MPTCP settings, applied
+	// inside its namespace by package netcfg.
 	TCP   *TCPProfile  `json:"tcp,omitempty"`
 	MPTCP *MPTCPConfig `json:"mptcp,omitempty"`
 }
@@ -138,6 +139,23 @@ type LinkParams struct {
 	Jitter time.Duration `json:"jitter,omitempty"`
 	Loss   float64       `json:"loss_pct,omitempty"` // percent, 0..100
 	Queue  *Queue        `json:"queue,omitempty"`
+	// JitterDist is the distribution of the jitter: "uniform" (delay ±
+	// jitter), "normal" (σ = jitter) or "pareto"; "" means uniform. Set
+	// only together with Jitter.
+	JitterDist string `json:"jitter_dist,omitempty"`
+	// Reorder lets jitter reorder packets; false (the default) keeps them
+	// in order. Set only together with Jitter.
+	Reorder bool `json:"reorder,omitempty"`
+	// GE is Gilbert-Elliott burst loss (netem's "loss gemodel"); never set
+	// together with Loss.
+	GE        *GilbertElliott `json:"ge,omitempty"`
+	Duplicate float64         `json:"duplicate_pct,omitempty"` // percent, 0..100
+	Corrupt   float64         `json:"corrupt_pct,omitempty"`   // percent, 0..100
+	// Backend implements the link: "auto" (netem where the kernel has it,
+	// else the userspace link engine), "kernel" (tc qdiscs only) or
+	// "userspace" (the link engine); "" means auto. The same in both
+	// directions.
+	Backend string `json:"backend,omitempty"`
 	// Per-direction overrides ("a->b", "b->a"); nil when symmetric. When
 	// set they are complete (already merged with the symmetric values and
 	// defaults); use Dir to get one direction's effective parameters.
@@ -152,7 +170,7 @@ type Queue struct {
 	BDP     float64 `json:"bdp,omitempty"` // multiple of the bandwidth-delay product
 }
 
-// TCPProfile is a node's TCP settings (applied by the TCP issue).
+// TCPProfile is a node's TCP settings (applied by package netcfg).
 type TCPProfile struct {
 	CongestionControl string `json:"congestion_control,omitempty"`
 	SACK              *bool  `json:"sack,omitempty"`
@@ -164,9 +182,38 @@ type TCPProfile struct {
 	Wmem              []int  `json:"wmem,omitempty"`
 	Recovery          *int   `json:"recovery,omitempty"`
 	EarlyRetrans      *int   `json:"early_retrans,omitempty"`
+	// Sysctls are further net.* settings written in the node after the
+	// profile's own keys (the escape hatch); node keys win over defaults.
+	Sysctls []KV `json:"sysctls,omitempty"`
+	// Routes set TCP metrics on the node's routes, as `ip route ...
+	// quickack 1 initcwnd 10 congctl bbr` would; entries apply in order,
+	// later ones overriding the fields they set.
+	Routes []TCPRoute `json:"routes,omitempty"`
+	// CongestionControlAt is "file:line:col: path" of congestion_control,
+	// for deploy-time checks against the running kernel.
+	CongestionControlAt string `json:"congestion_control_at,omitempty"`
 }
 
-// MPTCPConfig is a node's MPTCP settings (applied by the MPTCP issue).
+// TCPRoute is one tcp.routes entry: TCP metrics for the routes it selects.
+type TCPRoute struct {
+	// To is "all" (every unicast route of the node, connected subnets
+	// included), "default", or a prefix that must be one of the node's
+	// routes or connected subnets.
+	To       string `json:"to"`
+	Quickack bool   `json:"quickack,omitempty"` // RTAX_QUICKACK 1: ACK every segment
+	InitCwnd int    `json:"initcwnd,omitempty"` // segments
+	InitRwnd int    `json:"initrwnd,omitempty"` // segments
+	Congctl  string `json:"congctl,omitempty"`  // RTAX_CC_ALGO
+	// Optional is set for entries from defaults.tcp: they apply to the
+	// nodes that have a matching route and are skipped elsewhere.
+	Optional bool `json:"optional,omitempty"`
+	// At is "file:line:col: path" of the entry, for deploy-time messages.
+	At   string `json:"at,omitempty"`
+	at   loc    // of the entry
+	toAt loc    // of its to: value
+}
+
+// MPTCPConfig is a node's MPTCP settings (applied by package netcfg).
 type MPTCPConfig struct {
 	Enabled         *bool           `json:"enabled,omitempty"`
 	PathManager     string          `json:"path_manager,omitempty"` // kernel|userspace
@@ -175,6 +222,14 @@ type MPTCPConfig struct {
 	AddAddrAccepted *int            `json:"add_addr_accepted,omitempty"` // 0..8
 	Endpoints       []MPTCPEndpoint `json:"endpoints,omitempty"`
 	PolicyRouting   *bool           `json:"policy_routing,omitempty"`
+	// AutoEndpoints is `endpoints: auto`: every address on the node's
+	// interfaces after its first addressed one is announced (signal), and
+	// every node with an mptcp: block and no limits: gets limits that
+	// accept them. netcfg expands it (see netcfg.PlanMPTCP).
+	AutoEndpoints bool `json:"auto_endpoints,omitempty"`
+	// SchedulerAt is "file:line:col: path" of scheduler, for deploy-time
+	// checks against the kernel's available schedulers.
+	SchedulerAt string `json:"scheduler_at,omitempty"`
 }
 
 // MPTCPEndpoint is one mptcp_pm endpoint.

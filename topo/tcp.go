@@ -1,11 +1,30 @@
 package topo
 
 import (
+	"net/netip"
+	"sort"
+	"strings"
+
 	"go.yaml.in/yaml/v3"
 )
 
-var tcpKeys = []string{"congestion_control", "sack", "timestamps", "window_scaling", "ecn",
-	"no_metrics_save", "rmem", "wmem", "recovery", "early_retrans"}
+var (
+	tcpKeys = []string{"congestion_control", "sack", "timestamps", "window_scaling", "ecn",
+		"no_metrics_save", "rmem", "wmem", "recovery", "early_retrans", "sysctls", "routes"}
+	tcpRouteKeys = []string{"to", "quickack", "initcwnd", "initrwnd", "congctl"}
+)
+
+// profileSysctls maps the sysctls a TCP profile sets to its keys.
+var profileSysctls = map[string]string{
+	"net.ipv4.tcp_congestion_control": "congestion_control", "net.ipv4.tcp_sack": "sack",
+	"net.ipv4.tcp_timestamps": "timestamps", "net.ipv4.tcp_window_scaling": "window_scaling",
+	"net.ipv4.tcp_ecn": "ecn", "net.ipv4.tcp_no_metrics_save": "no_metrics_save",
+	"net.ipv4.tcp_rmem": "rmem", "net.ipv4.tcp_wmem": "wmem",
+	"net.ipv4.tcp_recovery": "recovery", "net.ipv4.tcp_early_retrans": "early_retrans",
+}
+
+// MaxInitWindow bounds tcp.routes initcwnd and initrwnd (segments).
+const MaxInitWindow = 1024
 
 // tcp decodes a tcp: block. Every field is checked; unknown keys are errors.
 func (d *dec) tcp(n *yaml.Node, path string) *TCPProfile {
@@ -19,6 +38,7 @@ func (d *dec) tcp(n *yaml.Node, path string) *TCPProfile {
 					d.errorf(at(e.v, p), "congestion control %q is not valid: use a kernel name such as cubic, reno or bbr (lower-case letters, digits, '_')", clip(s))
 				} else {
 					t.CongestionControl = s
+					t.CongestionControlAt = d.where(at(e.v, p))
 				}
 			}
 		case "sack":
@@ -39,9 +59,153 @@ func (d *dec) tcp(n *yaml.Node, path string) *TCPProfile {
 			t.Rmem = d.memTriple(e.v, p)
 		case "wmem":
 			t.Wmem = d.memTriple(e.v, p)
+		case "sysctls":
+			t.Sysctls = d.sysctls(e.v, p)
+			for _, kv := range t.Sysctls {
+				if own, ok := profileSysctls[kv.Key]; ok {
+					d.errorf(at(e.v, p), "%s is set by tcp.%s: use that key instead of sysctls", kv.Key, own)
+				}
+			}
+		case "routes":
+			for i, item := range d.list(e.v, p, false) {
+				if r, ok := d.tcpRoute(item, idx(p, i)); ok {
+					r.Optional = strings.HasPrefix(path, "defaults.")
+					t.Routes = append(t.Routes, r)
+				}
+			}
 		}
 	}
 	return t
+}
+
+// where renders a location as "file:line:col: path" (or "file: path" for
+// generated input) for messages given after decoding, at deploy time.
+func (d *dec) where(l loc) string {
+	if l.line == 0 {
+		return posString(d.file, l)
+	}
+	return posString(d.file, l) + ": " + l.path
+}
+
+// tcpRoute decodes one tcp.routes entry {to, quickack, initcwnd, initrwnd,
+// congctl}. Whether the node has such a route is checked once routes are
+// known (checkTCPRoutes).
+func (d *dec) tcpRoute(n *yaml.Node, path string) (TCPRoute, bool) {
+	r := TCPRoute{at: at(n, path)}
+	r.At = d.where(r.at)
+	before := len(d.errs)
+	set := false
+	for _, f := range d.fields(n, path, tcpRouteKeys) {
+		p := joinPath(path, f.key)
+		switch f.key {
+		case "to":
+			r.toAt = at(f.v, p)
+			s, ok := d.str(f.v, p, "all, default or a prefix such as 10.0.1.0/24")
+			if !ok {
+				continue
+			}
+			if s == "all" || s == "default" {
+				r.To = s
+				continue
+			}
+			pfx, err := netip.ParsePrefix(s)
+			switch {
+			case err != nil:
+				d.errorf(at(f.v, p), "%q is not all, default or a prefix such as 10.0.1.0/24", clip(s))
+			case pfx != pfx.Masked():
+				d.errorf(at(f.v, p), "%s has host bits set: did you mean %s?", pfx, pfx.Masked())
+			default:
+				r.To = pfx.String()
+			}
+		case "quickack":
+			if b, ok := d.boolean(f.v, p); ok {
+				r.Quickack, set = b, set || b
+			}
+		case "initcwnd", "initrwnd":
+			if v, ok := d.integer(f.v, p, 1, MaxInitWindow); ok {
+				if f.key == "initcwnd" {
+					r.InitCwnd = int(v)
+				} else {
+					r.InitRwnd = int(v)
+				}
+				set = true
+			}
+		case "congctl":
+			if s, ok := d.str(f.v, p, "a congestion control name such as cubic or bbr"); ok {
+				if !validAlgName(s) {
+					d.errorf(at(f.v, p), "congestion control %q is not valid: use a kernel name such as cubic, reno or bbr (lower-case letters, digits, '_')", clip(s))
+				} else {
+					r.Congctl, set = s, true
+				}
+			}
+		}
+	}
+	if len(d.errs) > before {
+		return r, false
+	}
+	if r.To == "" {
+		d.errorf(r.at, "a tcp route needs to: (all, default or a prefix such as 10.0.1.0/24)")
+		return r, false
+	}
+	if !set {
+		d.errorf(r.at, "sets nothing: give quickack: true, initcwnd, initrwnd or congctl")
+		return r, false
+	}
+	return r, true
+}
+
+// checkTCPRoutes verifies that each tcp.routes entry of the node (other
+// than those from defaults) selects a route it has: an explicit or computed
+// route, or a connected subnet.
+func checkTCPRoutes(d *diag, nd *Node) {
+	if nd.TCP == nil {
+		return
+	}
+	have := map[string]bool{}
+	var list []string
+	add := func(p netip.Prefix) {
+		s := p.String()
+		if p.Bits() == 0 {
+			s = "default"
+		}
+		if !have[s] {
+			have[s] = true
+			list = append(list, s)
+		}
+	}
+	for _, r := range nd.Routes {
+		add(r.Dst)
+	}
+	for _, ifc := range nd.Interfaces {
+		for _, a := range ifc.Addrs {
+			add(a.Masked())
+		}
+	}
+	sort.Strings(list)
+	// After other errors the computed routes are missing (resolution does
+	// not route a topology with errors), so only connected subnets can be
+	// judged; the rest is checked once the file is otherwise valid. Whether
+	// errors came before this per-node pass is noted once, on the first
+	// node, under a key no message can have.
+	const key = "\x00tcp.routes: errors before the per-node checks"
+	if d.seen == nil {
+		d.seen = map[string]bool{}
+	}
+	partial, noted := d.seen[key]
+	if !noted {
+		partial = d.failed()
+		d.seen[key] = partial
+	}
+	for _, r := range nd.TCP.Routes {
+		if r.Optional || r.To == "all" || have[r.To] || partial {
+			continue
+		}
+		what := "route to " + r.To
+		if r.To == "default" {
+			what = "default route"
+		}
+		d.errorf(r.toAt, "%s has no %s %s", nd.Name, what, choicesOrNone("its routes and connected subnets", r.To, list))
+	}
 }
 
 func validAlgName(s string) bool {
@@ -119,7 +283,32 @@ func mergeTCP(def, t *TCPProfile) *TCPProfile {
 		if src.Wmem != nil {
 			out.Wmem = append([]int(nil), src.Wmem...)
 		}
+		if src.CongestionControlAt != "" {
+			out.CongestionControlAt = src.CongestionControlAt
+		}
+		out.Sysctls = mergeKV(out.Sysctls, src.Sysctls)
+		out.Routes = append(out.Routes, src.Routes...)
 	}
+	return out
+}
+
+// mergeKV returns base overlaid with over, by key, sorted by key.
+func mergeKV(base, over []KV) []KV {
+	if len(over) == 0 {
+		return base
+	}
+	m := map[string]string{}
+	for _, kv := range base {
+		m[kv.Key] = kv.Value
+	}
+	for _, kv := range over {
+		m[kv.Key] = kv.Value
+	}
+	out := make([]KV, 0, len(m))
+	for k, v := range m {
+		out = append(out, KV{Key: k, Value: v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
 }
 

@@ -20,27 +20,9 @@ func unapplied(doc *rawDoc, spec *Spec, rawOf []*rawLink) []string {
 		}
 		items = append(items, item{l, fmt.Sprintf("%s: %s (parsed; applying it needs %s support, not in this version)", posString(spec.Source, l), what, needs)})
 	}
-	for i, l := range spec.Links {
-		if l.Params == nil {
-			continue
-		}
-		where := rawOf[i].paramsLoc
-		if where.line == 0 {
-			where = rawOf[i].loc
-		}
-		add(where, fmt.Sprintf("links[%d] %s -- %s: link parameters %s", i, l.A, l.B, l.Params), "link shaping")
-	}
-	if doc.defTCP != nil {
-		add(doc.defTCPLoc, "defaults.tcp: TCP profile", "TCP profiles")
-	}
-	for _, n := range doc.nodes {
-		if n.tcp != nil {
-			add(n.tcpLoc, "nodes."+n.name+".tcp: TCP profile", "TCP profiles")
-		}
-		if n.mptcp != nil {
-			add(n.mptcpLoc, "nodes."+n.name+".mptcp: MPTCP settings", "MPTCP")
-		}
-	}
+	// Link parameters are applied by package tc (emu's shaping phase).
+	_ = add
+	// tcp: and mptcp: are applied by package netcfg (emu's netcfg phase).
 	sort.SliceStable(items, func(i, j int) bool {
 		if items[i].l.line != items[j].l.line {
 			return items[i].l.line < items[j].l.line

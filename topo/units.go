@@ -206,3 +206,50 @@ func splitNumber(s string) (num, unit string, ok bool) {
 	}
 	return s[:i], strings.TrimSpace(s[i:]), true
 }
+
+// Gilbert-Elliott defaults, as in netem's "loss gemodel p r": a packet in
+// the bad state is always lost, one in the good state never.
+const (
+	DefaultGEBadLoss  = 100.0
+	DefaultGEGoodLoss = 0.0
+)
+
+// ParseGilbertElliott parses Gilbert-Elliott burst loss in --link syntax:
+// "p/r[/bad_loss[/good_loss]]", each a percentage ("1%/25%",
+// "1%/25%/90%/0.1%"), in the order of netem's "loss gemodel p r 1-h 1-k".
+// bad_loss defaults to 100%, good_loss to 0%; r must be above 0.
+func ParseGilbertElliott(s string) (*GilbertElliott, error) {
+	parts := strings.Split(s, "/")
+	if len(parts) < 2 || len(parts) > 4 {
+		return nil, fmt.Errorf("ge %q is not p/r[/bad_loss[/good_loss]] in percent (e.g. 1%%/25%% or 1%%/25%%/100%%/0%%, netem's gemodel p r 1-h 1-k)", clip(s))
+	}
+	g := GilbertElliott{BadLoss: DefaultGEBadLoss, GoodLoss: DefaultGEGoodLoss}
+	fields := []*float64{&g.P, &g.R, &g.BadLoss, &g.GoodLoss}
+	var msgs []string
+	for i, part := range parts {
+		v, err := ParsePercent(part)
+		if err != nil {
+			msgs = append(msgs, geNames[i]+": "+err.Error())
+			continue
+		}
+		*fields[i] = v
+	}
+	if len(msgs) > 0 {
+		return nil, fmt.Errorf("ge %q: %s", clip(s), strings.Join(msgs, "; "))
+	}
+	if msg := g.check(); msg != "" {
+		return nil, fmt.Errorf("ge %q: %s", clip(s), msg)
+	}
+	return &g, nil
+}
+
+// geNames are the ge keys in positional (netem) order.
+var geNames = []string{"p", "r", "bad_loss", "good_loss"}
+
+// check returns what is wrong with a complete model, or "".
+func (g *GilbertElliott) check() string {
+	if g.R == 0 {
+		return "r 0% never leaves the bad state (a dead link once it is entered): use r > 0, or loss: 100% for a link that drops everything"
+	}
+	return ""
+}

@@ -101,7 +101,7 @@ func (h *Hwsim) NewRadio(cfg RadioConfig) (int, error) {
 }
 
 // DelRadio deletes the radio whose wiphy is called name. It must be in the
-// namespace this socket was dialled in (ENOENT otherwise).
+// namespace this socket was dialled in (ENODEV otherwise).
 func (h *Hwsim) DelRadio(name string) error {
 	ae := netlink.NewAttributeEncoder()
 	ae.String(hwsimAttrRadioName, name)

@@ -55,6 +55,7 @@ func newUpCmd() *cobra.Command {
 		sf             specFlags
 		allowUnapplied bool
 		allowExternal  bool
+		extendCC       bool
 		workers        int
 	)
 	cmd := &cobra.Command{
@@ -62,7 +63,7 @@ func newUpCmd() *cobra.Command {
 		Short: "Build a lab; returns when every link is up",
 		Example: `  sudo emuctl up topologies/linear3.yaml
   sudo emuctl up --topo linear,200 --name big
-  sudo emuctl up --topo tree,2,2 --link rate=10mbit,delay=5ms --allow-unapplied`,
+  sudo emuctl up --topo tree,2,2 --link rate=10mbit,delay=5ms,queue=100`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec, err := sf.load(args)
@@ -72,7 +73,7 @@ func newUpCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			t0 := time.Now()
-			st, err := emu.Deploy(ctx, spec, emu.Options{AllowUnapplied: allowUnapplied, AllowExternal: allowExternal, Workers: workers, Log: logger()})
+			st, err := emu.Deploy(ctx, spec, emu.Options{AllowUnapplied: allowUnapplied, AllowExternal: allowExternal, ExtendAllowedCC: extendCC, Workers: workers, Log: logger()})
 			if err != nil {
 				return err
 			}
@@ -86,6 +87,8 @@ func newUpCmd() *cobra.Command {
 	sf.add(cmd)
 	cmd.Flags().BoolVar(&allowUnapplied, "allow-unapplied", false, "deploy even when the file has settings this version cannot apply yet (they are listed)")
 	cmd.Flags().BoolVar(&allowExternal, "allow-external", false, "allow taking real host interfaces (external:) into the lab")
+	cmd.Flags().BoolVar(&extendCC, "extend-allowed-cc", false,
+		"let nodes default to congestion controls outside the host's net.ipv4.tcp_allowed_congestion_control by adding them to it while the lab is up (a host-wide change, undone by down)")
 	cmd.Flags().IntVar(&workers, "workers", 0, "parallel netlink workers (default 2 x CPUs)")
 	return cmd
 }

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/topo"
+	"github.com/spf13/cobra"
+)
+
+func init() { extraCommands = append(extraCommands, newLinkCmd) }
+
+func newLinkCmd() *cobra.Command {
+	var lab string
+	cmd := &cobra.Command{
+		Use:   "link",
+		Short: "Show and change links of a running lab: show, set, up, down",
+	}
+	cmd.PersistentFlags().StringVarP(&lab, "lab", "l", "", "lab name (default: the only running lab)")
+	cmd.AddCommand(newLinkShowCmd(&lab), newLinkSetCmd(&lab), newLinkUpDownCmd(&lab, true), newLinkUpDownCmd(&lab, false))
+	return cmd
+}
+
+func newLinkShowCmd(lab *string) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show",
+		Short: "Every link: backend, parameters in force per direction, state, engine counters or qdiscs",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := resolveLab(*lab)
+			if err != nil {
+				return err
+			}
+			links, err := emu.ShowLinks(st.Lab)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(os.Stdout).Encode(links)
+			}
+			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "LINK\tA\tB\tSTATE\tBACKEND\tA->B\tB->A\tENGINE (a->b / b->a: out, loss drops, queue drops)")
+			for _, l := range links {
+				eng := ""
+				if s := l.Stats; s != nil {
+					eng = fmt.Sprintf("%d,%d,%d / %d,%d,%d", s.AToB.OutPackets, s.AToB.LossDrops, s.AToB.QueueDrops,
+						s.BToA.OutPackets, s.BToA.LossDrops, s.BToA.QueueDrops)
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\n", l.Index, l.A, l.B, l.StateA, l.StateB, l.Backend,
+					dirOrDash(l.AtoB), dirOrDash(l.BtoA), eng)
+			}
+			tw.Flush()
+			for _, l := range links {
+				if l.Warning != "" {
+					fmt.Printf("warning: link %d: %s\n", l.Index, l.Warning)
+				}
+				for _, q := range l.Qdiscs {
+					fmt.Printf("link %d %s\n", l.Index, q)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func dirOrDash(d tc.Dir) string {
+	if d.IsZero() && d.QueuePackets == 0 && d.QueueBytes == 0 {
+		return "-"
+	}
+	return d.String()
+}
+
+func newLinkSetCmd(lab *string) *cobra.Command {
+	var (
+		dir                              string
+		rate, delay, jitter, loss, queue string
+		dup, corrupt                     string
+	)
+	cmd := &cobra.Command{
+		Use:   "set <link> [--dir a->b|b->a] [--rate R] [--delay D] [--jitter J] [--loss P] [--queue Q]",
+		Short: "Change a link's shaping while the lab runs (only the given keys change)",
+		Long: `<link> is an index (see 'emuctl link show'), one end (h1:h1-eth0) or the two
+nodes (h1-s1). Values use the topology syntax: --rate 10mbit --delay 5ms
+--loss 1% --queue 100 (packets) or 150kB. --dir limits the change to one
+direction (a is the link's first endpoint).`,
+		Example: `  sudo emuctl link set h1-s1 --rate 5mbit --delay 20ms
+  sudo emuctl link set 0 --dir b->a --loss 2%`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := resolveLab(*lab)
+			if err != nil {
+				return err
+			}
+			i, err := emu.FindLink(st.Spec, args[0])
+			if err != nil {
+				return err
+			}
+			var sets []func(*tc.Dir)
+			var errs []error
+			if rate != "" {
+				v, err := topo.ParseRate(rate)
+				errs = append(errs, err)
+				sets = append(sets, func(d *tc.Dir) { d.Rate = v })
+			}
+			for _, f := range []struct {
+				s   string
+				set func(*tc.Dir, time.Duration)
+			}{{delay, func(d *tc.Dir, v time.Duration) { d.Delay = v }}, {jitter, func(d *tc.Dir, v time.Duration) { d.Jitter = v }}} {
+				if f.s == "" {
+					continue
+				}
+				v, err := topo.ParseDuration(f.s)
+				errs = append(errs, err)
+				set := f.set
+				sets = append(sets, func(d *tc.Dir) { set(d, v) })
+			}
+			for _, f := range []struct {
+				s   string
+				set func(*tc.Dir, float64)
+			}{{loss, func(d *tc.Dir, v float64) { d.Loss = v; d.GE = nil }}, {dup, func(d *tc.Dir, v float64) { d.Duplicate = v }},
+				{corrupt, func(d *tc.Dir, v float64) { d.Corrupt = v }}} {
+				if f.s == "" {
+					continue
+				}
+				v, err := topo.ParsePercent(f.s)
+				errs = append(errs, err)
+				set := f.set
+				sets = append(sets, func(d *tc.Dir) { set(d, v) })
+			}
+			if queue != "" {
+				q, err := topo.ParseQueue(queue)
+				errs = append(errs, err)
+				if err == nil && q.BDP > 0 {
+					errs = append(errs, errors.New("--queue: give packets or bytes at run time, not a BDP multiple"))
+				}
+				sets = append(sets, func(d *tc.Dir) { d.QueuePackets, d.QueueBytes = q.Packets, q.Bytes })
+			}
+			if err := errors.Join(errs...); err != nil {
+				return err
+			}
+			if len(sets) == 0 {
+				return errors.New("nothing to change: give at least one of --rate, --delay, --jitter, --loss, --duplicate, --corrupt, --queue")
+			}
+			ls, err := emu.SetLink(st.Lab, i, dir, func(d *tc.Dir) {
+				for _, s := range sets {
+					s(d)
+				}
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Printf("link %d (%s, %s): a->b %s; b->a %s\n", i, ls.Name, ls.Backend, dirOrDash(ls.AtoB), dirOrDash(ls.BtoA))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dir, "dir", "", "a->b, b->a, or both (default)")
+	f.StringVar(&rate, "rate", "", "rate, e.g. 10mbit")
+	f.StringVar(&delay, "delay", "", "one-way delay, e.g. 5ms")
+	f.StringVar(&jitter, "jitter", "", "jitter, e.g. 1ms")
+	f.StringVar(&loss, "loss", "", "loss, e.g. 1%")
+	f.StringVar(&dup, "duplicate", "", "duplication, e.g. 0.1%")
+	f.StringVar(&corrupt, "corrupt", "", "corruption, e.g. 0.1%")
+	f.StringVar(&queue, "queue", "", "queue limit: packets (100) or bytes (150kB)")
+	return cmd
+}
+
+func newLinkUpDownCmd(lab *string, up bool) *cobra.Command {
+	use, short := "down <link>", "Take a link down (both node-side ends), like pulling the cable"
+	if up {
+		use, short = "up <link>", "Bring a link back up"
+	}
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := resolveLab(*lab)
+			if err != nil {
+				return err
+			}
+			i, err := emu.FindLink(st.Spec, args[0])
+			if err != nil {
+				return err
+			}
+			if err := emu.SetLinkState(st.Lab, i, up); err != nil {
+				return err
+			}
+			fmt.Printf("link %d %s\n", i, strings.Fields(use)[0])
+			return nil
+		},
+	}
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/tc"
+	"github.com/spf13/cobra"
+)
+
+func init() { extraCommands = append(extraCommands, newVerifyCmd) }
+
+func newVerifyCmd() *cobra.Command {
+	var (
+		lab    string
+		asJSON bool
+		opt    emu.VerifyOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "verify [lab]",
+		Short: "Measure every shaped link (one-way delay, rate, loss) against its configuration",
+		Long: `verify sends raw Ethernet probe frames on one end of each shaped link and
+captures them on the other end, in both directions: 50 small frames for the
+one-way delay (exact: every node shares one clock), a burst of back-to-back
+full frames for the rate (arrival rate in wire bytes), and small frames paced
+at half the rate for the loss. The probes cross only the link under test.
+Exit status 1 when a direction deviates by more than the tolerance (rate,
+delay) or 3 sigma (loss).`,
+		Example: `  sudo emuctl verify
+  sudo emuctl verify demo --all --json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				lab = args[0]
+			}
+			st, err := resolveLab(lab)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			res, err := emu.Verify(ctx, st.Lab, opt)
+			if err != nil {
+				return err
+			}
+			bad := 0
+			for _, r := range res {
+				if !r.OK() {
+					bad++
+				}
+			}
+			if asJSON {
+				json.NewEncoder(os.Stdout).Encode(res)
+			} else {
+				if len(res) == 0 {
+					fmt.Println("no shaped links (use --all to check every link's delay floor)")
+				}
+				tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "LINK\tDIR\tBACKEND\tDELAY want\tmin\tmean\tjitter\tRATE want\tgot\terr\tLOSS want\tgot\tRESULT")
+				for _, r := range res {
+					rateErr := "-"
+					if r.WantRate > 0 {
+						rateErr = fmt.Sprintf("%+.1f%%", 100*(float64(r.Rate)-float64(r.WantRate))/float64(r.WantRate))
+					}
+					verdict := "ok"
+					if !r.OK() {
+						verdict = "FAIL: " + strings.Join(r.Problems, "; ")
+					}
+					fmt.Fprintf(tw, "%d %s\t%s\t%s\t%v\t%v\t%v\t%v\t%s\t%s\t%s\t%.2f%%\t%.2f%%\t%s\n", r.Link, r.Name, r.Dir, r.Backend,
+						r.WantDelay, r.MinDelay.Round(10e3), r.MeanDelay.Round(10e3), r.Jitter.Round(10e3),
+						rateOrDash(r.WantRate), rateOrDash(r.Rate), rateErr, r.WantLoss, r.Loss, verdict)
+				}
+				tw.Flush()
+			}
+			if bad > 0 {
+				fmt.Fprintf(os.Stderr, "%d of %d link directions deviate from their configuration\n", bad, len(res))
+				return exitError{1}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&lab, "lab", "l", "", "lab name (default: the only running lab)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&opt.All, "all", false, "also check unshaped links")
+	cmd.Flags().IntVar(&opt.LossProbes, "loss-probes", 3000, "loss probes per direction")
+	cmd.Flags().DurationVar(&opt.RateDuration, "rate-time", 0, "length of the rate burst (default 1s)")
+	cmd.Flags().Float64Var(&opt.Tolerance, "tolerance", 0.05, "relative tolerance for rate and delay")
+	return cmd
+}
+
+func rateOrDash(r uint64) string {
+	if r == 0 {
+		return "-"
+	}
+	return tc.FormatRate(r)
+}

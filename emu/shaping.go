@@ -1,0 +1,283 @@
+package emu
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/topo"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// Link backends, as recorded in State.Links and shown by inspect.
+const (
+	BackendNetem  = "netem"         // kernel netem (+ its rate and queue) on each end's egress
+	BackendShaper = "kernel-shaper" // kernel TBF/HTB only: rate and queue, no delay or loss
+	BackendEngine = "userspace"     // the userspace link engine in the link's own namespace
+)
+
+// Interface names of the two engine ends inside a link namespace.
+const (
+	engineIfA = "ea" // towards the link's A end
+	engineIfB = "eb" // towards the link's B end
+)
+
+// LinkState is what was made of one shaped link.
+type LinkState struct {
+	Index   int    `json:"index"`
+	Name    string `json:"name"` // "a <-> b"
+	Backend string `json:"backend"`
+	// Netns is the link's own namespace (userspace engine only).
+	Netns string `json:"netns,omitempty"`
+	AtoB  tc.Dir `json:"a_to_b"`
+	BtoA  tc.Dir `json:"b_to_a"`
+	// Warning says what a pinned layout distorts, when it does.
+	Warning string `json:"warning,omitempty"`
+}
+
+// linkNetns is the namespace of a userspace link: "<lab>._l<index>". Node
+// names start with a letter, so it never collides with a node.
+func linkNetns(lab string, i int) string { return fmt.Sprintf("%s._l%d", lab, i) }
+
+// frameBytes is the wire size of a full-MTU Ethernet frame.
+func frameBytes(mtu int) int { return mtu + 14 }
+
+// toDir turns one direction of a link's parameters into the shaping
+// parameters tc applies. A queue given as a multiple of the BDP uses the
+// link's rate in that direction and its round-trip delay (both directions'
+// delays), counted in full-MTU frames, at least 2.
+func toDir(p topo.LinkParams, rtt time.Duration, mtu int) tc.Dir {
+	d := tc.Dir{Rate: p.Rate, Delay: p.Delay, Jitter: p.Jitter, JitterDist: p.JitterDist, Reorder: p.Reorder,
+		Loss: p.Loss, Duplicate: p.Duplicate, Corrupt: p.Corrupt}
+	if p.GE != nil {
+		d.GE = &tc.GilbertElliott{P: p.GE.P, R: p.GE.R, OneMinusH: p.GE.BadLoss, OneMinusK: p.GE.GoodLoss}
+	}
+	if q := p.Queue; q != nil {
+		switch {
+		case q.Packets > 0:
+			d.QueuePackets = q.Packets
+		case q.Bytes > 0:
+			d.QueueBytes = q.Bytes
+		case q.BDP > 0:
+			bdp := float64(p.Rate) / 8 * rtt.Seconds() * q.BDP
+			d.QueuePackets = max(2, int(math.Ceil(bdp/float64(frameBytes(mtu)))))
+		}
+	}
+	return d
+}
+
+// planLinks decides the backend of every shaped link and checks the
+// parameters, before anything is created.
+func planLinks(spec *topo.Spec, caps tc.Caps) ([]LinkState, []string) {
+	var out []LinkState
+	var errs []string
+	for i, l := range spec.Links {
+		if l.Params == nil {
+			continue
+		}
+		pa, pb := l.Params.Dir(true), l.Params.Dir(false)
+		mtu := 1500
+		if ifc := findIface(spec.Node(l.A.Node), l.A.Iface); ifc != nil && ifc.MTU > 0 {
+			mtu = ifc.MTU
+		}
+		rtt := pa.Delay + pb.Delay
+		ls := LinkState{Index: i, Name: l.A.String() + " <-> " + l.B.String(), AtoB: toDir(pa, rtt, mtu), BtoA: toDir(pb, rtt, mtu)}
+		if ls.AtoB.IsZero() && ls.BtoA.IsZero() {
+			continue
+		}
+		where := l.Pos
+		if where == "" {
+			where = "link " + ls.Name
+		}
+		for _, e := range []struct {
+			dir string
+			d   tc.Dir
+		}{{"a->b", ls.AtoB}, {"b->a", ls.BtoA}} {
+			if err := e.d.Validate(); err != nil {
+				errs = append(errs, fmt.Sprintf("%s: %s: %v", where, e.dir, err))
+			}
+		}
+		backend := l.Params.Backend
+		onlyRate := func(d tc.Dir) bool {
+			return d.Delay == 0 && d.Jitter == 0 && d.Loss == 0 && d.GE == nil && d.Duplicate == 0 && d.Corrupt == 0
+		}
+		switch backend {
+		case "", "auto":
+			if caps.Netem {
+				ls.Backend = BackendNetem
+			} else {
+				ls.Backend = BackendEngine
+			}
+		case "userspace":
+			ls.Backend = BackendEngine
+		case "kernel":
+			switch {
+			case caps.Netem:
+				ls.Backend = BackendNetem
+			case onlyRate(ls.AtoB) && onlyRate(ls.BtoA) && caps.TBF:
+				ls.Backend = BackendShaper
+				ls.Warning = "kernel-only layout without netem: TBF on each end's egress; on paths without an IP hop TCP Small Queues keep its queue about two packets deep, so queueing delay and bufferbloat will not show (use backend: userspace or auto for a faithful queue)"
+			default:
+				errs = append(errs, fmt.Sprintf("%s: backend: kernel needs sch_netem for delay, jitter, loss, duplicate or corrupt, and this kernel has none (%s); use backend: userspace or auto", where, caps.Reasons["netem"]))
+			}
+		default:
+			errs = append(errs, fmt.Sprintf("%s: unknown backend %q (valid: auto, kernel, userspace)", where, backend))
+		}
+		if ls.Backend == BackendEngine {
+			ls.Netns = linkNetns(spec.Name, i)
+		}
+		out = append(out, ls)
+	}
+	return out, errs
+}
+
+// applyKernelShaping installs the qdisc plans of netem and shaper links on
+// the egress of both ends, with GSO limits so packet counts mean full
+// frames.
+func (d *deployer) applyKernelShaping(ls LinkState) error {
+	l := d.spec.Links[ls.Index]
+	for _, end := range []struct {
+		ep  topo.Endpoint
+		dir tc.Dir
+	}{{l.A, ls.AtoB}, {l.B, ls.BtoA}} {
+		n := d.nodes[end.ep.Node]
+		link, err := n.h.LinkByName(end.ep.Iface)
+		if err != nil {
+			return fmt.Errorf("%s: %w", end.ep, err)
+		}
+		if err := tc.SetGSOLimits(n.h, link); err != nil {
+			return fmt.Errorf("%s: GSO limits: %w", end.ep, err)
+		}
+		if end.dir.IsZero() && end.dir.QueuePackets == 0 && end.dir.QueueBytes == 0 {
+			continue
+		}
+		var plan *tc.KernelPlan
+		if ls.Backend == BackendShaper {
+			plan, err = tc.PlanShaper(end.dir, link.Attrs().MTU)
+		} else {
+			plan, err = tc.PlanKernel(end.dir, link.Attrs().MTU)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", end.ep, err)
+		}
+		if err := tc.ApplyKernel(n.ns, link, plan); err != nil {
+			return fmt.Errorf("%s: %w", end.ep, err)
+		}
+		d.log.Debug("qdiscs applied", "iface", end.ep.String(), "backend", ls.Backend)
+	}
+	return nil
+}
+
+// shaping applies kernel layouts and starts the supervisor that runs the
+// userspace engines.
+func (d *deployer) shaping(ctx context.Context) error {
+	engines := 0
+	for _, ls := range d.st.Links {
+		switch ls.Backend {
+		case BackendNetem, BackendShaper:
+			if err := d.applyKernelShaping(ls); err != nil {
+				return fmt.Errorf("link %d (%s): %w", ls.Index, ls.Name, err)
+			}
+		case BackendEngine:
+			engines++
+		}
+	}
+	if engines == 0 {
+		return nil
+	}
+	if err := d.save(); err != nil {
+		return err
+	}
+	p, err := startSupervisor(ctx, d.spec.Name)
+	if err != nil {
+		return err
+	}
+	d.stMu.Lock()
+	d.st.Procs = append(d.st.Procs, *p)
+	d.stMu.Unlock()
+	d.log.Debug("supervisor started", "pid", p.PID, "engines", engines)
+	return nil
+}
+
+// createEngineLink builds A <-veth-> [ea  engine  eb] <-veth-> B for a
+// userspace link: the node ends keep their names, MACs and addresses; the
+// engine ends live in the link's namespace.
+func (d *deployer) createEngineLink(l topo.Link, li int, ls LinkState) error {
+	ln := d.linkNodes[li]
+	if ln == nil {
+		return fmt.Errorf("link namespace %s missing", ls.Netns)
+	}
+	for k, end := range []struct {
+		ep  topo.Endpoint
+		eif string
+	}{{l.A, engineIfA}, {l.B, engineIfB}} {
+		n := d.nodes[end.ep.Node]
+		ifc := findIface(n.spec, end.ep.Iface)
+		la := netlink.NewLinkAttrs()
+		la.Name = ifc.Name
+		la.Alias = d.marker
+		la.HardwareAddr = parseMAC(ifc.MAC)
+		la.Index = 2*vethIndexBase + 2*li + k
+		if ifc.MTU > 0 {
+			la.MTU = ifc.MTU
+		}
+		if n.bridge != 0 {
+			la.MasterIndex = n.bridge
+		}
+		v := netlink.NewVeth(la)
+		v.PeerName = end.eif
+		v.PeerNamespace = netlink.NsFd(int(ln.ns))
+		if ifc.MTU > 0 {
+			v.PeerMTU = uint32(ifc.MTU)
+		}
+		if err := n.h.LinkAdd(v); err != nil {
+			return fmt.Errorf("create veth %s: %w", end.ep, err)
+		}
+		if err := d.finishEnd(n, ifc, true); err != nil {
+			return err
+		}
+		el, err := ln.h.LinkByName(end.eif)
+		if err != nil {
+			return err
+		}
+		if err := ln.h.LinkSetAlias(el, d.marker); err != nil {
+			return err
+		}
+		if err := ln.h.LinkSetUp(el); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// linkStateFor returns the recorded shaping of link i, if any.
+func (d *deployer) linkStateFor(i int) (LinkState, bool) {
+	for _, ls := range d.st.Links {
+		if ls.Index == i {
+			return ls, true
+		}
+	}
+	return LinkState{}, false
+}
+
+// openNodeNS opens a lab namespace by name.
+func openNodeNS(name string) (netns.NsHandle, *netlink.Handle, error) {
+	h, err := netns.GetFromPath(filepath.Join(NetnsDir, name))
+	if err != nil {
+		return -1, nil, err
+	}
+	nh, err := netlink.NewHandleAt(h, unix.NETLINK_ROUTE)
+	if err != nil {
+		h.Close()
+		return -1, nil, err
+	}
+	return h, nh, nil
+}
+
+var _ = strings.TrimSpace

@@ -1,0 +1,243 @@
+package emu
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/topo"
+	"github.com/vishvananda/netns"
+)
+
+// The supervisor is the one long-lived process of a lab: emuctl re-executed
+// as a hidden subcommand, detached, recorded in the lab's state, stopped by
+// down. It owns the userspace link engines (goroutines, not processes, so
+// hundreds of links are one process) and answers runtime changes on a unix
+// socket in the state dir.
+const superArg = "__emuctl_supervise"
+
+func supervisorSock(lab string) string { return filepath.Join(stateDir(lab), "supervisor.sock") }
+
+// startSupervisor starts the lab's supervisor and returns once every engine
+// is running (or with the supervisor's error).
+func startSupervisor(ctx context.Context, lab string) (*Proc, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(stateDir(lab), "supervisor.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	cmd := exec.Command(self, superArg, lab)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("start supervisor: %w", err)
+	}
+	w.Close()
+	st, _ := procStart(cmd.Process.Pid)
+	p := &Proc{Node: "", PID: cmd.Process.Pid, Start: st, Command: "supervisor", Log: logPath}
+	go cmd.Wait() // reap it if it dies while we are still here
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(r).ReadString('\n')
+		line <- s
+	}()
+	select {
+	case s := <-line:
+		if s == "READY\n" {
+			return p, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+		tail, _ := os.ReadFile(logPath)
+		stopPIDs(map[int]uint64{p.PID: p.Start}, time.Second)
+		return nil, fmt.Errorf("supervisor failed: %s%s", s, lastLines(string(tail), 10))
+	case <-time.After(20 * time.Second):
+		stopPIDs(map[int]uint64{p.PID: p.Start}, time.Second)
+		return nil, errors.New("supervisor did not become ready in 20s")
+	case <-ctx.Done():
+		stopPIDs(map[int]uint64{p.PID: p.Start}, time.Second)
+		return nil, ctx.Err()
+	}
+}
+
+// runSupervisor is the supervisor process's main: start one engine per
+// userspace link, say READY on fd 3, serve the control socket, and stop
+// everything on SIGTERM.
+func runSupervisor(lab string) error {
+	ready := os.NewFile(3, "ready")
+	fail := func(err error) error {
+		if ready != nil {
+			fmt.Fprintf(ready, "%v\n", err)
+		}
+		return err
+	}
+	st, err := ReadState(lab)
+	if err != nil {
+		return fail(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer stop()
+	sup := &supervisor{lab: lab, engines: map[int]*tc.Engine{}}
+	errc := make(chan error, len(st.Links)+1)
+	var wg sync.WaitGroup
+	for _, ls := range st.Links {
+		if ls.Backend != BackendEngine {
+			continue
+		}
+		h, err := netns.GetFromPath(filepath.Join(NetnsDir, ls.Netns))
+		if err != nil {
+			return fail(fmt.Errorf("link %d: %w", ls.Index, err))
+		}
+		e, err := tc.NewEngine(h, engineIfA, engineIfB, ls.AtoB, ls.BtoA, uint64(ls.Index)+1)
+		h.Close()
+		if err != nil {
+			return fail(fmt.Errorf("link %d (%s): %w", ls.Index, ls.Name, err))
+		}
+		sup.engines[ls.Index] = e
+		wg.Add(1)
+		go func(idx int) {
+			defer wg.Done()
+			if err := e.Run(ctx); err != nil {
+				errc <- fmt.Errorf("link %d: %w", idx, err)
+			}
+		}(ls.Index)
+	}
+	os.Remove(supervisorSock(lab))
+	l, err := net.Listen("unix", supervisorSock(lab))
+	if err != nil {
+		return fail(err)
+	}
+	defer l.Close()
+	go sup.serve(l)
+	fmt.Fprintf(ready, "READY\n")
+	ready.Close()
+	ready = nil
+	fmt.Printf("%s supervisor of lab %s: %d engines running\n", time.Now().Format(time.RFC3339), lab, len(sup.engines))
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+		fmt.Printf("%s engine failed: %v\n", time.Now().Format(time.RFC3339), err)
+	}
+	stop()
+	l.Close()
+	for _, e := range sup.engines {
+		e.Close()
+	}
+	wg.Wait()
+	return err
+}
+
+type supervisor struct {
+	lab     string
+	mu      sync.Mutex
+	engines map[int]*tc.Engine
+}
+
+// ctlRequest is one request on the supervisor's control socket.
+type ctlRequest struct {
+	Op   string  `json:"op"` // "update" | "stats"
+	Link int     `json:"link"`
+	AtoB *tc.Dir `json:"a_to_b,omitempty"`
+	BtoA *tc.Dir `json:"b_to_a,omitempty"`
+}
+
+type ctlResponse struct {
+	Error string            `json:"error,omitempty"`
+	Stats map[int]tc.Stats  `json:"stats,omitempty"`
+	Dirs  map[int][2]tc.Dir `json:"dirs,omitempty"`
+}
+
+func (s *supervisor) serve(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			var req ctlRequest
+			if err := json.NewDecoder(c).Decode(&req); err != nil {
+				json.NewEncoder(c).Encode(ctlResponse{Error: err.Error()})
+				return
+			}
+			json.NewEncoder(c).Encode(s.handle(req))
+		}()
+	}
+}
+
+func (s *supervisor) handle(req ctlRequest) ctlResponse {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch req.Op {
+	case "stats":
+		out := ctlResponse{Stats: map[int]tc.Stats{}, Dirs: map[int][2]tc.Dir{}}
+		for i, e := range s.engines {
+			out.Stats[i] = e.Stats()
+			a, b := e.Config()
+			out.Dirs[i] = [2]tc.Dir{a, b}
+		}
+		return out
+	case "update":
+		e := s.engines[req.Link]
+		if e == nil {
+			return ctlResponse{Error: fmt.Sprintf("link %d has no userspace engine", req.Link)}
+		}
+		a, b := e.Config()
+		if req.AtoB != nil {
+			a = *req.AtoB
+		}
+		if req.BtoA != nil {
+			b = *req.BtoA
+		}
+		if err := e.Update(a, b); err != nil {
+			return ctlResponse{Error: err.Error()}
+		}
+		return ctlResponse{}
+	}
+	return ctlResponse{Error: "unknown op " + req.Op}
+}
+
+// supervisorCall sends one request to a lab's supervisor.
+func supervisorCall(lab string, req ctlRequest) (*ctlResponse, error) {
+	c, err := net.DialTimeout("unix", supervisorSock(lab), 2*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("lab %s: supervisor not reachable: %w", lab, err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if err := json.NewEncoder(c).Encode(req); err != nil {
+		return nil, err
+	}
+	var resp ctlResponse
+	if err := json.NewDecoder(c).Decode(&resp); err != nil {
+		return nil, err
+	}
+	if resp.Error != "" {
+		return &resp, errors.New(resp.Error)
+	}
+	return &resp, nil
+}
+
+var _ = topo.Namespace

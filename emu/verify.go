@@ -1,0 +1,401 @@
+package emu
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/topo"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// verify measures links with raw Ethernet probe frames sent on one end's
+// interface and captured on the other's (AF_PACKET on both, inside the
+// nodes' namespaces). Every node shares one clock, so delay is measured
+// one-way and exactly, and the probe crosses exactly the link under test —
+// whatever the node kinds — because the frames carry a local experimental
+// EtherType to the link-local group 01:80:C2:00:00:0E, which bridges never
+// forward and hosts drop.
+const probeEtherType = 0x88B5
+
+var probeDst = net.HardwareAddr{0x01, 0x80, 0xc2, 0x00, 0x00, 0x0e}
+
+// DirResult is the verification of one direction of one link.
+type DirResult struct {
+	Link      int           `json:"link"`
+	Name      string        `json:"name"`
+	Dir       string        `json:"dir"` // "a->b" or "b->a"
+	Backend   string        `json:"backend"`
+	WantDelay time.Duration `json:"want_delay"`
+	MinDelay  time.Duration `json:"min_delay"`  // smallest one-way delay seen
+	MeanDelay time.Duration `json:"mean_delay"` // mean one-way delay
+	Jitter    time.Duration `json:"jitter"`     // stddev of the one-way delay
+	WantRate  uint64        `json:"want_rate_bps"`
+	Rate      uint64        `json:"rate_bps"` // arrival rate of back-to-back full frames (wire bytes)
+	WantLoss  float64       `json:"want_loss_pct"`
+	Loss      float64       `json:"loss_pct"`
+	LossSent  int           `json:"loss_probes"`
+	Problems  []string      `json:"problems,omitempty"`
+}
+
+// OK reports whether the direction met its configuration.
+func (r DirResult) OK() bool { return len(r.Problems) == 0 }
+
+// VerifyOptions tune Verify.
+type VerifyOptions struct {
+	All          bool          // also check unshaped links (delay floor only)
+	RateDuration time.Duration // back-to-back burst length (default 1 s)
+	LossProbes   int           // loss probes per direction (default 3000)
+	Tolerance    float64       // relative tolerance for rate and delay (default 0.05)
+}
+
+// Verify measures every shaped link of a running lab (both directions):
+// one-way delay, rate, loss, and compares each with the configuration.
+func Verify(ctx context.Context, lab string, opt VerifyOptions) ([]DirResult, error) {
+	if opt.RateDuration <= 0 {
+		opt.RateDuration = time.Second
+	}
+	if opt.LossProbes <= 0 {
+		opt.LossProbes = 3000
+	}
+	if opt.Tolerance <= 0 {
+		opt.Tolerance = 0.05
+	}
+	st, err := ReadState(lab)
+	if err != nil {
+		return nil, err
+	}
+	shaped := map[int]LinkState{}
+	for _, ls := range st.Links {
+		shaped[ls.Index] = ls
+	}
+	var out []DirResult
+	for i, l := range st.Spec.Links {
+		ls, ok := shaped[i]
+		if !ok {
+			if !opt.All {
+				continue
+			}
+			ls = LinkState{Index: i, Name: l.A.String() + " <-> " + l.B.String(), Backend: "none"}
+		}
+		for _, dir := range []struct {
+			name     string
+			from, to topo.Endpoint
+			want     tc.Dir
+		}{{"a->b", l.A, l.B, ls.AtoB}, {"b->a", l.B, l.A, ls.BtoA}} {
+			if ctx.Err() != nil {
+				return out, ctx.Err()
+			}
+			r := DirResult{Link: i, Name: ls.Name, Dir: dir.name, Backend: ls.Backend,
+				WantDelay: dir.want.Delay, WantRate: dir.want.Rate, WantLoss: effectiveLoss(dir.want)}
+			if err := measureDir(lab, dir.from, dir.to, dir.want, opt, &r); err != nil {
+				r.Problems = append(r.Problems, "measurement failed: "+err.Error())
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// effectiveLoss is the long-run loss percentage a Dir produces.
+func effectiveLoss(d tc.Dir) float64 {
+	if d.GE != nil {
+		// stationary probability of the bad state: p / (p + r)
+		p, r := d.GE.P/100, d.GE.R/100
+		if p+r == 0 {
+			return d.GE.OneMinusK
+		}
+		pb := p / (p + r)
+		return 100 * (pb*d.GE.OneMinusH/100 + (1-pb)*d.GE.OneMinusK/100)
+	}
+	return d.Loss
+}
+
+type probeSock struct {
+	fd    int
+	ifidx int
+	mac   net.HardwareAddr
+}
+
+func openProbe(lab string, ep topo.Endpoint) (*probeSock, error) {
+	h, err := netns.GetFromPath(filepath.Join(NetnsDir, topo.Namespace(lab, ep.Node)))
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	var ps probeSock
+	err = do(h, func() error {
+		ifc, err := net.InterfaceByName(ep.Iface)
+		if err != nil {
+			return err
+		}
+		ps.ifidx, ps.mac = ifc.Index, ifc.HardwareAddr
+		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(htons(probeEtherType)))
+		if err != nil {
+			return err
+		}
+		ps.fd = fd
+		if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(probeEtherType), Ifindex: ifc.Index}); err != nil {
+			unix.Close(fd)
+			return err
+		}
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 8<<20)
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+		// only what arrives, not what this socket's interface sends
+		unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ep, err)
+	}
+	return &ps, nil
+}
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
+
+// frame builds a probe: header, kind, run id, sequence, send time.
+func (p *probeSock) frame(size int, kind byte, run uint32, seq uint32) []byte {
+	b := make([]byte, max(size, 64))
+	copy(b[0:6], probeDst)
+	copy(b[6:12], p.mac)
+	binary.BigEndian.PutUint16(b[12:14], probeEtherType)
+	b[14] = kind
+	binary.BigEndian.PutUint32(b[15:19], run)
+	binary.BigEndian.PutUint32(b[19:23], seq)
+	return b
+}
+
+func (p *probeSock) send(b []byte) error {
+	binary.BigEndian.PutUint64(b[23:31], uint64(time.Now().UnixNano()))
+	return unix.Sendto(p.fd, b, 0, &unix.SockaddrLinklayer{Ifindex: p.ifidx, Protocol: htons(probeEtherType)})
+}
+
+type arrival struct {
+	kind     byte
+	run, seq uint32
+	sent     time.Time
+	at       time.Time
+	size     int
+}
+
+// collect reads probe frames until stop is closed and a quiet period ends.
+func (p *probeSock) collect(stop <-chan struct{}, quiet time.Duration) []arrival {
+	var out []arrival
+	buf := make([]byte, 2048)
+	oob := make([]byte, 128)
+	tv := unix.NsecToTimeval((20 * time.Millisecond).Nanoseconds())
+	unix.SetsockoptTimeval(p.fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	stopped := false
+	var lastSeen time.Time
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(p.fd, buf, oob, 0)
+		if err != nil {
+			if !stopped {
+				select {
+				case <-stop:
+					stopped, lastSeen = true, time.Now()
+				default:
+				}
+			}
+			if stopped && time.Since(lastSeen) > quiet {
+				return out
+			}
+			continue
+		}
+		at := time.Now()
+		if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+			for _, m := range msgs {
+				if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SO_TIMESTAMPNS && len(m.Data) >= 16 {
+					sec := int64(binary.NativeEndian.Uint64(m.Data[0:8]))
+					nsec := int64(binary.NativeEndian.Uint64(m.Data[8:16]))
+					at = time.Unix(sec, nsec)
+				}
+			}
+		}
+		if n < 31 {
+			continue
+		}
+		out = append(out, arrival{kind: buf[14], run: binary.BigEndian.Uint32(buf[15:19]), seq: binary.BigEndian.Uint32(buf[19:23]),
+			sent: time.Unix(0, int64(binary.BigEndian.Uint64(buf[23:31]))), at: at, size: n})
+		if stopped {
+			lastSeen = time.Now()
+		}
+	}
+}
+
+func measureDir(lab string, from, to topo.Endpoint, want tc.Dir, opt VerifyOptions, r *DirResult) error {
+	tx, err := openProbe(lab, from)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tx.fd)
+	rx, err := openProbe(lab, to)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(rx.fd)
+	run := uint32(time.Now().UnixNano())
+	quiet := 2*want.Delay + 2*want.Jitter + 200*time.Millisecond
+
+	// 1. delay: 50 small frames, 10 ms apart
+	delays := probeRun(tx, rx, quiet, func() {
+		for i := 0; i < 50; i++ {
+			tx.send(tx.frame(64, 'd', run, uint32(i)))
+			time.Sleep(10 * time.Millisecond)
+		}
+	}, 'd', run)
+	var owd []float64
+	for _, a := range delays {
+		owd = append(owd, float64(a.at.Sub(a.sent)))
+	}
+	if len(owd) == 0 {
+		return errors.New("no delay probe arrived")
+	}
+	sort.Float64s(owd)
+	mean, sd := meanSD(owd)
+	r.MinDelay, r.MeanDelay, r.Jitter = time.Duration(owd[0]), time.Duration(mean), time.Duration(sd)
+	serial := time.Duration(0)
+	if want.Rate > 0 {
+		serial = time.Duration(float64(64*8) / float64(want.Rate) * 1e9)
+	}
+	floor := want.Delay - want.Jitter + serial
+	if want.JitterDist == tc.DistNormal || want.JitterDist == tc.DistPareto {
+		floor = 0
+	}
+	if d := r.MinDelay - max(floor, 0); d < -200*time.Microsecond {
+		r.Problems = append(r.Problems, fmt.Sprintf("delay %v below the configured %v", r.MinDelay, want.Delay))
+	}
+	if want.Jitter == 0 {
+		if over := r.MinDelay - (want.Delay + serial); over > time.Duration(opt.Tolerance*float64(want.Delay))+500*time.Microsecond {
+			r.Problems = append(r.Problems, fmt.Sprintf("delay floor %v exceeds the configured %v by %v", r.MinDelay, want.Delay, over))
+		}
+	}
+
+	// 2. rate: back-to-back full frames for RateDuration
+	if want.Rate > 0 {
+		mtuFrame := 1514
+		burst := probeRun(tx, rx, quiet, func() {
+			deadline := time.Now().Add(opt.RateDuration)
+			b := tx.frame(mtuFrame, 'r', run, 0)
+			for i := uint32(0); time.Now().Before(deadline); i++ {
+				binary.BigEndian.PutUint32(b[19:23], i)
+				if tx.send(b) != nil {
+					time.Sleep(50 * time.Microsecond)
+				}
+			}
+		}, 'r', run)
+		if len(burst) > 10 {
+			first, last := burst[0].at, burst[len(burst)-1].at
+			var bytes int
+			for _, a := range burst[1:] {
+				bytes += a.size
+			}
+			if el := last.Sub(first).Seconds(); el > 0 {
+				r.Rate = uint64(float64(bytes) * 8 / el)
+			}
+		}
+		if e := relErr(float64(r.Rate), float64(want.Rate)); math.Abs(e) > opt.Tolerance {
+			r.Problems = append(r.Problems, fmt.Sprintf("rate %s is %+.1f%% off the configured %s", tc.FormatRate(r.Rate), 100*e, tc.FormatRate(want.Rate)))
+		}
+	}
+
+	// 3. loss: small frames in bursts of at most a quarter of the queue,
+	// paced at half the rate and never catching up after a late wake-up,
+	// so the queue never overflows and only the loss model drops them
+	burst := 16
+	if want.Rate > 0 {
+		q := want.QueuePackets
+		if q == 0 && want.QueueBytes > 0 {
+			q = int(want.QueueBytes / 64)
+		}
+		if q == 0 {
+			q = tc.DefaultQueuePackets(want, 1500)
+		}
+		burst = max(1, min(16, q/4))
+	}
+	pps := 20000.0
+	if want.Rate > 0 {
+		pps = math.Min(pps, 0.5*float64(want.Rate)/(64*8))
+	}
+	n := opt.LossProbes
+	gap := time.Duration(float64(burst) * float64(time.Second) / pps)
+	got := probeRun(tx, rx, quiet, func() {
+		for i := 0; i < n; {
+			t0 := time.Now()
+			for k := 0; k < burst && i < n; k, i = k+1, i+1 {
+				tx.send(tx.frame(64, 'l', run, uint32(i)))
+			}
+			if d := gap - time.Since(t0); d > 0 {
+				time.Sleep(d)
+			}
+		}
+	}, 'l', run)
+	seen := map[uint32]bool{}
+	for _, a := range got {
+		seen[a.seq] = true
+	}
+	r.LossSent = n
+	r.Loss = 100 * float64(n-min(len(seen), n)) / float64(n)
+	p := r.WantLoss / 100
+	sigma := math.Sqrt(math.Max(p*(1-p), 1.0/float64(n)) / float64(n))
+	if math.Abs(r.Loss/100-p) > 3*sigma+0.5/float64(n) {
+		r.Problems = append(r.Problems, fmt.Sprintf("loss %.2f%% is outside 3σ (±%.2f%%) of the configured %.2f%%", r.Loss, 300*sigma, r.WantLoss))
+	}
+	return nil
+}
+
+// probeRun collects on rx while send runs on tx, and returns the arrivals
+// of this run and kind in arrival order.
+func probeRun(tx, rx *probeSock, quiet time.Duration, send func(), kind byte, run uint32) []arrival {
+	stop := make(chan struct{})
+	var got []arrival
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		got = rx.collect(stop, quiet)
+	}()
+	time.Sleep(5 * time.Millisecond)
+	send()
+	close(stop)
+	wg.Wait()
+	var out []arrival
+	for _, a := range got {
+		if a.kind == kind && a.run == run {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func meanSD(xs []float64) (float64, float64) {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	m := s / float64(len(xs))
+	var v float64
+	for _, x := range xs {
+		v += (x - m) * (x - m)
+	}
+	if len(xs) > 1 {
+		v /= float64(len(xs) - 1)
+	}
+	return m, math.Sqrt(v)
+}
+
+func relErr(got, want float64) float64 {
+	if want == 0 {
+		return 0
+	}
+	return (got - want) / want
+}

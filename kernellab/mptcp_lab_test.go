@@ -1,0 +1,205 @@
+package kernellab
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/emuctl/emuctl/kernellab/internal/mptcppm"
+	"golang.org/x/sys/unix"
+)
+
+// TestLabMPTCPTwoSubflows: client and server namespaces joined by two veth
+// pairs; the path manager (configured over generic netlink) opens a second
+// subflow over the second pair under a Go MPTCP connection.
+func TestLabMPTCPTwoSubflows(t *testing.T) {
+	RequireLab(t, "checks the lab kernel's MPTCP")
+	c, s := newNS(t, "mptcp-c"), newNS(t, "mptcp-s")
+	for i := 1; i <= 2; i++ {
+		veth(t, c, fmt.Sprintf("eth%d", i), s, fmt.Sprintf("eth%d", i))
+		c.addr(t, fmt.Sprintf("eth%d", i), fmt.Sprintf("10.74.%d.1/24", i))
+		s.addr(t, fmt.Sprintf("eth%d", i), fmt.Sprintf("10.74.%d.2/24", i))
+	}
+	var enabled []byte
+	_ = c.Do(func() (err error) { enabled, err = os.ReadFile("/proc/sys/net/mptcp/enabled"); return err })
+	Require(t, "MPTCP (net.mptcp.enabled=1)", strings.TrimSpace(string(enabled)) == "1", "net.mptcp.enabled="+string(enabled))
+
+	// Both ends accept 2 subflows; the client opens one from its second
+	// address (an endpoint with the subflow flag, bound to eth2).
+	for _, ns := range []*testNS{c, s} {
+		pm, err := mptcppm.Dial(int(ns.H))
+		Require(t, "mptcp_pm generic netlink", err == nil, errString(err))
+		if err := pm.SetLimits(2, 2); err != nil {
+			t.Fatalf("%s: set limits: %v", ns.Name, err)
+		}
+		if ns == c {
+			ep := mptcppm.Endpoint{ID: 2, Addr: net.ParseIP("10.74.2.1"), Flags: mptcppm.FlagSubflow,
+				IfIndex: int32(c.link(t, "eth2").Attrs().Index)}
+			if err := pm.AddEndpoint(ep); err != nil {
+				t.Fatalf("%s: add endpoint: %v", ns.Name, err)
+			}
+		}
+		if sf, aa, err := pm.Limits(); err != nil || sf != 2 || aa != 2 {
+			t.Fatalf("%s: limits read back: subflows=%d add_addr_accepted=%d err=%v", ns.Name, sf, aa, err)
+		}
+		pm.Close()
+	}
+
+	const addr = "10.74.1.2:5002"
+	var ln net.Listener
+	if err := s.Do(func() (err error) {
+		var lc net.ListenConfig
+		lc.SetMultipathTCP(true)
+		ln, err = lc.Listen(context.Background(), "tcp", addr)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	received := make(chan int64, 1)
+	serverMPTCP := make(chan bool, 1)
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			received <- -1
+			return
+		}
+		defer conn.Close()
+		mp, _ := conn.(*net.TCPConn).MultipathTCP()
+		serverMPTCP <- mp
+		n, _ := io.Copy(io.Discard, conn)
+		received <- n
+	}()
+
+	var conn *net.TCPConn
+	if err := c.Do(func() error {
+		var d net.Dialer
+		d.SetMultipathTCP(true)
+		nc, err := d.Dial("tcp", addr)
+		if err == nil {
+			conn = nc.(*net.TCPConn)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if mp, err := conn.MultipathTCP(); !mp {
+		t.Fatalf("client connection fell back to TCP (%v)", err)
+	}
+
+	// Keep data flowing while the second subflow joins.
+	var sent atomic.Int64
+	stop := make(chan struct{})
+	sendDone := make(chan error, 1)
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			select {
+			case <-stop:
+				sendDone <- nil
+				return
+			default:
+			}
+			n, err := conn.Write(buf)
+			sent.Add(int64(n))
+			if err != nil {
+				sendDone <- err
+				return
+			}
+		}
+	}()
+	var info mptcpInfo
+	took := waitFor(t, 30*time.Second, "a second subflow (MPTCP_INFO)", func() (bool, error) {
+		var err error
+		info, err = getMPTCPInfo(conn)
+		return err == nil && info.Subflows >= 1, err
+	})
+	subflows := subflowSources(t, c, addr)
+	close(stop)
+	if err := <-sendDone; err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	conn.CloseWrite()
+	var got int64
+	select {
+	case got = <-received:
+	case <-time.After(30 * time.Second):
+		t.Fatal("server did not see the end of the stream")
+	}
+	t.Logf("second subflow after %v; MPTCP_INFO subflows=%d (extra) subflows_max=%d flags=%#x; subflow sources %v; %d bytes sent, %d received",
+		took.Round(time.Millisecond), info.Subflows, info.SubflowsMax, info.Flags, subflows, sent.Load(), got)
+
+	if !<-serverMPTCP {
+		t.Errorf("server side fell back to TCP")
+	}
+	if info.Subflows != 1 {
+		t.Errorf("MPTCP_INFO: %d extra subflows, want 1 (2 in total)", info.Subflows)
+	}
+	if len(subflows) != 2 || !strings.Contains(strings.Join(subflows, " "), "10.74.2.1") {
+		t.Errorf("inet_diag: subflows from %v, want one from 10.74.1.1 and one from 10.74.2.1", subflows)
+	}
+	if got != sent.Load() || got == 0 {
+		t.Errorf("received %d bytes, sent %d", got, sent.Load())
+	}
+}
+
+// mptcpInfo is the head of struct mptcp_info (include/uapi/linux/mptcp.h).
+type mptcpInfo struct {
+	Subflows    uint8 // subflows besides the first
+	SubflowsMax uint8
+	Flags       uint32 // 1: fell back to TCP, 2: remote key received
+}
+
+// getMPTCPInfo reads SOL_MPTCP/MPTCP_INFO (Linux 5.16+), which x/sys does
+// not wrap. The kernel copies min(its size, ours).
+func getMPTCPInfo(conn *net.TCPConn) (mptcpInfo, error) {
+	const mptcpInfoOpt = 1
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return mptcpInfo{}, err
+	}
+	buf := make([]byte, 96)
+	size := uint32(len(buf))
+	var errno unix.Errno
+	if err := rc.Control(func(fd uintptr) {
+		_, _, errno = unix.Syscall6(unix.SYS_GETSOCKOPT, fd, unix.SOL_MPTCP, mptcpInfoOpt,
+			uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&size)), 0)
+	}); err != nil {
+		return mptcpInfo{}, err
+	}
+	if errno != 0 {
+		return mptcpInfo{}, fmt.Errorf("getsockopt MPTCP_INFO: %w", errno)
+	}
+	if size < 12 {
+		return mptcpInfo{}, errors.New("MPTCP_INFO: short answer")
+	}
+	return mptcpInfo{Subflows: buf[0], SubflowsMax: buf[3], Flags: binary.NativeEndian.Uint32(buf[8:12])}, nil
+}
+
+// subflowSources lists the local addresses of the TCP sockets in ns that
+// talk to dst: MPTCP subflows appear in inet_diag as plain TCP sockets.
+func subflowSources(t *testing.T, ns *testNS, dst string) []string {
+	t.Helper()
+	socks, err := ns.NL.SocketDiagTCPInfo(unix.AF_INET)
+	if err != nil {
+		t.Fatalf("inet_diag in %s: %v", ns.Name, err)
+	}
+	var out []string
+	for _, s := range socks {
+		id := s.InetDiagMsg.ID
+		if net.JoinHostPort(id.Destination.String(), fmt.Sprint(id.DestinationPort)) == dst {
+			out = append(out, id.Source.String())
+		}
+	}
+	return out
+}

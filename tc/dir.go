@@ -1,0 +1,192 @@
+package tc
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Dir is what one direction of a link does to the frames that cross it.
+// The zero Dir forwards everything unchanged (unshaped).
+type Dir struct {
+	Rate       uint64        // bit/s on the wire (Ethernet header included); 0 = unlimited
+	Delay      time.Duration // one-way delay added to every frame
+	Jitter     time.Duration // scale of the random delay variation (see JitterDist)
+	JitterDist string        // "uniform" (default, ±Jitter), "normal" (σ = Jitter), "pareto"
+	Reorder    bool          // let jitter reorder frames; false keeps arrival order
+	Loss       float64       // percent, independent (Bernoulli) loss per frame
+	GE         *GilbertElliott
+	Duplicate  float64 // percent of frames sent twice
+	Corrupt    float64 // percent of frames with one bit flipped
+	// QueuePackets and QueueBytes bound the bottleneck queue (drop-tail).
+	// They count the frame being serialised too, and only matter with Rate.
+	// Both zero means DefaultQueuePackets.
+	QueuePackets int
+	QueueBytes   int64
+}
+
+// GilbertElliott is the two-state bursty loss model of netem's
+// "loss gemodel p r 1-h 1-k"; all fields are percents.
+type GilbertElliott struct {
+	P         float64 // good → bad transition probability per frame
+	R         float64 // bad → good transition probability per frame
+	OneMinusH float64 // loss probability in the bad state (netem "1-h")
+	OneMinusK float64 // loss probability in the good state (netem "1-k")
+}
+
+// Jitter distributions. The names are iproute2's.
+const (
+	DistUniform = "uniform"
+	DistNormal  = "normal"
+	DistPareto  = "pareto"
+)
+
+// MaxDelay bounds Delay and Jitter; larger values are almost certainly unit
+// mistakes, and netem's 32-bit jitter field ends at ~2.1 s anyway.
+const MaxDelay = time.Hour
+
+// IsZero reports whether d leaves frames untouched.
+func (d Dir) IsZero() bool {
+	return d.Rate == 0 && d.Delay == 0 && d.Jitter == 0 && d.Loss == 0 && d.GE == nil &&
+		d.Duplicate == 0 && d.Corrupt == 0
+}
+
+// Validate reports every problem with d at once.
+func (d Dir) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if d.Delay < 0 || d.Delay > MaxDelay {
+		bad("delay %v out of range [0, %v]", d.Delay, MaxDelay)
+	}
+	if d.Jitter < 0 || d.Jitter > MaxDelay {
+		bad("jitter %v out of range [0, %v]", d.Jitter, MaxDelay)
+	}
+	if d.Jitter > math.MaxInt32 {
+		bad("jitter %v too large: netem stores jitter in 32 bits of ns (max %v)", d.Jitter, time.Duration(math.MaxInt32))
+	}
+	switch d.JitterDist {
+	case "", DistUniform, DistNormal, DistPareto:
+	default:
+		bad("jitter distribution %q unknown (valid: uniform, normal, pareto)", d.JitterDist)
+	}
+	pct := func(name string, v float64) {
+		if math.IsNaN(v) || v < 0 || v > 100 {
+			bad("%s %v%% out of range [0, 100]", name, v)
+		}
+	}
+	pct("loss", d.Loss)
+	pct("duplicate", d.Duplicate)
+	pct("corrupt", d.Corrupt)
+	if d.GE != nil {
+		pct("gemodel p", d.GE.P)
+		pct("gemodel r", d.GE.R)
+		pct("gemodel 1-h", d.GE.OneMinusH)
+		pct("gemodel 1-k", d.GE.OneMinusK)
+		if d.Loss != 0 {
+			bad("loss %v%% and a Gilbert-Elliott model together: choose one", d.Loss)
+		}
+	}
+	if d.QueuePackets < 0 {
+		bad("queue %d packets is negative", d.QueuePackets)
+	}
+	if d.QueueBytes < 0 {
+		bad("queue %d bytes is negative", d.QueueBytes)
+	}
+	return errors.Join(errs...)
+}
+
+// dist returns the jitter distribution name with the default filled in.
+func (d Dir) dist() string {
+	if d.JitterDist == "" {
+		return DistUniform
+	}
+	return d.JitterDist
+}
+
+// frameBytes is the largest untagged Ethernet frame for mtu (no FCS):
+// what HTB, TBF, netem and the engine count per full-size packet.
+func frameBytes(mtu int) int { return mtu + 14 }
+
+// DefaultQueuePackets is the bottleneck queue used when a Dir with a rate
+// sets neither QueuePackets nor QueueBytes: the bandwidth-delay product of
+// a round trip over this link (Rate × 2 × Delay) in full-size frames, and
+// never less than 100 frames (Mininet's and Linux's txqueuelen habit).
+// It is 0 without a rate: an unshaped direction never queues.
+func DefaultQueuePackets(d Dir, mtu int) int {
+	if d.Rate == 0 {
+		return 0
+	}
+	bdp := float64(d.Rate) * 2 * d.Delay.Seconds() / (8 * float64(frameBytes(mtu)))
+	return max(100, int(math.Ceil(bdp)))
+}
+
+// queueLimits returns the effective queue bounds of d (packets, bytes).
+func (d Dir) queueLimits(mtu int) (int, int64) {
+	if d.Rate == 0 {
+		return 0, 0
+	}
+	if d.QueuePackets == 0 && d.QueueBytes == 0 {
+		return DefaultQueuePackets(d, mtu), 0
+	}
+	return d.QueuePackets, d.QueueBytes
+}
+
+// String is a compact tc-like description, for logs and errors.
+func (d Dir) String() string {
+	if d.IsZero() {
+		return "unshaped"
+	}
+	var b strings.Builder
+	add := func(format string, args ...any) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, format, args...)
+	}
+	if d.Rate > 0 {
+		add("rate %s", FormatRate(d.Rate))
+	}
+	if d.Delay > 0 {
+		add("delay %v", d.Delay)
+	}
+	if d.Jitter > 0 {
+		add("jitter %v %s", d.Jitter, d.dist())
+		if d.Reorder {
+			add("reorder")
+		}
+	}
+	if d.Loss > 0 {
+		add("loss %g%%", d.Loss)
+	}
+	if d.GE != nil {
+		add("gemodel p %g%% r %g%% 1-h %g%% 1-k %g%%", d.GE.P, d.GE.R, d.GE.OneMinusH, d.GE.OneMinusK)
+	}
+	if d.Duplicate > 0 {
+		add("duplicate %g%%", d.Duplicate)
+	}
+	if d.Corrupt > 0 {
+		add("corrupt %g%%", d.Corrupt)
+	}
+	if d.QueuePackets > 0 {
+		add("queue %dp", d.QueuePackets)
+	}
+	if d.QueueBytes > 0 {
+		add("queue %dB", d.QueueBytes)
+	}
+	return b.String()
+}
+
+// FormatRate prints a bit rate the way tc does (bit, Kbit, Mbit, Gbit).
+func FormatRate(bps uint64) string {
+	switch {
+	case bps >= 1e9 && bps%1e6 == 0:
+		return fmt.Sprintf("%gGbit", float64(bps)/1e9)
+	case bps >= 1e6 && bps%1e3 == 0:
+		return fmt.Sprintf("%gMbit", float64(bps)/1e6)
+	case bps >= 1e3:
+		return fmt.Sprintf("%gKbit", float64(bps)/1e3)
+	}
+	return fmt.Sprintf("%dbit", bps)
+}

@@ -1,0 +1,323 @@
+package tc
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const (
+	rxBatch = 32 // frames per recvmmsg
+	txBatch = 64 // frames per sendmmsg
+	// lineCapBytes bounds what one direction may hold in its delay line
+	// (a safety net for unshaped links under a flood; the bottleneck queue
+	// is the queue stage's business).
+	lineCapBytes = 256 << 20
+)
+
+// direction is one way through the engine, run by one goroutine locked
+// to its OS thread: it polls its ingress socket with a timeout that ends
+// at the next frame's transmit time (ppoll, nanosecond resolution, timer
+// slack 1 ns), receives frames in batches, runs them through the pipeline
+// and transmits each one when due. No Go timer (1 ms granularity) and no
+// netpoller hand-off (a futex wake per frame) is involved.
+type direction struct {
+	e    *Engine
+	name string
+	in   *pktSock
+	out  *pktSock
+	mtu  int
+
+	origins uint32    // numbers the GSO frames cut by this direction
+	pending []*packet // due frames the egress socket had no room for
+
+	mu        sync.Mutex // guards everything below (shared with Update/Stats)
+	cfg       Dir
+	pl        *pipeline
+	line      line
+	lineBytes int64
+	c         dirCounters
+	recvDrops uint64
+	late      lateness
+}
+
+type dirCounters struct {
+	inPkts, inBytes, lossDrops, queueDrops, dups uint64
+	outPkts, outBytes, sendErrs, truncated       atomic.Uint64
+}
+
+// lateness tracks how long after their due time frames were handed to the
+// kernel: the engine's own timing error.
+type lateness struct {
+	n        uint64
+	sum, max int64
+}
+
+func (l *lateness) add(ns int64) {
+	l.n++
+	l.sum += ns
+	l.max = max(l.max, ns)
+}
+
+func newDirection(e *Engine, name string, in, out *pktSock, cfg Dir, mtu int, seed, stream uint64) *direction {
+	d := &direction{e: e, name: name, in: in, out: out, mtu: mtu, cfg: cfg}
+	d.pl = newPipeline(cfg, mtu, newRand(seed, stream))
+	d.line = newLine(cfg.Reorder, nil)
+	return d
+}
+
+func (d *direction) reconfigure(cfg Dir) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if cfg.Reorder != d.cfg.Reorder {
+		d.line = newLine(cfg.Reorder, d.line)
+	}
+	d.cfg = cfg
+	d.pl.reconfigure(cfg, d.mtu)
+}
+
+func (d *direction) config() Dir {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cfg
+}
+
+func (d *direction) stats() DirStats {
+	drops := d.in.drops()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.recvDrops += drops
+	return DirStats{
+		InPackets: d.c.inPkts, InBytes: d.c.inBytes,
+		OutPackets: d.c.outPkts.Load(), OutBytes: d.c.outBytes.Load(),
+		LossDrops: d.c.lossDrops, QueueDrops: d.c.queueDrops,
+		Duplicated: d.c.dups, Corrupted: d.pl.corrupt.n,
+		SendErrors: d.c.sendErrs.Load(), RecvDrops: d.recvDrops + d.c.truncated.Load(),
+		Backlog: d.line.len() + len(d.pending),
+		QueueLen: d.pl.queue.length(d.e.now()), QueuePeak: d.pl.queue.peak,
+		LateMax: time.Duration(d.late.max), LateMean: time.Duration(d.late.sum / int64(max(1, d.late.n))),
+	}
+}
+
+// loop runs the direction until the engine's stop eventfd becomes
+// readable or a socket fails.
+func (d *direction) loop(stopFd int) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) // wake on time, not up to 50 µs late
+	defer unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0)
+
+	rx := newMmsgBatch(rxBatch)
+	bufs := make([][]byte, rxBatch)
+	for i := range bufs {
+		bufs[i] = make([]byte, bufClasses[len(bufClasses)-1])
+		rx.set(i, bufs[i])
+	}
+	tx := newMmsgBatch(txBatch)
+	batch := make([]*packet, 0, txBatch)
+	var pkts []*packet
+	fds := []unix.PollFd{{Fd: int32(d.in.fd), Events: unix.POLLIN}, {Fd: int32(stopFd), Events: unix.POLLIN}, {Fd: int32(d.out.fd)}}
+	rxMore := false
+	for {
+		next := d.transmit(tx, batch)
+		if !rxMore {
+			var ts *unix.Timespec
+			if len(d.pending) > 0 {
+				fds[2].Events = unix.POLLOUT // egress socket full: wait for room
+			} else if fds[2].Events = 0; next != math.MaxInt64 {
+				t := unix.NsecToTimespec(max(0, next-d.e.now()))
+				ts = &t
+			}
+			fds[0].Revents, fds[1].Revents, fds[2].Revents = 0, 0, 0
+			if _, err := unix.Ppoll(fds, ts, nil); err != nil && err != unix.EINTR {
+				return err
+			}
+			if fds[1].Revents != 0 {
+				return nil
+			}
+			if fds[0].Revents&(unix.POLLIN|unix.POLLERR) == 0 {
+				continue
+			}
+		}
+		n, err := d.in.recv(rx)
+		if err != nil {
+			switch err {
+			case unix.ENETDOWN, unix.ENXIO, unix.ENOBUFS:
+				rxMore = false
+				continue // the interface went down (and may come back)
+			}
+			return err
+		}
+		rxMore = n == rxBatch
+		pkts = pkts[:0]
+		perPacket, join := d.mode()
+		for i := 0; i < n; i++ {
+			if rx.msgs[i].Hdr.Flags&unix.MSG_TRUNC != 0 {
+				d.c.truncated.Add(1)
+				continue
+			}
+			pkts = d.unpack(pkts, bufs[i][:rx.msgs[i].Len], perPacket, join)
+		}
+		d.schedule(pkts, d.e.now())
+	}
+}
+
+// mode says whether GSO frames must be cut, and whether their segments
+// may be joined again on the way out (no rate: see coalesce.go).
+func (d *direction) mode() (perPacket, join bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.pl.perPacket, d.cfg.Rate == 0
+}
+
+// unpack copies one received frame into packets: its wire segments when
+// the pipeline works per packet, else the frame as it came.
+func (d *direction) unpack(pkts []*packet, raw []byte, perPacket, join bool) []*packet {
+	if len(raw) < vnetHdrLen+ethHdrLen {
+		return pkts
+	}
+	h := parseVnet(raw)
+	frame := raw[vnetHdrLen:]
+	if perPacket && h.gso() != unix.VIRTIO_NET_HDR_GSO_NONE {
+		var origin uint32
+		if join {
+			if d.origins++; d.origins == 0 {
+				d.origins++
+			}
+			origin = d.origins
+		}
+		first := len(pkts)
+		ok := segment(frame, h, func(n int) []byte {
+			p := getPacket(vnetHdrLen + n)
+			p.wire = n
+			p.origin, p.seg = origin, uint16(len(pkts)-first)
+			pkts = append(pkts, p)
+			return p.buf
+		})
+		if ok {
+			if origin != 0 {
+				sh := parseVnet(pkts[first].buf)
+				gi := segInfo{gsoType: h.gso(), mss: h.gsoSize, l4: sh.csumStart, hdrLen: sh.hdrLen}
+				for _, p := range pkts[first:] {
+					p.gso = gi
+				}
+			}
+			return pkts
+		}
+	}
+	p := getPacket(len(raw))
+	copy(p.buf, raw)
+	p.segs, p.wire = gsoSegments(frame, h)
+	if p.segs == 1 && h.gso() != unix.VIRTIO_NET_HDR_GSO_NONE {
+		// a GSO frame with a single segment: send it as a plain frame
+		h.gsoType, h.gsoSize = unix.VIRTIO_NET_HDR_GSO_NONE, 0
+		h.put(p.buf)
+	}
+	return append(pkts, p)
+}
+
+// schedule runs the pipeline on packets that arrived at now and puts the
+// survivors on the line.
+func (d *direction) schedule(pkts []*packet, now int64) {
+	if len(pkts) == 0 {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, p := range pkts {
+		d.c.inPkts += uint64(p.segs)
+		d.c.inBytes += uint64(p.wire)
+		copies := 1
+		if d.pl.dup > 0 && d.pl.rng.Float64() < d.pl.dup {
+			copies = 2
+			d.c.dups++
+		}
+		for c := 0; c < copies; c++ {
+			q := p
+			if c == 1 {
+				q = p.clone()
+			}
+			due, v := d.pl.run(q, now)
+			if v == pass && d.lineBytes+int64(len(q.buf)) > lineCapBytes {
+				v = dropQueue
+			}
+			switch v {
+			case pass:
+				q.due = due
+				d.line.push(q)
+				d.lineBytes += int64(len(q.buf))
+				continue
+			case dropLoss:
+				d.c.lossDrops += uint64(q.segs)
+			case dropQueue:
+				d.c.queueDrops += uint64(q.segs)
+			}
+			q.release()
+		}
+	}
+}
+
+// transmit sends every frame that is due and returns the due time of the
+// next one (MaxInt64 if none). Frames the egress socket has no room for
+// wait in d.pending, in order.
+func (d *direction) transmit(tx *mmsgBatch, batch []*packet) int64 {
+	for {
+		batch = batch[:0]
+		if len(d.pending) > 0 {
+			batch = append(batch, d.pending...)
+			d.pending = d.pending[:0]
+		}
+		d.mu.Lock()
+		now := d.e.now()
+		for len(batch) < cap(batch) {
+			p := d.line.peek()
+			if p == nil || p.due > now {
+				break
+			}
+			batch = append(batch, d.line.pop())
+			d.lineBytes -= int64(len(p.buf))
+			d.late.add(now - p.due)
+		}
+		next := int64(math.MaxInt64)
+		if h := d.line.peek(); h != nil {
+			next = h.due
+		}
+		join := d.cfg.Rate == 0
+		d.mu.Unlock()
+		if len(batch) == 0 {
+			return next
+		}
+		if join {
+			batch = coalesce(batch)
+		}
+		sent := d.out.send(tx, batch)
+		d.account(batch[:sent])
+		if sent < len(batch) {
+			d.pending = append(d.pending, batch[sent:]...)
+			return next
+		}
+		if next > now {
+			return next
+		}
+	}
+}
+
+func (d *direction) account(sent []*packet) {
+	var pkts, bytes, refused uint64
+	for _, p := range sent {
+		if p.refused {
+			refused += uint64(p.segs)
+		} else {
+			pkts += uint64(p.segs)
+			bytes += uint64(p.wire)
+		}
+		p.release()
+	}
+	d.c.sendErrs.Add(refused)
+	d.c.outPkts.Add(pkts)
+	d.c.outBytes.Add(bytes)
+}

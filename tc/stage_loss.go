@@ -1,0 +1,82 @@
+package tc
+
+import "math/rand/v2"
+
+// lossStage drops frames independently (Bernoulli) or by the
+// Gilbert-Elliott model, with the same state machine as netem: each frame
+// first draws a state transition, then is lost with the loss probability
+// of the state it was in.
+type lossStage struct {
+	rng      *rand.Rand
+	p        float64 // Bernoulli loss probability
+	ge       bool
+	pGB, pBG float64 // good→bad, bad→good
+	lossBad  float64 // 1-h
+	lossGood float64 // 1-k
+	bad      bool
+}
+
+func (s *lossStage) reconfigure(d Dir, _ int) {
+	s.p = d.Loss / 100
+	s.ge = d.GE != nil
+	if s.ge {
+		s.pGB, s.pBG = d.GE.P/100, d.GE.R/100
+		s.lossBad, s.lossGood = d.GE.OneMinusH/100, d.GE.OneMinusK/100
+	} else {
+		s.bad = false
+	}
+}
+
+func (s *lossStage) lose() bool {
+	if !s.ge {
+		return s.p > 0 && s.rng.Float64() < s.p
+	}
+	if s.bad {
+		if s.rng.Float64() < s.pBG {
+			s.bad = false
+		}
+		return s.rng.Float64() < s.lossBad
+	}
+	if s.rng.Float64() < s.pGB {
+		s.bad = true
+	}
+	return s.rng.Float64() < s.lossGood
+}
+
+func (s *lossStage) admit(_ *packet, t int64) (int64, verdict) {
+	if s.lose() {
+		return 0, dropLoss
+	}
+	return t, pass
+}
+
+// corruptStage flips one random bit of the IP packet (never the Ethernet
+// header, so the frame still reaches its destination), after completing
+// a partial checksum in software so the receiver sees a bad checksum.
+type corruptStage struct {
+	rng *rand.Rand
+	p   float64
+	n   uint64 // frames corrupted
+}
+
+func (s *corruptStage) reconfigure(d Dir, _ int) { s.p = d.Corrupt / 100 }
+
+func (s *corruptStage) admit(p *packet, t int64) (int64, verdict) {
+	if s.p == 0 || s.rng.Float64() >= s.p {
+		return t, pass
+	}
+	f := p.frame()
+	if len(f) <= ethHdrLen {
+		return t, pass
+	}
+	h := parseVnet(p.buf)
+	if h.needsCsum() && h.gso() == 0 && finishCsum(f, h) {
+		h.flags &^= 1 // NEEDS_CSUM done
+		h.put(p.buf)
+	}
+	i := ethHdrLen + s.rng.IntN(len(f)-ethHdrLen)
+	f[i] ^= 1 << s.rng.IntN(8)
+	p.origin = 0 // its checksum is final now: never join it with others
+	s.n++
+	return t, pass
+}

@@ -1,0 +1,89 @@
+package tc
+
+// queueStage is the link's serialiser and its bounded drop-tail queue. The
+// queue holds every packet not yet fully transmitted (the one being
+// serialised included), like netem's tfifo with a rate: a frame of w bytes
+// leaves at max(arrival, previous departure) + 8w/Rate, and an arrival that
+// finds maxPkts packets (or would exceed maxBytes) is dropped. Departure
+// times are kept exactly: whole nanoseconds plus a remainder in units of
+// 1/Rate ns, so long runs do not drift.
+type queueStage struct {
+	rate     uint64 // bit/s; 0 = no rate, no queue
+	maxPkts  int
+	maxBytes int64
+
+	ring  []qent // packets in the queue, by departure
+	head  int
+	n     int
+	bytes int64
+	last  int64  // departure of the newest packet (ns)
+	frac  uint64 // ... plus frac/rate ns
+	drops uint64
+	peak  int // most packets ever held at once
+}
+
+type qent struct {
+	dep  int64
+	wire int
+}
+
+func (q *queueStage) reconfigure(d Dir, mtu int) {
+	if d.Rate != q.rate {
+		q.frac = 0
+	}
+	q.rate = d.Rate
+	pk, by := d.queueLimits(mtu)
+	q.maxPkts, q.maxBytes = pk, by
+}
+
+// expire forgets packets that have left by time t.
+func (q *queueStage) expire(t int64) {
+	for q.n > 0 && q.ring[q.head].dep <= t {
+		q.bytes -= int64(q.ring[q.head].wire)
+		q.head = (q.head + 1) % len(q.ring)
+		q.n--
+	}
+}
+
+func (q *queueStage) admit(p *packet, t int64) (int64, verdict) {
+	if q.rate == 0 {
+		return t, pass
+	}
+	q.expire(t)
+	if (q.maxPkts > 0 && q.n >= q.maxPkts) || (q.maxBytes > 0 && q.bytes+int64(p.wire) > q.maxBytes) {
+		q.drops++
+		return 0, dropQueue
+	}
+	start, frac := q.last, q.frac
+	if t >= start {
+		start, frac = t, 0
+	}
+	num := uint64(p.wire)*8_000_000_000 + frac
+	dep := start + int64(num/q.rate)
+	q.last, q.frac = dep, num%q.rate
+	q.push(qent{dep: dep, wire: p.wire})
+	q.bytes += int64(p.wire)
+	q.peak = max(q.peak, q.n)
+	if q.frac > 0 {
+		dep++ // never send before the last bit is out
+	}
+	return dep, pass
+}
+
+func (q *queueStage) push(e qent) {
+	if q.n == len(q.ring) {
+		grown := make([]qent, max(64, 2*len(q.ring)))
+		for i := 0; i < q.n; i++ {
+			grown[i] = q.ring[(q.head+i)%len(q.ring)]
+		}
+		q.ring, q.head = grown, 0
+	}
+	q.ring[(q.head+q.n)%len(q.ring)] = e
+	q.n++
+}
+
+// length is the number of packets queued or in transmission at time t.
+func (q *queueStage) length(t int64) int {
+	q.expire(t)
+	return q.n
+}

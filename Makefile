@@ -27,7 +27,7 @@ test: deps build
 
 # Tier 1 only: runs anywhere, no root.
 test-unit:
-	$(GO) test -count=1 ./topo/...
+	$(GO) test -count=1 ./topo/... ./analysis/... ./capture/...
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzLoad -fuzztime=60s ./topo/

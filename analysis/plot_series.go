@@ -1,0 +1,107 @@
+package analysis
+
+import (
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+)
+
+// ThroughputPlot is goodput vs time, one line per flow, in Mbit/s.
+func ThroughputPlot(r *Result, title string) (*plot.Plot, error) {
+	p := newPlot(title, "time (s)", "goodput (Mbit/s)")
+	for i := range r.Flows {
+		f := &r.Flows[i]
+		xy := make(plotter.XYs, 0, len(f.Samples))
+		for j, s := range f.Samples {
+			g := s.GoodputBps
+			if g == 0 && s.Bytes != 0 {
+				if d := s.TS - f.sampleStart(j); d > 0 {
+					g = float64(s.Bytes) * 8 / d
+				}
+			}
+			xy = append(xy, plotter.XY{X: s.TS, Y: g / mbit})
+		}
+		if err := addLine(p, i, flowLabel(f), xy, false); err != nil {
+			return nil, err
+		}
+	}
+	p.Y.Min = 0
+	return p, nil
+}
+
+// CwndPlot is the congestion window vs time, one line per flow (and per
+// MPTCP subflow), in segments or, with bytes, in kB.
+func CwndPlot(r *Result, title string, bytes bool) (*plot.Plot, error) {
+	unit := "cwnd (segments)"
+	if bytes {
+		unit = "cwnd (kB)"
+	}
+	p := newPlot(title, "time (s)", unit)
+	val := func(t *TCPInfo) float64 {
+		if bytes {
+			b := float64(t.CwndBytes)
+			if b == 0 {
+				b = float64(t.CwndSegs) * float64(t.MSS)
+			}
+			return b / kB
+		}
+		return float64(t.CwndSegs)
+	}
+	k := 0
+	for i := range r.Flows {
+		f := &r.Flows[i]
+		var xy plotter.XYs
+		sub := map[string]plotter.XYs{}
+		var subIDs []string
+		for _, s := range f.Samples {
+			if s.TCP != nil {
+				xy = append(xy, plotter.XY{X: s.TS, Y: val(s.TCP)})
+			}
+			for _, sf := range s.Subflows {
+				if _, ok := sub[sf.ID]; !ok {
+					subIDs = append(subIDs, sf.ID)
+				}
+				sub[sf.ID] = append(sub[sf.ID], plotter.XY{X: s.TS, Y: val(&sf.TCP)})
+			}
+		}
+		if len(xy) > 0 {
+			if err := addLine(p, k, flowLabel(f), xy, false); err != nil {
+				return nil, err
+			}
+			k++
+		}
+		for _, id := range subIDs {
+			if err := addLine(p, k, f.ID+" subflow "+id, sub[id], true); err != nil {
+				return nil, err
+			}
+			k++
+		}
+	}
+	p.Y.Min = 0
+	return p, nil
+}
+
+// Series is a named sample of values.
+type Series struct {
+	Name   string
+	Values []float64
+}
+
+// CDFPlot draws the empirical CDF of each series as a step line; x is the
+// axis label (e.g. "RTT (ms)").
+func CDFPlot(title, x string, series []Series) (*plot.Plot, error) {
+	p := newPlot(title, x, "CDF")
+	for i, s := range series {
+		cdf := CDF(s.Values)
+		xy := make(plotter.XYs, 0, 2*len(cdf)+1)
+		prev := 0.0
+		for _, c := range cdf {
+			xy = append(xy, plotter.XY{X: c.X, Y: prev}, plotter.XY{X: c.X, Y: c.P})
+			prev = c.P
+		}
+		if err := addLine(p, i, s.Name, xy, false); err != nil {
+			return nil, err
+		}
+	}
+	p.Y.Min, p.Y.Max = 0, 1
+	return p, nil
+}

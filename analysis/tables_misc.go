@@ -1,0 +1,80 @@
+package analysis
+
+import (
+	"sort"
+)
+
+// TACKTable is one row per model point.
+func TACKTable(title string, pts []TACKPoint) *Table {
+	t := &Table{Title: title, Columns: []Column{
+		{Key: "bw_mbps", Header: "bw", Unit: "Mbit/s"},
+		{Key: "rtt_min_ms", Header: "RTT_min", Unit: "ms"},
+		{Key: "f_tack_hz", Header: "f_tack", Unit: "Hz"},
+		{Key: "f_tcp_l1_hz", Header: "f_tcp L=1", Unit: "Hz"},
+		{Key: "f_tcp_l2_hz", Header: "f_tcp L=2", Unit: "Hz"},
+		{Key: "ratio_l1_pct", Header: "f_tack/f_tcp(L=1)", Unit: "%", Digits: 3},
+		{Key: "ratio_l2_pct", Header: "f_tack/f_tcp(L=2)", Unit: "%", Digits: 3},
+		{Key: "regime", Header: "regime"},
+		{Key: "pivot_mbps", Header: "pivot bw", Unit: "Mbit/s"},
+	}}
+	for _, p := range pts {
+		t.AddRow(p.BwBps/mbit, p.RTTMinS*1000, p.FTackHz, p.FTCP1Hz, p.FTCP2Hz, p.RatioL1*100, p.RatioL2*100, p.Regime, p.PivotBps/mbit)
+	}
+	return t
+}
+
+// ACKTable is one row per connection of an ACK report.
+func ACKTable(title string, rep *ACKReport) *Table {
+	t := &Table{Title: title, Columns: []Column{
+		{Key: "sender", Header: "data sender"},
+		{Key: "receiver", Header: "receiver"},
+		{Key: "duration_s", Header: "duration", Unit: "s"},
+		{Key: "data_packets", Header: "data packets"},
+		{Key: "data_segments", Header: "data segments"},
+		{Key: "pure_acks", Header: "pure ACKs"},
+		{Key: "ack_rate_hz", Header: "ACK rate", Unit: "Hz"},
+		{Key: "acks_per_data", Header: "ACKs/data packet", Digits: 3},
+		{Key: "acks_per_segment", Header: "ACKs/segment", Digits: 3},
+		{Key: "data_rate_mbps", Header: "data rate", Unit: "Mbit/s"},
+	}}
+	for _, c := range rep.Conns {
+		t.AddRow(c.Sender, c.Receiver, c.DurationS, c.DataPackets, c.DataSegments, c.PureACKs, c.ACKRateHz, c.ACKsPerData, c.ACKsPerSegment, c.DataRateBps/mbit)
+	}
+	return t
+}
+
+// ConditionsTable lists recorded conditions, sorted by key.
+func ConditionsTable(title string, cond map[string]string) *Table {
+	t := &Table{Title: title, Columns: []Column{{Key: "key", Header: "condition"}, {Key: "value", Header: "value"}}}
+	keys := make([]string, 0, len(cond))
+	for k := range cond {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		t.AddRow(k, cond[k])
+	}
+	return t
+}
+
+// LinkTable lists the links of a result with their configuration and
+// queue counters.
+func LinkTable(title string, links []Link) *Table {
+	t := &Table{Title: title, Columns: []Column{
+		{Key: "link", Header: "link"},
+		{Key: "backend", Header: "backend"},
+		{Key: "rate_mbps", Header: "rate", Unit: "Mbit/s"},
+		{Key: "delay_ms", Header: "delay", Unit: "ms"},
+		{Key: "loss_pct", Header: "loss", Unit: "%"},
+		{Key: "queue_packets", Header: "queue", Unit: "pkts"},
+		{Key: "sent_packets", Header: "sent", Unit: "pkts"},
+		{Key: "dropped_packets", Header: "queue drops", Unit: "pkts"},
+		{Key: "queue_drop_ratio", Header: "queue drop ratio", Digits: 3},
+		{Key: "random_drops", Header: "random drops", Unit: "pkts"},
+	}}
+	for i := range links {
+		l := &links[i]
+		t.AddRow(l.Name, l.Backend, l.RateBps/mbit, l.DelayUs/1000, l.LossPct, l.QueuePackets, l.SentPackets, l.DroppedPackets, QueueDropRatio(l), l.RandomDrops)
+	}
+	return t
+}

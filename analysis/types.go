@@ -1,0 +1,318 @@
+package analysis
+
+import "time"
+
+// Version is the result-format version this package reads and writes. A
+// reader refuses any other version rather than guess at renamed fields.
+const Version = 1
+
+// Result is one run of one or more concurrent flows: the JSON document the
+// traffic generator writes (one file per run) and everything in this
+// package reads. Times inside a run are seconds since Start unless a field
+// says otherwise; rates are bits per second; RTTs are microseconds.
+//
+// A run that is one repetition of a scenario names the scenario and its
+// repetition index, so Repetitions can pool runs across files.
+type Result struct {
+	// Version is the format version; always 1 for this layout.
+	Version int `json:"version"`
+	// Tool names the producer and its version, e.g. "emuctl 0.4.0".
+	Tool string `json:"tool,omitempty"`
+	// Engine is the traffic engine: "emuctl" (native) or "iperf3"
+	// (converted from iperf3 JSON).
+	Engine string `json:"engine,omitempty"`
+	// Lab is the emuctl lab the run used.
+	Lab string `json:"lab,omitempty"`
+	// Scenario groups repetitions of the same configuration
+	// (e.g. "sack=on,loss=5%"). Runs with equal Scenario are pooled.
+	Scenario string `json:"scenario,omitempty"`
+	// Repetition is the 1-based index of this run within its scenario
+	// (0 when the run is not part of a repeated scenario).
+	Repetition int `json:"repetition,omitempty"`
+	// Start is the wall-clock time of t = 0 (RFC 3339, nanoseconds).
+	Start time.Time `json:"start"`
+	// DurationS is the length of the run in seconds (t = 0 to the end of
+	// the last flow).
+	DurationS float64 `json:"duration_s"`
+	// IntervalS is the nominal sampling interval in seconds (e.g. 0.1).
+	IntervalS float64 `json:"interval_s,omitempty"`
+	// Flows are the measured data flows.
+	Flows []Flow `json:"flows"`
+	// Probes are latency probes (ICMP or UDP echo) run alongside the flows.
+	Probes []Probe `json:"probes,omitempty"`
+	// CongStateEvents are tcp:tcp_cong_state_set trace events matched to
+	// flows, when tracing was enabled. They give exact loss-recovery
+	// episode boundaries; without them episodes come from sampled ca_state.
+	CongStateEvents []CongStateEvent `json:"cong_state_events,omitempty"`
+	// Links are the configured links the flows crossed, with their queue
+	// counters over the run.
+	Links []Link `json:"links,omitempty"`
+	// Counters are per-node kernel counter deltas over the run (nstat
+	// names, e.g. "TcpRetransSegs", "TcpOutSegs", "TcpExtTCPTimeouts"),
+	// keyed by node name, then counter name; unitless counts.
+	Counters map[string]map[string]int64 `json:"counters,omitempty"`
+	// Captures are packet captures taken during the run.
+	Captures []CaptureRef `json:"captures,omitempty"`
+	// Conditions are the recorded run conditions as text: kernel release,
+	// HZ, sysctls (tcp_sack, tcp_recovery, ...), offload settings, tool
+	// versions, capability probes, topology hash. Keys are free-form
+	// lower_snake_case; reports print them sorted.
+	Conditions map[string]string `json:"conditions,omitempty"`
+	// Summary is the producer's own per-flow summary (normally
+	// analysis.Summarize of this result). Informational: analysis always
+	// recomputes from the samples and ignores it.
+	Summary []FlowSummary `json:"summary,omitempty"`
+}
+
+// Flow is one data flow. Data always goes From → To (a "reverse" run is
+// recorded with From = the node that sent the data).
+type Flow struct {
+	// ID is unique within the result, e.g. "f1" or "h1-h2#0".
+	ID string `json:"id"`
+	// Group ties parallel streams of one logical flow together (optional).
+	Group string `json:"group,omitempty"`
+	// Proto is "tcp", "mptcp" or "udp".
+	Proto string `json:"proto"`
+	// CC is the congestion control read back from the socket
+	// (TCP_CONGESTION), e.g. "cubic"; empty for UDP.
+	CC string `json:"cc,omitempty"`
+	// From and To are the sending and receiving node names.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Src and Dst are the socket addresses "ip:port" (sender, receiver).
+	Src string `json:"src,omitempty"`
+	Dst string `json:"dst,omitempty"`
+	// StartS and EndS bound the flow's active period, seconds since
+	// Result.Start.
+	StartS float64 `json:"start_s"`
+	EndS   float64 `json:"end_s"`
+	// BottleneckBps is the configured rate of the narrowest shaped link on
+	// the flow's path in bits/s, counted on the wire as tc/HTB does
+	// (Ethernet header included). 0 means unshaped/unknown; utilisation is
+	// then not reported.
+	BottleneckBps float64 `json:"bottleneck_bps,omitempty"`
+	// MPTCPFallback is true when an MPTCP flow fell back to plain TCP.
+	MPTCPFallback bool `json:"mptcp_fallback,omitempty"`
+	// BytesSent is the application payload the sender wrote, in bytes.
+	BytesSent int64 `json:"bytes_sent,omitempty"`
+	// BytesReceived is the application payload the receiver read, in bytes.
+	BytesReceived int64 `json:"bytes_received,omitempty"`
+	// Samples are per-interval samples in time order. Sample i covers the
+	// interval (Samples[i-1].TS, Samples[i].TS]; the first one starts at
+	// StartS.
+	Samples []Sample `json:"samples,omitempty"`
+	// UDP holds the receiver's per-packet records and counts (UDP flows).
+	UDP *UDPFlow `json:"udp,omitempty"`
+}
+
+// Sample is one sampling interval of a flow.
+type Sample struct {
+	// TS is the end of the interval, seconds since Result.Start.
+	TS float64 `json:"t_s"`
+	// Bytes is the application payload delivered to the receiving
+	// application during the interval, in bytes.
+	Bytes int64 `json:"bytes"`
+	// GoodputBps is Bytes × 8 / interval length, in bits/s.
+	GoodputBps float64 `json:"goodput_bps"`
+	// Packets is the number of datagrams received in the interval (UDP).
+	Packets int64 `json:"packets,omitempty"`
+	// TCP is the sender's TCP_INFO at the end of the interval (TCP and
+	// MPTCP flows; for MPTCP the MPTCP-level socket where meaningful).
+	TCP *TCPInfo `json:"tcp,omitempty"`
+	// Subflows are the MPTCP subflows' numbers at the end of the interval.
+	Subflows []SubflowSample `json:"subflows,omitempty"`
+}
+
+// TCPInfo is the subset of the kernel's struct tcp_info a sample carries.
+// Counters marked cumulative count from the start of the connection.
+type TCPInfo struct {
+	// BytesAcked is tcpi_bytes_acked: cumulative bytes acknowledged.
+	BytesAcked uint64 `json:"bytes_acked"`
+	// BytesSent is tcpi_bytes_sent: cumulative bytes sent, retransmissions
+	// included.
+	BytesSent uint64 `json:"bytes_sent,omitempty"`
+	// BytesRetrans is tcpi_bytes_retrans: cumulative bytes retransmitted.
+	BytesRetrans uint64 `json:"bytes_retrans,omitempty"`
+	// SegsOut is tcpi_segs_out: cumulative segments sent, retransmissions
+	// included.
+	SegsOut uint64 `json:"segs_out,omitempty"`
+	// MSS is tcpi_snd_mss: the sender's current payload bytes per segment
+	// (1448 on a 1500-byte MTU with timestamps).
+	MSS uint32 `json:"mss,omitempty"`
+	// CwndSegs is tcpi_snd_cwnd: congestion window in segments.
+	CwndSegs uint32 `json:"cwnd_segs"`
+	// CwndBytes is CwndSegs × MSS, in bytes.
+	CwndBytes uint64 `json:"cwnd_bytes"`
+	// SsthreshSegs is tcpi_snd_ssthresh in segments; 0 while unset (the
+	// kernel's "infinite" 0x7fffffff is written as 0).
+	SsthreshSegs uint32 `json:"ssthresh_segs,omitempty"`
+	// SrttUs is tcpi_rtt: smoothed RTT in microseconds.
+	SrttUs uint32 `json:"srtt_us"`
+	// RttvarUs is tcpi_rttvar: RTT variation in microseconds.
+	RttvarUs uint32 `json:"rttvar_us,omitempty"`
+	// MinRttUs is tcpi_min_rtt: windowed minimum RTT in microseconds.
+	MinRttUs uint32 `json:"min_rtt_us,omitempty"`
+	// Retrans is tcpi_total_retrans: cumulative segments retransmitted.
+	Retrans uint32 `json:"retrans"`
+	// Lost is tcpi_lost: segments currently marked lost (a gauge, not
+	// cumulative).
+	Lost uint32 `json:"lost,omitempty"`
+	// DeliveryRateBps is tcpi_delivery_rate × 8, in bits/s.
+	DeliveryRateBps float64 `json:"delivery_rate_bps,omitempty"`
+	// PacingRateBps is tcpi_pacing_rate × 8, in bits/s (0 when unlimited).
+	PacingRateBps float64 `json:"pacing_rate_bps,omitempty"`
+	// CAState is tcpi_ca_state: 0 Open, 1 Disorder, 2 CWR, 3 Recovery,
+	// 4 Loss.
+	CAState uint8 `json:"ca_state"`
+}
+
+// SubflowSample is one MPTCP subflow at the end of a sampling interval.
+type SubflowSample struct {
+	// ID identifies the subflow within its flow, stable across samples
+	// (e.g. the local address id, or "10.0.1.1:40000-10.0.1.2:5201").
+	ID string `json:"id"`
+	// Src and Dst are the subflow's socket addresses "ip:port".
+	Src string `json:"src,omitempty"`
+	Dst string `json:"dst,omitempty"`
+	// Bytes is the payload acknowledged on this subflow during the
+	// interval (delta of tcpi_bytes_acked), in bytes.
+	Bytes int64 `json:"bytes"`
+	// GoodputBps is Bytes × 8 / interval length, in bits/s.
+	GoodputBps float64 `json:"goodput_bps"`
+	// TCP is the subflow's TCP_INFO (MPTCP_TCPINFO).
+	TCP TCPInfo `json:"tcp"`
+}
+
+// TCP congestion-avoidance states (tcpi_ca_state, and cong_state in the
+// tcp:tcp_cong_state_set trace event).
+const (
+	CAOpen     uint8 = 0
+	CADisorder uint8 = 1
+	CACWR      uint8 = 2
+	CARecovery uint8 = 3
+	CALoss     uint8 = 4
+)
+
+// UDPFlow is what a UDP receiver recorded.
+type UDPFlow struct {
+	// Sent is the number of datagrams the sender sent.
+	Sent int64 `json:"sent"`
+	// Received is the number of datagrams received, duplicates included.
+	Received int64 `json:"received"`
+	// Duplicates is the number of datagrams received more than once.
+	Duplicates int64 `json:"duplicates,omitempty"`
+	// OutOfOrder is the number of datagrams that arrived with a sequence
+	// number lower than one already seen.
+	OutOfOrder int64 `json:"out_of_order,omitempty"`
+	// PayloadBytes is the UDP payload size of each datagram, in bytes.
+	PayloadBytes int `json:"payload_bytes,omitempty"`
+	// Packets are the received datagrams in arrival order (may be omitted
+	// for long runs; the counts above are then the only loss source).
+	Packets []UDPPacket `json:"packets,omitempty"`
+
+	// --- Added by traffic/ (issue 6): the receiver's own whole-flow
+	// figures, so results without Packets (the iperf3 engine, or
+	// `emuctl traffic --udp-packets=false`) still carry jitter and delay.
+	// When Packets are present they are derived from them and agree.
+
+	// JitterRFC3550Us is the receiver's RFC 3550 jitter estimate at the
+	// end of the flow (iperf's estimator; iperf3's jitter_ms × 1000), µs.
+	JitterRFC3550Us float64 `json:"jitter_rfc3550_us,omitempty"`
+	// JitterMeanAbsDeltaUs is Σ|d_i − d_{i−1}| / (N − 1) over consecutive
+	// arrivals, µs (emuctl engine only).
+	JitterMeanAbsDeltaUs float64 `json:"jitter_mean_abs_delta_us,omitempty"`
+	// OWDMinUs, OWDMeanUs and OWDMaxUs summarise the one-way delay over
+	// every datagram received, µs (emuctl engine only).
+	OWDMinUs  float64 `json:"owd_min_us,omitempty"`
+	OWDMeanUs float64 `json:"owd_mean_us,omitempty"`
+	OWDMaxUs  float64 `json:"owd_max_us,omitempty"`
+}
+
+// UDPPacket is one received datagram. All nodes share one clock, so the
+// one-way delay is exact.
+type UDPPacket struct {
+	// Seq is the sender's sequence number, starting at 0.
+	Seq uint64 `json:"seq"`
+	// SentNs is the send timestamp carried in the payload, Unix nanoseconds.
+	SentNs int64 `json:"sent_ns"`
+	// RecvNs is the receive timestamp, Unix nanoseconds.
+	RecvNs int64 `json:"recv_ns"`
+	// OWDUs is the one-way delay (RecvNs − SentNs) / 1000, microseconds.
+	OWDUs float64 `json:"owd_us"`
+}
+
+// Probe is a latency probe (ping-like) run alongside the flows.
+type Probe struct {
+	// ID is unique within the result, e.g. "p1".
+	ID string `json:"id"`
+	// Kind is "icmp" or "udp".
+	Kind string `json:"kind"`
+	// From and To are node names (the probe measures From → To → From).
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Flow is the ID of the flow this probe accompanies (optional).
+	Flow string `json:"flow,omitempty"`
+	// IntervalS is the probe interval in seconds.
+	IntervalS float64 `json:"interval_s,omitempty"`
+	// Samples are the probes in send order, lost ones included.
+	Samples []ProbeSample `json:"samples"`
+}
+
+// ProbeSample is one probe.
+type ProbeSample struct {
+	// TS is the send time, seconds since Result.Start.
+	TS float64 `json:"t_s"`
+	// RTTUs is the round-trip time in microseconds (0 when lost).
+	RTTUs float64 `json:"rtt_us"`
+	// Lost is true when no reply arrived before the timeout.
+	Lost bool `json:"lost,omitempty"`
+}
+
+// CongStateEvent is one tcp:tcp_cong_state_set trace event.
+type CongStateEvent struct {
+	// TS is the event time, seconds since Result.Start.
+	TS float64 `json:"t_s"`
+	// Flow is the ID of the flow whose socket changed state.
+	Flow string `json:"flow"`
+	// State is the new cong_state (see CAOpen ... CALoss).
+	State uint8 `json:"state"`
+}
+
+// Link is one configured link direction and its queue counters.
+type Link struct {
+	// Name identifies the link direction, e.g. "r1:eth1->h2".
+	Name string `json:"name"`
+	// Backend is how it is emulated: "htb+pfifo", "netem", "tbf",
+	// "userspace", "none".
+	Backend string `json:"backend,omitempty"`
+	// RateBps is the configured rate in bits/s (0 = unshaped).
+	RateBps float64 `json:"rate_bps,omitempty"`
+	// DelayUs is the configured one-way delay in microseconds.
+	DelayUs float64 `json:"delay_us,omitempty"`
+	// LossPct is the configured random loss in percent.
+	LossPct float64 `json:"loss_pct,omitempty"`
+	// QueuePackets is the configured queue limit in packets (0 = unknown
+	// or a byte limit).
+	QueuePackets int `json:"queue_packets,omitempty"`
+	// SentPackets is the qdisc's sent-packet delta over the run.
+	SentPackets int64 `json:"sent_packets,omitempty"`
+	// DroppedPackets is the qdisc's drop delta over the run (queue
+	// overflow and qdisc-level random loss such as netem's).
+	DroppedPackets int64 `json:"dropped_packets,omitempty"`
+	// RandomDrops is the emulated random-loss drop count when a separate
+	// element counts it (nft rule, userspace link engine).
+	RandomDrops int64 `json:"random_drops,omitempty"`
+}
+
+// CaptureRef points at a packet capture taken during the run.
+type CaptureRef struct {
+	// Node and Iface are where the capture was taken.
+	Node  string `json:"node"`
+	Iface string `json:"iface"`
+	// File is the pcapng path, relative to the result file's directory.
+	File string `json:"file"`
+	// Snaplen is the capture snap length in bytes.
+	Snaplen int `json:"snaplen,omitempty"`
+	// Filter is the capture filter expression, if any.
+	Filter string `json:"filter,omitempty"`
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/emuctl/emuctl/analysis"
+	"github.com/emuctl/emuctl/capture"
+	"github.com/emuctl/emuctl/capture/packet"
+	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/topo"
+	"github.com/spf13/cobra"
+)
+
+func init() { extraCommands = append(extraCommands, newCaptureCmd) }
+
+func newCaptureCmd() *cobra.Command {
+	var (
+		lab, filter, out string
+		snaplen, count   int
+		duration         time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "capture [--lab LAB] <node>:<iface> -w FILE.pcapng",
+		Short: "Capture packets on a node's interface to a pcapng file (no tcpdump needed)",
+		Long: `Captures packets on an interface inside a node's network namespace and writes
+them as pcapng (Wireshark and tshark open it), with kernel nanosecond
+timestamps and the packet direction. Stops at --count packets, after
+--duration, or on Ctrl-C. "-w -" writes to stdout, e.g. for
+"| wireshark -k -i -".
+
+--filter takes terms joined by "and": tcp, udp, icmp, icmp6, port N, host ADDR
+(repeating port or host means any of them). --snaplen 128 keeps all headers
+of TCP/IPv4 packets and keeps long captures small.
+
+"emuctl capture acks FILE..." reports ACK frequency from captures.`,
+		Example: `  sudo emuctl capture h2:h2-eth0 --filter "tcp and port 5201" --snaplen 128 -w h2.pcapng
+  sudo emuctl capture --lab demo r1:r1-eth1 --duration 10s -w r1.pcapng
+  emuctl capture acks h2.pcapng`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			node, iface, ok := strings.Cut(args[0], ":")
+			if !ok || node == "" || iface == "" {
+				return fmt.Errorf("%q: want <node>:<iface>, e.g. h1:h1-eth0", args[0])
+			}
+			if out == "" {
+				return fmt.Errorf("missing -w FILE.pcapng (or -w - for stdout)")
+			}
+			flt, err := packet.ParseFilter(filter)
+			if err != nil {
+				return err
+			}
+			st, err := resolveLab(lab)
+			if err != nil {
+				return err
+			}
+			if st.Spec != nil && st.Spec.Node(node) == nil {
+				var names []string
+				for _, n := range st.Spec.Nodes {
+					names = append(names, n.Name)
+				}
+				return fmt.Errorf("lab %s has no node %q (nodes: %s)", st.Lab, node, strings.Join(names, ", "))
+			}
+			nsPath := filepath.Join(emu.NetnsDir, topo.Namespace(st.Lab, node))
+			var w io.Writer = cmd.OutOrStdout()
+			if out != "-" {
+				f, err := os.Create(out)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				w = f
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			o := capture.Options{Snaplen: snaplen, Count: count, Duration: duration, Filter: flt,
+				Ready: func() {
+					fmt.Fprintf(cmd.ErrOrStderr(), "capturing on %s:%s (%s), Ctrl-C to stop\n", node, iface, describe(flt))
+				}}
+			stats, err := capture.Capture(ctx, nsPath, iface, o, w)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "%d packets written to %s, %d filtered out, %d dropped by the kernel\n",
+				stats.Written, out, stats.Filtered, stats.KernelDrops)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&lab, "lab", "l", "", "lab name (default: the only running lab)")
+	f.StringVarP(&filter, "filter", "f", "", `capture filter, e.g. "tcp and port 5201" or "udp host 10.0.0.2"`)
+	f.IntVarP(&snaplen, "snaplen", "s", capture.DefaultSnaplen, "bytes kept per packet")
+	f.IntVarP(&count, "count", "c", 0, "stop after N packets (0: no limit)")
+	f.DurationVarP(&duration, "duration", "d", 0, "stop after this long (0: until Ctrl-C)")
+	f.StringVarP(&out, "write", "w", "", "pcapng file to write (- for stdout)")
+	cmd.AddCommand(newCaptureAcksCmd())
+	return cmd
+}
+
+func describe(f packet.Filter) string {
+	if f.Empty() {
+		return "all packets"
+	}
+	return "filter " + f.String()
+}
+
+func newCaptureAcksCmd() *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "acks FILE.pcapng...",
+		Short: "ACK frequency per TCP connection in captures: pure ACKs/s and ACKs per data packet",
+		Long: `Reads pcapng or pcap files and, for every TCP connection that carried data,
+counts the receiver's pure ACKs (ACK set, no payload, no SYN/FIN/RST) against
+the sender's data packets, and reports ACKs per second and per data packet
+(and per MSS-sized segment, which differs when the capture saw GSO/GRO
+super-packets).`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w := cmd.OutOrStdout()
+			for i, path := range args {
+				rep, err := analysis.ACKFrequencyFile(path)
+				if err != nil {
+					return fmt.Errorf("%s: %w", path, err)
+				}
+				if format == "json" {
+					if err := writeJSON(w, struct {
+						File string `json:"file"`
+						*analysis.ACKReport
+					}{path, rep}); err != nil {
+						return err
+					}
+					continue
+				}
+				if i > 0 {
+					fmt.Fprintln(w)
+				}
+				t := analysis.ACKTable(fmt.Sprintf("%s: %d packets, %d TCP, %.3f s", path, rep.Packets, rep.TCPPackets, rep.DurationS), rep)
+				if err := t.Write(w, format); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "md", "output format: md, csv or json")
+	return cmd
+}

@@ -281,3 +281,6 @@ func openNodeNS(name string) (netns.NsHandle, *netlink.Handle, error) {
 }
 
 var _ = strings.TrimSpace
+
+// tcDir is tc.Dir, named for tests.
+type tcDir = tc.Dir

@@ -280,20 +280,28 @@ func measureDir(lab string, from, to topo.Endpoint, want tc.Dir, opt VerifyOptio
 		}
 	}
 
-	// 2. rate: back-to-back full frames for RateDuration
+	// 2. rate: full frames offered at 1.5 x the rate for RateDuration
+	// (enough to keep the link's queue from ever running empty, without
+	// flooding the machine), arrival rate measured after the first 20 %
 	if want.Rate > 0 {
-		mtuFrame := 1514
+		const frameLen = 1514
 		burst := probeRun(tx, rx, quiet, func() {
-			deadline := time.Now().Add(opt.RateDuration)
-			b := tx.frame(mtuFrame, 'r', run, 0)
-			for i := uint32(0); time.Now().Before(deadline); i++ {
-				binary.BigEndian.PutUint32(b[19:23], i)
-				if tx.send(b) != nil {
-					time.Sleep(50 * time.Microsecond)
+			b := tx.frame(frameLen, 'r', run, 0)
+			perMs := 1.5 * float64(want.Rate) / 8 / frameLen / 1000
+			start := time.Now()
+			sent := 0
+			for i := uint32(0); time.Since(start) < opt.RateDuration; {
+				due := int(perMs*float64(time.Since(start).Milliseconds()+1)) + 1
+				for ; sent < due; sent++ {
+					binary.BigEndian.PutUint32(b[19:23], i)
+					tx.send(b)
+					i++
 				}
+				time.Sleep(200 * time.Microsecond)
 			}
 		}, 'r', run)
-		if len(burst) > 10 {
+		if len(burst) > 20 {
+			burst = burst[len(burst)/5:]
 			first, last := burst[0].at, burst[len(burst)-1].at
 			var bytes int
 			for _, a := range burst[1:] {

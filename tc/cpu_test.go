@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // The engine's CPU cost is measured with the engine in a child process
@@ -66,6 +67,7 @@ type childLab struct {
 func newChildLab(t *testing.T, ab, ba Dir) *childLab {
 	t.Helper()
 	requireRoot(t)
+	skipInLab(t)
 	l := &childLab{h1: newNode(t, "h1"), e: newNode(t, "eng"), h2: newNode(t, "h2")}
 	veth(t, l.h1, "tct1", l.e, "tcta")
 	veth(t, l.e, "tctb", l.h2, "tct2")
@@ -76,7 +78,14 @@ func newChildLab(t *testing.T, ab, ba Dir) *childLab {
 	cfg, _ := json.Marshal(childCfg{ab, ba})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+string(cfg))
-	cmd.ExtraFiles = []*os.File{os.NewFile(uintptr(l.e.ns), "netns")}
+	// a duplicate: the *os.File owns (and eventually closes) its descriptor
+	nsfd, err := unix.Dup(int(l.e.ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nsFile := os.NewFile(uintptr(nsfd), "netns")
+	defer nsFile.Close()
+	cmd.ExtraFiles = []*os.File{nsFile}
 	cmd.Stderr = os.Stderr
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()

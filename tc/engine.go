@@ -31,7 +31,9 @@ type Engine struct {
 	stopFd   int // eventfd: readable = stop
 
 	started   atomic.Bool
-	stopped   atomic.Bool // Run's loops have returned
+	stopped   atomic.Bool  // Run's loops have returned
+	fdMu      sync.RWMutex // held for reading while Stats uses a socket
+	closed    bool         // under fdMu
 	closeOnce sync.Once
 }
 
@@ -142,6 +144,12 @@ func (e *Engine) Run(ctx context.Context) error {
 	if !e.started.CompareAndSwap(false, true) {
 		return errors.New("engine: Run called twice")
 	}
+	e.fdMu.RLock()
+	closed := e.closed
+	e.fdMu.RUnlock()
+	if closed {
+		return errors.New("engine: Run after Close")
+	}
 	errc := make(chan error, 2)
 	var wg sync.WaitGroup
 	for _, d := range []*direction{e.ab, e.ba} {
@@ -185,13 +193,22 @@ func (e *Engine) Config() (aToB, bToA Dir) {
 	return e.ab.config(), e.ba.config()
 }
 
-// Stats returns both directions' counters.
+// Stats returns both directions' counters (frozen once the engine is
+// closed).
 func (e *Engine) Stats() Stats {
-	return Stats{AToB: e.ab.stats(), BToA: e.ba.stats()}
+	e.fdMu.RLock()
+	defer e.fdMu.RUnlock()
+	return Stats{AToB: e.ab.stats(!e.closed), BToA: e.ba.stats(!e.closed)}
 }
 
+// signalStop wakes both direction loops; they return. The eventfd stays
+// readable, so a loop that starts late returns at once.
 func (e *Engine) signalStop() {
-	_, _ = unix.Write(e.stopFd, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+	e.fdMu.RLock()
+	defer e.fdMu.RUnlock()
+	if !e.closed {
+		_, _ = unix.Write(e.stopFd, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+	}
 }
 
 // Close stops a running engine (Run returns) and releases its sockets. It
@@ -202,6 +219,9 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.closeOnce.Do(func() {
+		e.fdMu.Lock()
+		defer e.fdMu.Unlock()
+		e.closed = true
 		for _, s := range []*pktSock{e.sockA, e.sockB} {
 			if s != nil {
 				s.close()

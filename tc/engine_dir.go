@@ -1,6 +1,7 @@
 package tc
 
 import (
+	"errors"
 	"math"
 	"runtime"
 	"sync"
@@ -11,7 +12,7 @@ import (
 )
 
 const (
-	rxBatch = 32 // frames per recvmmsg
+	rxBatch = 16 // frames per recvmmsg (16 × 64 KB buffers)
 	txBatch = 64 // frames per sendmmsg
 	// lineCapBytes bounds what one direction may hold in its delay line
 	// (a safety net for unshaped links under a flood; the bottleneck queue
@@ -86,8 +87,11 @@ func (d *direction) config() Dir {
 	return d.cfg
 }
 
-func (d *direction) stats() DirStats {
-	drops := d.in.drops()
+func (d *direction) stats(open bool) DirStats {
+	var drops uint64
+	if open {
+		drops = d.in.drops()
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.recvDrops += drops
@@ -97,7 +101,7 @@ func (d *direction) stats() DirStats {
 		LossDrops: d.c.lossDrops, QueueDrops: d.c.queueDrops,
 		Duplicated: d.c.dups, Corrupted: d.pl.corrupt.n,
 		SendErrors: d.c.sendErrs.Load(), RecvDrops: d.recvDrops + d.c.truncated.Load(),
-		Backlog: d.line.len() + len(d.pending),
+		Backlog:  d.line.len() + len(d.pending),
 		QueueLen: d.pl.queue.length(d.e.now()), QueuePeak: d.pl.queue.peak,
 		LateMax: time.Duration(d.late.max), LateMean: time.Duration(d.late.sum / int64(max(1, d.late.n))),
 	}
@@ -139,6 +143,9 @@ func (d *direction) loop(stopFd int) error {
 			if fds[1].Revents != 0 {
 				return nil
 			}
+			if (fds[0].Revents|fds[2].Revents)&unix.POLLNVAL != 0 {
+				return errors.New("socket closed under the engine")
+			}
 			if fds[0].Revents&(unix.POLLIN|unix.POLLERR) == 0 {
 				continue
 			}
@@ -163,101 +170,6 @@ func (d *direction) loop(stopFd int) error {
 			pkts = d.unpack(pkts, bufs[i][:rx.msgs[i].Len], perPacket, join)
 		}
 		d.schedule(pkts, d.e.now())
-	}
-}
-
-// mode says whether GSO frames must be cut, and whether their segments
-// may be joined again on the way out (no rate: see coalesce.go).
-func (d *direction) mode() (perPacket, join bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.pl.perPacket, d.cfg.Rate == 0
-}
-
-// unpack copies one received frame into packets: its wire segments when
-// the pipeline works per packet, else the frame as it came.
-func (d *direction) unpack(pkts []*packet, raw []byte, perPacket, join bool) []*packet {
-	if len(raw) < vnetHdrLen+ethHdrLen {
-		return pkts
-	}
-	h := parseVnet(raw)
-	frame := raw[vnetHdrLen:]
-	if perPacket && h.gso() != unix.VIRTIO_NET_HDR_GSO_NONE {
-		var origin uint32
-		if join {
-			if d.origins++; d.origins == 0 {
-				d.origins++
-			}
-			origin = d.origins
-		}
-		first := len(pkts)
-		ok := segment(frame, h, func(n int) []byte {
-			p := getPacket(vnetHdrLen + n)
-			p.wire = n
-			p.origin, p.seg = origin, uint16(len(pkts)-first)
-			pkts = append(pkts, p)
-			return p.buf
-		})
-		if ok {
-			if origin != 0 {
-				sh := parseVnet(pkts[first].buf)
-				gi := segInfo{gsoType: h.gso(), mss: h.gsoSize, l4: sh.csumStart, hdrLen: sh.hdrLen}
-				for _, p := range pkts[first:] {
-					p.gso = gi
-				}
-			}
-			return pkts
-		}
-	}
-	p := getPacket(len(raw))
-	copy(p.buf, raw)
-	p.segs, p.wire = gsoSegments(frame, h)
-	if p.segs == 1 && h.gso() != unix.VIRTIO_NET_HDR_GSO_NONE {
-		// a GSO frame with a single segment: send it as a plain frame
-		h.gsoType, h.gsoSize = unix.VIRTIO_NET_HDR_GSO_NONE, 0
-		h.put(p.buf)
-	}
-	return append(pkts, p)
-}
-
-// schedule runs the pipeline on packets that arrived at now and puts the
-// survivors on the line.
-func (d *direction) schedule(pkts []*packet, now int64) {
-	if len(pkts) == 0 {
-		return
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, p := range pkts {
-		d.c.inPkts += uint64(p.segs)
-		d.c.inBytes += uint64(p.wire)
-		copies := 1
-		if d.pl.dup > 0 && d.pl.rng.Float64() < d.pl.dup {
-			copies = 2
-			d.c.dups++
-		}
-		for c := 0; c < copies; c++ {
-			q := p
-			if c == 1 {
-				q = p.clone()
-			}
-			due, v := d.pl.run(q, now)
-			if v == pass && d.lineBytes+int64(len(q.buf)) > lineCapBytes {
-				v = dropQueue
-			}
-			switch v {
-			case pass:
-				q.due = due
-				d.line.push(q)
-				d.lineBytes += int64(len(q.buf))
-				continue
-			case dropLoss:
-				d.c.lossDrops += uint64(q.segs)
-			case dropQueue:
-				d.c.queueDrops += uint64(q.segs)
-			}
-			q.release()
-		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package tc
 
 import (
+	"context"
 	"math"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func TestEngineGoodputHigh(t *testing.T) {
 		g := goodput(t, l.h1, l.h2, ip2, 1500*time.Millisecond, 2*time.Second)
 		cpu := cpuTime() - cpu0
 		st := l.eng.Stats().AToB
-		t.Logf("10 ms each way, no rate: goodput %.1f Mbit/s; process CPU %.2f cores; a→b %d packets in %d frames? late mean %v max %v",
+		t.Logf("10 ms each way, no rate: goodput %.1f Mbit/s; process CPU %.2f cores (traffic + engine); a→b %d packets in, %d out; late mean %v max %v",
 			g/1e6, cpu.Seconds()/time.Since(t0).Seconds(), st.InPackets, st.OutPackets, st.LateMean, st.LateMax)
 		if g < 1e9 {
 			t.Errorf("goodput %.1f Mbit/s below 1 Gbit/s", g/1e6)
@@ -250,5 +251,78 @@ func TestEngineJitterOrder(t *testing.T) {
 				t.Errorf("only %d datagrams reordered with Reorder=true and jitter 5 ms at 10 kpps", sink.reorders())
 			}
 		})
+	}
+}
+
+// TestEngineTiming measures the engine's added one-way latency with UDP
+// probes (the sender and receiver share the process's monotonic clock).
+func TestEngineTiming(t *testing.T) {
+	d := Dir{Delay: 10 * time.Millisecond}
+	l := newEngineLab(t, d, Dir{}, 1)
+	sink := newUDPSink(t, l.h2, ip2, 6003)
+	udpSend(t, l.h1, ip2, 6003, 2000, 64, 1, 500*time.Microsecond)
+	time.Sleep(50 * time.Millisecond)
+	ow := sink.delays()
+	s := summarize(ow)
+	st := l.eng.Stats().AToB
+	extra := func(x time.Duration) float64 { return float64(x-d.Delay) / 1e3 }
+	t.Logf("one-way over a 10 ms engine link, %d probes: +%.0f µs min, +%.0f p50, +%.0f p90, +%.0f p99, +%.0f max (µs above 10 ms, incl. both sockets' wake-ups); engine late mean %v max %v",
+		s.n, extra(s.min), extra(s.p50), extra(percentile(ow, 90)), extra(percentile(ow, 99)), extra(s.max), st.LateMean, st.LateMax)
+	if s.n < 1990 {
+		t.Errorf("%d of 2000 probes arrived", s.n)
+	}
+	if s.min < d.Delay {
+		t.Errorf("a probe arrived %v early", d.Delay-s.min)
+	}
+	if s.p50 > d.Delay+300*time.Microsecond {
+		t.Errorf("median one-way %v, more than 0.3 ms above the delay", s.p50)
+	}
+}
+
+// TestEngineLifecycle: construction errors, Close without Run, Close
+// stopping Run, Stats after Close.
+func TestEngineLifecycle(t *testing.T) {
+	requireRoot(t)
+	e := newNode(t, "eng")
+	h := newNode(t, "h")
+	veth(t, h, "tct1", e, "tcta")
+	veth(t, e, "tctb", h, "tct2")
+	if _, err := NewEngine(e.ns, "tcta", "tcta", Dir{}, Dir{}, 0); err == nil {
+		t.Error("same interface twice accepted")
+	}
+	if _, err := NewEngine(e.ns, "tcta", "tctx", Dir{}, Dir{}, 0); err == nil {
+		t.Error("missing interface accepted")
+	}
+	if _, err := NewEngine(e.ns, "tcta", "tctb", Dir{Loss: -1}, Dir{}, 0); err == nil {
+		t.Error("invalid Dir accepted")
+	}
+	eng, err := NewEngine(e.ns, "tcta", "tctb", Dir{}, Dir{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.Close()
+	eng.Close()
+	if err := eng.Run(context.Background()); err == nil {
+		t.Error("Run after Close succeeded")
+	}
+	eng, err = NewEngine(e.ns, "tcta", "tctb", Dir{Delay: time.Millisecond}, Dir{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- eng.Run(context.Background()) }()
+	time.Sleep(50 * time.Millisecond)
+	eng.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run after Close: %v", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Close did not stop Run")
+	}
+	_ = eng.Stats()
+	if ab, _ := eng.Config(); ab.Delay != time.Millisecond {
+		t.Errorf("Config %v", ab)
 	}
 }

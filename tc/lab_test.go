@@ -154,6 +154,7 @@ const ip1, ip2 = "10.9.0.1", "10.9.0.2"
 func newEngineLab(t testing.TB, ab, ba Dir, seed uint64) *engineLab {
 	t.Helper()
 	requireRoot(t)
+	skipInLab(t)
 	l := &engineLab{h1: newNode(t, "h1"), e: newNode(t, "eng"), h2: newNode(t, "h2")}
 	veth(t, l.h1, "tct1", l.e, "tcta")
 	veth(t, l.e, "tctb", l.h2, "tct2")

@@ -3,7 +3,6 @@ package tc
 import (
 	"fmt"
 	"math"
-	"strings"
 	"time"
 )
 
@@ -128,6 +127,13 @@ func PlanKernel(d Dir, mtu int) (*KernelPlan, error) {
 	case !impair:
 		p.add("netem", hMajor1, handleRoot, "bottleneck", nil, nil, nil)
 		p.Qdiscs[0].Netem = &NetemOpts{Rate: bitsToBytes(d.Rate), Limit: uint32(pkts)}
+	case d.Duplicate > 0:
+		// Kernels from mid-2025 refuse a duplicating netem in a tree with
+		// another netem, so everything goes into one netem. Its limit
+		// counts the frames in flight too: add what the rate puts there.
+		delayStage.Rate = bitsToBytes(d.Rate)
+		delayStage.Limit = clampU32(int64(pkts) + inflightFrames(d.Rate, d, mtu))
+		p.add("netem", hMajor1, handleRoot, "delay+bottleneck", delayStage, nil, nil)
 	default:
 		delayStage.Limit = clampU32(int64(pkts) + int64(delayLimit(d, mtu)))
 		p.add("netem", hMajor1, handleRoot, "delay", delayStage, nil, nil)
@@ -215,13 +221,17 @@ func netemImpair(d Dir, mtu int) *NetemOpts {
 // in flight during the longest delay, in full-size frames, and at least
 // 10000.
 func delayLimit(d Dir, mtu int) uint32 {
+	return clampU32(max(10000, 4*inflightFrames(max(d.Rate, assumedMaxRate), d, mtu)))
+}
+
+// inflightFrames is how many full frames rate keeps in the delay (with the
+// jitter's span), rounded up.
+func inflightFrames(rate uint64, d Dir, mtu int) int64 {
 	span := d.Jitter
 	if d.dist() != DistUniform {
-		span = 4 * d.Jitter // the tables end at ±4
+		span = 4 * d.Jitter
 	}
-	rate := max(d.Rate, assumedMaxRate)
-	inflight := float64(rate) * (d.Delay + span).Seconds() / (8 * float64(frameBytes(mtu)))
-	return clampU32(max(10000, int64(math.Ceil(4*inflight))))
+	return int64(math.Ceil(float64(rate) * (d.Delay + span).Seconds() / (8 * float64(frameBytes(mtu)))))
 }
 
 func tbfOpts(rate uint64, mtu int, limit uint32) *TBFOpts {
@@ -235,90 +245,3 @@ func tbfOpts(rate uint64, mtu int, limit uint32) *TBFOpts {
 func bitsToBytes(bps uint64) uint64 { return max(1, (bps+4)/8) }
 
 func clampU32(v int64) uint32 { return uint32(max(0, min(v, math.MaxUint32))) }
-
-// formatTree prints qdiscs indented under their parents.
-func formatTree(qs []Qdisc) string {
-	depth := map[uint32]int{}
-	var b strings.Builder
-	for _, q := range qs {
-		d := 0
-		if q.Parent != handleRoot {
-			d = depth[q.Parent&0xFFFF0000] + 1
-		}
-		depth[q.Handle] = d
-		b.WriteString(strings.Repeat("  ", d))
-		b.WriteString(q.describe())
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-// describe is one tc-like line for a qdisc.
-func (q Qdisc) describe() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s parent %s", q.Kind, handleString(q.Handle), handleString(q.Parent))
-	if q.Role != "" {
-		fmt.Fprintf(&b, " (%s)", q.Role)
-	}
-	switch {
-	case q.Netem != nil:
-		n := q.Netem
-		fmt.Fprintf(&b, " limit %d", n.Limit)
-		if n.Latency > 0 || n.Jitter > 0 {
-			fmt.Fprintf(&b, " delay %v", n.Latency)
-		}
-		if n.Jitter > 0 {
-			fmt.Fprintf(&b, " jitter %v", n.Jitter)
-			if n.Dist != "" {
-				fmt.Fprintf(&b, " distribution %s", n.Dist)
-			}
-		}
-		if n.Loss > 0 {
-			fmt.Fprintf(&b, " loss %.4g%%", n.Loss)
-		}
-		if ge := n.GE; ge != nil {
-			fmt.Fprintf(&b, " loss gemodel p %.4g%% r %.4g%% 1-h %.4g%% 1-k %.4g%%", ge.P, ge.R, ge.OneMinusH, ge.OneMinusK)
-		}
-		if n.Duplicate > 0 {
-			fmt.Fprintf(&b, " duplicate %.4g%%", n.Duplicate)
-		}
-		if n.Corrupt > 0 {
-			fmt.Fprintf(&b, " corrupt %.4g%%", n.Corrupt)
-		}
-		switch {
-		case n.Rate >= OrderRate:
-			b.WriteString(" rate ordering-only")
-		case n.Rate > 0:
-			fmt.Fprintf(&b, " rate %s", FormatRate(n.Rate*8))
-		}
-		if n.Seed != 0 {
-			fmt.Fprintf(&b, " seed %d", n.Seed)
-		}
-	case q.TBF != nil:
-		fmt.Fprintf(&b, " rate %s burst %dB limit %d", FormatRate(q.TBF.Rate*8), q.TBF.Burst, q.TBF.Limit)
-	case q.FIFO != nil:
-		unit := "p"
-		if q.Kind == "bfifo" {
-			unit = "B"
-		}
-		fmt.Fprintf(&b, " limit %d%s", q.FIFO.Limit, unit)
-	}
-	if s := q.Stats; s != nil {
-		fmt.Fprintf(&b, " | sent %d pkt %d B, dropped %d, overlimits %d, backlog %d pkt %d B",
-			s.Packets, s.Bytes, s.Drops, s.Overlimits, s.QLen, s.Backlog)
-	}
-	return b.String()
-}
-
-func handleString(h uint32) string {
-	switch h {
-	case handleRoot:
-		return "root"
-	case 0:
-		return "none"
-	}
-	if h&0xFFFF == 0 {
-		return fmt.Sprintf("%x:", h>>16)
-	}
-	return fmt.Sprintf("%x:%x", h>>16, h&0xFFFF)
-}

@@ -26,8 +26,8 @@ func TestPlanKernel(t *testing.T) {
 	}{
 		{"unshaped", Dir{}, 1500, nil},
 		{"delay", Dir{Delay: 10 * ms}, 1500, []want{
-			// limit: 4 × 10 Gbit/s × 10 ms / (8 × 1514) = 33025.1 → 33026
-			{kind: "netem", handle: "1:", parent: "root", netem: &NetemOpts{Latency: 10 * ms, Limit: 33026}},
+			// limit: 4 × ⌈10 Gbit/s × 10 ms / (8 × 1514)⌉ = 4 × ⌈8256.3⌉ = 33028
+			{kind: "netem", handle: "1:", parent: "root", netem: &NetemOpts{Latency: 10 * ms, Limit: 33028}},
 		}},
 		{"rate only", Dir{Rate: 10_000_000}, 1500, []want{
 			{kind: "netem", handle: "1:", parent: "root", netem: &NetemOpts{Rate: 1_250_000, Limit: 100}},
@@ -39,20 +39,24 @@ func TestPlanKernel(t *testing.T) {
 			{kind: "netem", handle: "1:", parent: "root", netem: &NetemOpts{Rate: 5_000_000_000, Limit: 100}},
 		}},
 		{"default queue is the BDP", Dir{Rate: 1_000_000_000, Delay: 10 * ms}, 1500, []want{
-			// BDP 1 Gbit/s × 20 ms / 12112 bit = 1651.3 → 1652; delay stage limit adds 33026
-			{kind: "netem", handle: "1:", parent: "root", netem: &NetemOpts{Latency: 10 * ms, Limit: 1652 + 33026}},
+			// BDP 1 Gbit/s × 20 ms / 12112 bit = 1651.3 → 1652; delay stage limit adds 33028
+			{kind: "netem", handle: "1:", parent: "root", netem: &NetemOpts{Latency: 10 * ms, Limit: 1652 + 33028}},
 			{kind: "netem", handle: "2:", parent: "1:1", netem: &NetemOpts{Rate: 125_000_000, Limit: 1652}},
 		}},
-		{"rate delay loss queue", Dir{Rate: 10_000_000, Delay: 20 * ms, Loss: 1, Duplicate: 0.5, Corrupt: 0.1, QueuePackets: 50}, 1500, []want{
-			{kind: "netem", handle: "1:", parent: "root", netem: &NetemOpts{Latency: 20 * ms, Loss: 1, Duplicate: 0.5, Corrupt: 0.1, Limit: 50 + 66051}},
+		{"rate delay loss queue", Dir{Rate: 10_000_000, Delay: 20 * ms, Loss: 1, Corrupt: 0.1, QueuePackets: 50}, 1500, []want{
+			{kind: "netem", handle: "1:", parent: "root", netem: &NetemOpts{Latency: 20 * ms, Loss: 1, Corrupt: 0.1, Limit: 50 + 66052}},
 			{kind: "netem", handle: "2:", parent: "1:1", netem: &NetemOpts{Rate: 1_250_000, Limit: 50}},
 		}},
+		{"duplicate with a rate: one netem", Dir{Rate: 10_000_000, Delay: 20 * ms, Duplicate: 0.5, QueuePackets: 50}, 1500, []want{
+			// in flight: 10 Mbit/s × 20 ms / 12112 bit = 16.5 → 17
+			{kind: "netem", handle: "1:", parent: "root", netem: &NetemOpts{Latency: 20 * ms, Duplicate: 0.5, Rate: 1_250_000, Limit: 50 + 17}},
+		}},
 		{"jitter keeps order", Dir{Delay: 10 * ms, Jitter: 2 * ms, JitterDist: DistNormal}, 1500, []want{
-			// span 4 × 2 ms: 4 × 10 Gbit/s × 18 ms / 12112 bit = 59445.2 → 59446
-			{kind: "netem", handle: "1:", parent: "root", netem: &NetemOpts{Latency: 10 * ms, Jitter: 2 * ms, Dist: DistNormal, Rate: OrderRate, Limit: 59446}},
+			// span 4 × 2 ms: 4 × ⌈10 Gbit/s × 18 ms / 12112 bit⌉ = 4 × 14862
+			{kind: "netem", handle: "1:", parent: "root", netem: &NetemOpts{Latency: 10 * ms, Jitter: 2 * ms, Dist: DistNormal, Rate: OrderRate, Limit: 59448}},
 		}},
 		{"jitter reorders", Dir{Delay: 10 * ms, Jitter: 2 * ms, Reorder: true}, 1500, []want{
-			{kind: "netem", handle: "1:", parent: "root", netem: &NetemOpts{Latency: 10 * ms, Jitter: 2 * ms, Dist: DistUniform, Limit: 39631}},
+			{kind: "netem", handle: "1:", parent: "root", netem: &NetemOpts{Latency: 10 * ms, Jitter: 2 * ms, Dist: DistUniform, Limit: 39632}},
 		}},
 		{"gemodel", Dir{GE: &GilbertElliott{P: 1, R: 30, OneMinusH: 80, OneMinusK: 0.1}}, 1500, []want{
 			{kind: "netem", handle: "1:", parent: "root", netem: &NetemOpts{GE: &GilbertElliott{P: 1, R: 30, OneMinusH: 80, OneMinusK: 0.1}, Limit: 10000}},

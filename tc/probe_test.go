@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"testing"
+
+	"github.com/emuctl/emuctl/kernellab"
 )
 
 func requireRoot(t testing.TB) {
@@ -30,7 +32,7 @@ func TestProbe(t *testing.T) {
 			t.Errorf("%s: error %v does not wrap ErrNotSupported or has no reason", f, err)
 		}
 	}
-	if os.Getenv("EMUCTL_KERNEL_LAB") == "1" && !c.Netem {
+	if kernellab.InLab() && !c.Netem {
 		t.Errorf("kernel lab: netem must be present: %s", c.Reasons["netem"])
 	}
 }

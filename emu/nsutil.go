@@ -209,3 +209,15 @@ func nsInode(path string) (uint64, error) {
 	}
 	return st.Ino, nil
 }
+
+// InNode runs fn on a fresh OS thread inside a node's network namespace:
+// sockets opened in fn belong to the node and may be used from any
+// goroutine afterwards.
+func InNode(lab, node string, fn func() error) error {
+	h, err := netns.GetFromPath(filepath.Join(NetnsDir, lab+"."+node))
+	if err != nil {
+		return fmt.Errorf("node %s of lab %s: %w", node, lab, err)
+	}
+	defer h.Close()
+	return do(h, fn)
+}

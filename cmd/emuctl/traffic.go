@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/emuctl/emuctl/analysis"
+	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/traffic"
+	"github.com/spf13/cobra"
+)
+
+func init() { extraCommands = append(extraCommands, newTrafficCmd) }
+
+func newTrafficCmd() *cobra.Command {
+	var (
+		lab, flowsFile, jsonOut, rate, dst, sndbuf, rcvbuf string
+		udpPackets                                         bool
+		f                                                  traffic.Flow
+	)
+	cmd := &cobra.Command{
+		Use:   "traffic [--lab LAB] --from NODE --to NODE [--proto tcp|mptcp|udp] ... | --flows FILE",
+		Short: "Run TCP, MPTCP or UDP flows between nodes with per-interval samples (an iperf-like generator)",
+		Example: `  sudo emuctl traffic --from h1 --to h2 --proto tcp --cc cubic --time 20s --json out.json
+  sudo emuctl traffic --from cli --to srv --proto mptcp --reverse --time 30s
+  sudo emuctl traffic --from h1 --to h2 --proto udp --rate 2M --size 160 --time 10s --probe icmp
+  sudo emuctl traffic --flows flows.yaml --json out.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var flows []traffic.Flow
+			if flowsFile != "" {
+				for _, name := range []string{"from", "to", "dst", "proto", "engine", "name", "cc", "time", "interval", "reverse", "parallel",
+					"port", "nodelay", "quickack", "sndbuf", "rcvbuf", "rate", "size", "udp-packets", "probe", "probe-rate"} {
+					if cmd.Flags().Changed(name) {
+						return fmt.Errorf("--%s and --flows exclude each other: put the setting in the flows file", name)
+					}
+				}
+				ff, err := traffic.LoadFlowsFile(flowsFile)
+				if err != nil {
+					return err
+				}
+				if lab == "" {
+					lab = ff.Lab
+				}
+				flows = ff.Flows
+			} else {
+				if f.Client == "" || f.Server == "" {
+					return errors.New("give --from and --to (or --flows FILE)")
+				}
+				var err error
+				if rate != "" {
+					if f.Rate, err = topo.ParseRate(rate); err != nil {
+						return fmt.Errorf("--rate: %w", err)
+					}
+				}
+				if dst != "" {
+					if f.Dst, err = netip.ParseAddr(dst); err != nil {
+						return fmt.Errorf("--dst: %q is not an IP address", dst)
+					}
+				}
+				if sndbuf != "" {
+					if f.Sock.SndBuf, err = traffic.ParseBytes(sndbuf); err != nil {
+						return fmt.Errorf("--sndbuf: %w", err)
+					}
+				}
+				if rcvbuf != "" {
+					if f.Sock.RcvBuf, err = traffic.ParseBytes(rcvbuf); err != nil {
+						return fmt.Errorf("--rcvbuf: %w", err)
+					}
+				}
+				if cmd.Flags().Changed("udp-packets") {
+					f.KeepPackets = &udpPackets
+				}
+				flows = []traffic.Flow{f}
+			}
+			st, err := resolveLab(lab)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			res, runErr := traffic.Run(ctx, st.Lab, flows, traffic.Options{Log: logger()})
+			if res == nil {
+				return runErr
+			}
+			summary := io.Writer(os.Stdout)
+			if jsonOut == "-" {
+				summary = os.Stderr
+			}
+			if jsonOut != "" {
+				if err := writeResult(jsonOut, res); err != nil {
+					return err
+				}
+			}
+			traffic.WriteSummary(summary, res)
+			if jsonOut != "" && jsonOut != "-" {
+				fmt.Fprintf(summary, "result: %s\n", jsonOut)
+			}
+			if runErr != nil {
+				return fmt.Errorf("interrupted: %w (partial result above)", runErr)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&lab, "lab", "l", "", "lab name (default: the only running lab)")
+	fl.StringVar(&flowsFile, "flows", "", "run the flows declared in this YAML file")
+	fl.StringVar(&f.Client, "from", "", "client node (sends, unless --reverse)")
+	fl.StringVar(&f.Server, "to", "", "server node")
+	fl.StringVar(&dst, "dst", "", "server address to use (default: the server node's first address)")
+	fl.StringVar(&f.Proto, "proto", traffic.TCP, "tcp, mptcp or udp")
+	fl.StringVar(&f.Engine, "engine", traffic.EngineNative, "native (emuctl's own sockets) or iperf3 (the installed iperf3, converted)")
+	fl.StringVar(&f.Name, "name", "", "flow name in the result (default f1)")
+	fl.StringVar(&f.Sock.CC, "cc", "", "congestion control set per socket (TCP_CONGESTION), read back and reported")
+	fl.DurationVarP(&f.Duration, "time", "t", traffic.DefaultDuration, "how long to send")
+	fl.DurationVarP(&f.Interval, "interval", "i", traffic.DefaultInterval, "sampling interval (10ms .. --time)")
+	fl.BoolVarP(&f.Reverse, "reverse", "R", false, "the server sends, the client receives")
+	fl.IntVarP(&f.Parallel, "parallel", "P", 1, "parallel streams")
+	fl.IntVarP(&f.Port, "port", "p", 0, "server port (0: a free one, chosen by the kernel)")
+	fl.BoolVar(&f.Sock.NoDelay, "nodelay", false, "set TCP_NODELAY")
+	fl.BoolVar(&f.Sock.QuickAck, "quickack", false, "set TCP_QUICKACK on the receiver after every read")
+	fl.StringVar(&sndbuf, "sndbuf", "", "SO_SNDBUF, e.g. 4MiB (default: kernel autotuning)")
+	fl.StringVar(&rcvbuf, "rcvbuf", "", "SO_RCVBUF, e.g. 4MiB (default: kernel autotuning)")
+	fl.StringVarP(&rate, "rate", "b", "", "UDP sending rate of payload, e.g. 2M, 10mbit (default 1mbit)")
+	fl.IntVarP(&f.Size, "size", "s", 0, fmt.Sprintf("UDP payload bytes per datagram (default %d)", traffic.DefaultUDPSize))
+	fl.BoolVar(&udpPackets, "udp-packets", true, "record every received UDP datagram in the JSON result")
+	fl.StringVar(&f.Probe, "probe", "", "echo probe alongside the flow: icmp or udp")
+	fl.Float64Var(&f.ProbeRate, "probe-rate", traffic.DefaultProbeHz, "probes per second")
+	fl.StringVar(&jsonOut, "json", "", "write the result (analysis format, versioned JSON) to this file (- for stdout)")
+	return cmd
+}
+
+// writeResult writes the result JSON atomically (or to stdout for "-").
+func writeResult(path string, r *analysis.Result) error {
+	if path == "-" {
+		return analysis.Encode(os.Stdout, r)
+	}
+	tmp := fmt.Sprintf("%s.tmp%d", path, time.Now().UnixNano())
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if err := analysis.Encode(f, r); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}

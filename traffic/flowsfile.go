@@ -1,0 +1,199 @@
+package traffic
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/emuctl/emuctl/topo"
+	"go.yaml.in/yaml/v3"
+)
+
+// FlowsFile is a decoded flows file:
+//
+//	version: 1                 # optional; only 1
+//	lab: demo                  # optional: the lab the flows run in
+//	defaults: {duration: 20s}  # optional: any flow key, for every flow
+//	flows:
+//	  - {name: bulk, from: h1, to: h2, proto: tcp, cc: cubic, parallel: 2}
+//	  - {from: h3, to: h4, proto: udp, rate: 2mbit, size: 160, start: 5s, probe: icmp}
+//
+// Flow keys: name, from, to, dst, proto (tcp|mptcp|udp), engine
+// (native|iperf3), cc, start, duration, interval, reverse, parallel, port,
+// nodelay, quickack, sndbuf, rcvbuf, rate, size, probe (icmp|udp),
+// probe_rate, udp_packets. Top-level keys starting with "x-" are ignored
+// (for anchors).
+type FlowsFile struct {
+	Lab   string
+	Flows []Flow
+}
+
+var (
+	flowsDocKeys = []string{"version", "lab", "defaults", "flows"}
+	flowKeys     = []string{"name", "from", "to", "dst", "proto", "engine", "cc", "start", "duration", "interval",
+		"reverse", "parallel", "port", "nodelay", "quickack", "sndbuf", "rcvbuf", "rate", "size", "probe",
+		"probe_rate", "udp_packets"}
+)
+
+// LoadFlowsFile reads a flows file.
+func LoadFlowsFile(path string) (*FlowsFile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFlows(path, b)
+}
+
+// ParseFlows decodes a flows file strictly: unknown or duplicate keys,
+// wrong types and bad values are errors, all reported at once as
+// topo.Errors ("file:line:col: path: what is wrong (what is valid)").
+func ParseFlows(name string, data []byte) (*FlowsFile, error) {
+	d := &flowDec{file: name}
+	root := d.parse(data)
+	if root == nil {
+		return nil, d.result()
+	}
+	out := &FlowsFile{}
+	var defaults, list *yaml.Node
+	for _, e := range d.mapping(root, "") {
+		switch {
+		case strings.HasPrefix(e.k.Value, "x-"):
+		case e.k.Value == "version":
+			if v, ok := d.integer(e.v, "version"); ok && v != 1 {
+				d.errorf(e.v, "version", "unknown version %d (valid: 1)", v)
+			}
+		case e.k.Value == "lab":
+			out.Lab, _ = d.str(e.v, "lab")
+		case e.k.Value == "defaults":
+			defaults = e.v
+		case e.k.Value == "flows":
+			list = e.v
+		default:
+			d.unknownKey(e.k, "", flowsDocKeys)
+		}
+	}
+	var def Flow
+	if defaults != nil {
+		def = d.flow(defaults, "defaults", Flow{})
+	}
+	switch {
+	case list == nil:
+		d.errorf(root, "", "no flows: list (a flows file needs at least one flow)")
+	case list.Kind != yaml.SequenceNode:
+		d.errorf(list, "flows", "must be a list of flows, got %s", describeNode(list))
+	default:
+		for i, n := range list.Content {
+			f := d.flow(n, fmt.Sprintf("flows[%d]", i), def)
+			f.Pos = fmt.Sprintf("%s:%d:%d", name, n.Line, n.Column)
+			out.Flows = append(out.Flows, f)
+		}
+		if len(list.Content) == 0 {
+			d.errorf(list, "flows", "the list is empty: give at least one flow")
+		}
+	}
+	if err := d.result(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// flow decodes one flow mapping on top of def.
+func (d *flowDec) flow(n *yaml.Node, path string, def Flow) Flow {
+	f := def
+	for _, e := range d.mapping(n, path) {
+		p := joinPath(path, e.k.Value)
+		var ok bool
+		switch e.k.Value {
+		case "name":
+			f.Name, _ = d.str(e.v, p)
+		case "from":
+			f.Client, _ = d.str(e.v, p)
+		case "to":
+			f.Server, _ = d.str(e.v, p)
+		case "dst":
+			if s, ok := d.scalar(e.v, p, "an IP address"); ok {
+				a, err := netip.ParseAddr(s)
+				if err != nil {
+					d.errorf(e.v, p, "%q is not an IP address", s)
+				}
+				f.Dst = a
+			}
+		case "proto":
+			f.Proto, _ = d.oneOf(e.v, p, []string{TCP, MPTCP, UDP})
+		case "engine":
+			f.Engine, _ = d.oneOf(e.v, p, []string{EngineNative, EngineIperf3})
+		case "cc":
+			if f.Sock.CC, ok = d.str(e.v, p); ok {
+				if err := CheckCC(f.Sock.CC); err != nil {
+					d.errorf(e.v, p, "%v", err)
+				}
+			}
+		case "start":
+			f.Start, _ = d.duration(e.v, p)
+		case "duration":
+			f.Duration, _ = d.duration(e.v, p)
+		case "interval":
+			f.Interval, _ = d.duration(e.v, p)
+		case "reverse":
+			f.Reverse, _ = d.boolean(e.v, p)
+		case "parallel":
+			f.Parallel, _ = d.integer(e.v, p)
+		case "port":
+			f.Port, _ = d.integer(e.v, p)
+		case "nodelay":
+			f.Sock.NoDelay, _ = d.boolean(e.v, p)
+		case "quickack":
+			f.Sock.QuickAck, _ = d.boolean(e.v, p)
+		case "sndbuf", "rcvbuf":
+			if s, ok := d.scalar(e.v, p, "a size in bytes such as 4MiB"); ok {
+				v, err := ParseBytes(s)
+				if err != nil {
+					d.errorf(e.v, p, "%v", err)
+				}
+				if e.k.Value == "sndbuf" {
+					f.Sock.SndBuf = v
+				} else {
+					f.Sock.RcvBuf = v
+				}
+			}
+		case "rate":
+			if s, ok := d.scalar(e.v, p, "a rate such as 2mbit"); ok {
+				v, err := topo.ParseRate(s)
+				if err != nil {
+					d.errorf(e.v, p, "%v", err)
+				}
+				f.Rate = v
+			}
+		case "size":
+			f.Size, _ = d.integer(e.v, p)
+		case "probe":
+			f.Probe, _ = d.oneOf(e.v, p, []string{ProbeICMP, ProbeUDP})
+		case "probe_rate":
+			if s, ok := d.scalar(e.v, p, "a rate in Hz such as 10"); ok {
+				v, err := strconv.ParseFloat(strings.TrimSuffix(strings.ToLower(s), "hz"), 64)
+				if err != nil || v <= 0 {
+					d.errorf(e.v, p, "must be a positive number of probes per second, got %q", s)
+				}
+				f.ProbeRate = v
+			}
+		case "udp_packets":
+			if v, ok := d.boolean(e.v, p); ok {
+				f.KeepPackets = &v
+			}
+		default:
+			d.unknownKey(e.k, path, flowKeys)
+		}
+	}
+	if path == "defaults" {
+		return f
+	}
+	if f.Client == "" {
+		d.errorf(n, path, "no from: node (the client)")
+	}
+	if f.Server == "" {
+		d.errorf(n, path, "no to: node (the server)")
+	}
+	return f
+}

@@ -1,0 +1,133 @@
+package traffic
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/emuctl/emuctl/analysis"
+	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/topo"
+)
+
+// stateLink is one shaped link as the lab's state records it (read
+// loosely from state.json, so the runtime may grow fields freely).
+type stateLink struct {
+	Index   int     `json:"index"`
+	Name    string  `json:"name"`
+	Backend string  `json:"backend"`
+	Warning string  `json:"warning"`
+	AtoB    linkDir `json:"a_to_b"`
+	BtoA    linkDir `json:"b_to_a"`
+}
+
+type linkDir struct {
+	Rate         uint64
+	Delay        time.Duration
+	Jitter       time.Duration
+	Loss         float64
+	QueuePackets int
+	QueueBytes   int64
+}
+
+// stateLinks returns the shaped links recorded for a lab, by link index.
+func stateLinks(lab string) map[int]stateLink {
+	b, err := os.ReadFile(filepath.Join(emu.StateDir(lab), "state.json"))
+	if err != nil {
+		return nil
+	}
+	var st struct {
+		Links []stateLink `json:"links"`
+	}
+	if json.Unmarshal(b, &st) != nil {
+		return nil
+	}
+	out := map[int]stateLink{}
+	for _, l := range st.Links {
+		out[l.Index] = l
+	}
+	return out
+}
+
+// unappliedLink reports whether link i's parameters were parsed but not
+// applied (the lab was deployed with --allow-unapplied).
+func unappliedLink(s *topo.Spec, i int) bool {
+	tag := fmt.Sprintf("links[%d] ", i)
+	for _, u := range s.Unapplied {
+		if strings.Contains(u, tag) && strings.Contains(u, "link parameters") {
+			return true
+		}
+	}
+	return false
+}
+
+// linkDirection returns the backend and effective parameters of one hop.
+func linkDirection(s *topo.Spec, shaped map[int]stateLink, h hop) (backend string, d linkDir) {
+	if sl, ok := shaped[h.link]; ok {
+		if h.aToB {
+			return sl.Backend, sl.AtoB
+		}
+		return sl.Backend, sl.BtoA
+	}
+	if s.Links[h.link].Params != nil && unappliedLink(s, h.link) {
+		return "none (link parameters not applied)", linkDir{}
+	}
+	return "none", linkDir{}
+}
+
+func hopName(s *topo.Spec, h hop) string {
+	a, b := h.ends(s)
+	return a.String() + "->" + b.String()
+}
+
+// resultLinks lists every hop the flows cross, with backend, parameters
+// and the egress qdisc counters' deltas.
+func resultLinks(s *topo.Spec, shaped map[int]stateLink, hops []hop, before, after map[string]*nodeSnap) []analysis.Link {
+	var out []analysis.Link
+	seen := map[string]bool{}
+	for _, h := range hops {
+		name := hopName(s, h)
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		backend, d := linkDirection(s, shaped, h)
+		l := analysis.Link{Name: name, Backend: backend, RateBps: float64(d.Rate),
+			DelayUs: float64(d.Delay) / 1e3, LossPct: d.Loss, QueuePackets: d.QueuePackets}
+		from, _ := h.ends(s)
+		if b, a := ifaceOf(before, from), ifaceOf(after, from); b != nil && a != nil {
+			pb, db := b.rootStats()
+			pa, da := a.rootStats()
+			l.SentPackets, l.DroppedPackets = pa-pb, da-db
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func ifaceOf(snaps map[string]*nodeSnap, e topo.Endpoint) *ifaceInfo {
+	s := snaps[e.Node]
+	if s == nil {
+		return nil
+	}
+	for i := range s.ifaces {
+		if s.ifaces[i].name == e.Iface {
+			return &s.ifaces[i]
+		}
+	}
+	return nil
+}
+
+// bottleneck is the lowest configured rate on a path (0: unshaped).
+func bottleneck(s *topo.Spec, shaped map[int]stateLink, hops []hop) float64 {
+	var r uint64
+	for _, h := range hops {
+		if _, d := linkDirection(s, shaped, h); d.Rate > 0 && (r == 0 || d.Rate < r) {
+			r = d.Rate
+		}
+	}
+	return float64(r)
+}

@@ -1,0 +1,75 @@
+package traffic
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/emuctl/emuctl/emu"
+)
+
+func TestMain(m *testing.M) {
+	emu.MaybeRunHelper()
+	code := m.Run()
+	if os.Geteuid() == 0 {
+		if leaks := testLeaks(); len(leaks) > 0 {
+			fmt.Fprintf(os.Stderr, "LEAK CHECK FAILED: %d objects remain:\n", len(leaks))
+			for _, l := range leaks {
+				fmt.Fprintln(os.Stderr, "  "+l)
+			}
+			code = 1
+		} else {
+			fmt.Println("leak check: no ttr* lab, namespace or child process remains")
+		}
+	}
+	os.Exit(code)
+}
+
+// testLeaks lists what this package's tests could leave: labs and
+// namespaces named ttr*, and child processes (iperf3) of this process.
+// Other packages' labs are not ours to judge.
+func testLeaks() []string {
+	var out []string
+	for _, l := range emu.Leaks() {
+		if strings.Contains(l, " ttr") || strings.Contains(l, "/ttr") || strings.Contains(l, "emuctl:ttr") {
+			out = append(out, l)
+		}
+	}
+	for _, pid := range childPIDs() {
+		comm, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+		out = append(out, fmt.Sprintf("child process %d (%s)", pid, strings.TrimSpace(string(comm))))
+	}
+	return out
+}
+
+// childPIDs returns the live (non-zombie) children of this process.
+func childPIDs() []int {
+	ents, _ := os.ReadDir("/proc")
+	self := os.Getpid()
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 2 && f[0] != "Z" {
+			if pp, _ := strconv.Atoi(f[1]); pp == self {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,116 @@
+package traffic
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/emuctl/emuctl/analysis"
+)
+
+// WriteSummary prints a short human summary of a result: one line per
+// stream (and per group of parallel streams), UDP receiver figures, probes.
+func WriteSummary(w io.Writer, r *analysis.Result) {
+	fmt.Fprintf(w, "lab %s, engine %s, %.1f s\n", r.Lab, r.Engine, r.DurationS)
+	sums := r.Summary
+	if len(sums) != len(r.Flows) {
+		sums = r.Summarise(analysis.Options{}).Flows
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "flow\tpath\tproto\tcc\tgoodput\tsteady\tretrans\tsrtt mean/p95\tcwnd mean\t")
+	groups := map[string]float64{}
+	var order []string
+	for i, f := range r.Flows {
+		s := sums[i]
+		retr, srtt, cwnd := "-", "-", "-"
+		if s.RetransRatio != nil {
+			retr = fmt.Sprintf("%.2f%%", *s.RetransRatio*100)
+		}
+		if s.SRTTMs != nil {
+			srtt = fmt.Sprintf("%.2f/%.2f ms", s.SRTTMs.Mean, s.SRTTMs.P95)
+		}
+		if s.Cwnd != nil {
+			cwnd = fmt.Sprintf("%.0f seg (%s)", s.Cwnd.MeanSegs, bytesString(s.Cwnd.MeanBytes))
+		}
+		proto := f.Proto
+		if f.MPTCPFallback {
+			proto += " (FELL BACK TO TCP)"
+		}
+		cc := f.CC
+		if cc == "" {
+			cc = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s->%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", f.ID, f.From, f.To, proto, cc,
+			rateString(s.GoodputBps), rateString(s.SteadyGoodputBps), retr, srtt, cwnd)
+		if f.Group != "" {
+			if _, ok := groups[f.Group]; !ok {
+				order = append(order, f.Group)
+			}
+			groups[f.Group] += s.GoodputBps
+		}
+	}
+	for _, g := range order {
+		fmt.Fprintf(tw, "%s (sum)\t\t\t\t%s\t\t\t\t\t\n", g, rateString(groups[g]))
+	}
+	tw.Flush()
+	for _, f := range r.Flows {
+		if u := f.UDP; u != nil {
+			fmt.Fprintf(w, "%s udp: sent %d, received %d, lost %d (%.3f%%), duplicates %d, out of order %d",
+				f.ID, u.Sent, u.Received, u.Sent-(u.Received-u.Duplicates), 100*analysis.UDPLoss(u), u.Duplicates, u.OutOfOrder)
+			if u.JitterRFC3550Us > 0 || u.OWDMeanUs > 0 {
+				fmt.Fprintf(w, ", jitter %s (RFC 3550)", usString(u.JitterRFC3550Us))
+			}
+			if u.OWDMeanUs > 0 {
+				fmt.Fprintf(w, ", %s (mean |Δdelay|), one-way delay min/mean/max %s/%s/%s", usString(u.JitterMeanAbsDeltaUs),
+					usString(u.OWDMinUs), usString(u.OWDMeanUs), usString(u.OWDMaxUs))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	for i := range r.Probes {
+		p := &r.Probes[i]
+		var rtts []float64
+		lost := 0
+		for _, s := range p.Samples {
+			if s.Lost {
+				lost++
+			} else {
+				rtts = append(rtts, s.RTTUs/1e3)
+			}
+		}
+		st := analysis.Summarise(rtts)
+		fmt.Fprintf(w, "probe %s (%s, %s->%s, with %s): %d sent, %d lost, RTT min/mean/p95/max %.3f/%.3f/%.3f/%.3f ms\n",
+			p.ID, p.Kind, p.From, p.To, p.Flow, len(p.Samples), lost, st.Min, st.Mean, st.P95, st.Max)
+	}
+}
+
+func rateString(bps float64) string {
+	switch {
+	case bps >= 1e9:
+		return fmt.Sprintf("%.3f Gbit/s", bps/1e9)
+	case bps >= 1e6:
+		return fmt.Sprintf("%.2f Mbit/s", bps/1e6)
+	case bps >= 1e3:
+		return fmt.Sprintf("%.1f kbit/s", bps/1e3)
+	}
+	return fmt.Sprintf("%.0f bit/s", bps)
+}
+
+func bytesString(b float64) string {
+	switch {
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", b/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.0f KiB", b/(1<<10))
+	}
+	return strings.TrimSpace(fmt.Sprintf("%.0f B", b))
+}
+
+// usString renders microseconds as ms, or as µs below 1 ms.
+func usString(us float64) string {
+	if us >= 1000 {
+		return fmt.Sprintf("%.3f ms", us/1e3)
+	}
+	return fmt.Sprintf("%.1f µs", us)
+}

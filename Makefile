@@ -32,8 +32,11 @@ test-unit:
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzLoad -fuzztime=60s ./topo/
 
+# Speed figures side by side with peers: lab bring-up vs Mininet, the TCP
+# generator vs iperf3, ACK-frequency analysis vs tshark (when installed).
 bench: build
 	./$(BIN) bench
+	$(GO) run ./analysis/cmd/ackbench
 
 # The main job: build a lab, reach every host, run commands in nodes, tear down.
 demo: deps build

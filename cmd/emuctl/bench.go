@@ -12,6 +12,7 @@ import (
 
 	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/traffic"
 	"github.com/spf13/cobra"
 )
 
@@ -26,9 +27,10 @@ type benchRow struct {
 
 func newBenchCmd() *cobra.Command {
 	var (
-		topos   []string
-		mininet bool
-		reps    int
+		topos       []string
+		mininet     bool
+		reps        int
+		withTraffic bool
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -86,6 +88,11 @@ func newBenchCmd() *cobra.Command {
 					r.up.Seconds(), r.down.Seconds(), (r.up + r.down).Seconds(), r.settle.Seconds(), mn, ratio)
 			}
 			tw.Flush()
+			if withTraffic {
+				if err := benchTraffic(); err != nil {
+					return err
+				}
+			}
 			fmt.Println("(up and down: what the commands take; kernel cleanup: how long the kernel then needs to free the namespaces in the background, measured by probing namespace creation; every run starts on a settled kernel)")
 			fmt.Printf("emuctl peak memory (max RSS): %.1f MB (best of %d runs per topology)\n", float64(ru.Maxrss)/1024, reps)
 			return nil
@@ -94,6 +101,7 @@ func newBenchCmd() *cobra.Command {
 	cmd.Flags().StringArrayVar(&topos, "topo", []string{"linear,50", "linear,200", "tree,3,10"}, "topologies to time")
 	cmd.Flags().BoolVar(&mininet, "mininet", true, "also time Mininet (mn --switch lxbr --controller none --test none) when installed")
 	cmd.Flags().IntVar(&reps, "reps", 3, "repetitions per topology (best is reported)")
+	cmd.Flags().BoolVar(&withTraffic, "traffic", true, "also compare emuctl's TCP generator (TCP_INFO sampled at 100 Hz) with iperf3 on an unshaped link, when iperf3 is installed")
 	return cmd
 }
 
@@ -114,4 +122,27 @@ func runMininet(t string) (time.Duration, string) {
 		return 0, "failed: " + err.Error()
 	}
 	return time.Since(t0), ""
+}
+
+// benchTraffic runs emuctl's TCP generator and iperf3 side by side on one
+// unshaped veth between two hosts and prints both with their ratio.
+func benchTraffic() error {
+	if _, err := exec.LookPath("iperf3"); err != nil {
+		fmt.Println("traffic: iperf3 not installed, comparison skipped")
+		return nil
+	}
+	spec, err := topo.Load("bench-traffic.yaml", []byte("name: benchtraffic\nnodes: {h1: {}, h2: {}}\nlinks:\n  - endpoints: [h1, h2]\n"))
+	if err != nil {
+		return err
+	}
+	if _, err := emu.Deploy(context.Background(), spec, emu.Options{}); err != nil {
+		return err
+	}
+	defer emu.Down(spec.Name, nil)
+	c, err := traffic.CompareWithIperf3(context.Background(), spec.Name, "h1", "h2", 5*time.Second, 10*time.Millisecond, 2)
+	if err != nil {
+		return err
+	}
+	fmt.Println(c)
+	return nil
 }

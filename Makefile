@@ -37,6 +37,7 @@ fuzz:
 bench: build
 	./$(BIN) bench
 	$(GO) run ./analysis/cmd/ackbench
+	$(GO) test -run '^$$' -bench 'Engine|Pipeline|Segment' -benchtime 2s ./tc/
 
 # The main job: build a lab, reach every host, run commands in nodes, tear down.
 demo: deps build

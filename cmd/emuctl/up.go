@@ -80,6 +80,11 @@ func newUpCmd() *cobra.Command {
 			for _, u := range spec.Unapplied {
 				fmt.Fprintln(os.Stderr, "warning: not applied: "+u)
 			}
+			for _, l := range st.Links {
+				if l.Warning != "" {
+					fmt.Fprintf(os.Stderr, "warning: link %d (%s): %s\n", l.Index, l.Name, l.Warning)
+				}
+			}
 			fmt.Printf("lab %s up: %d nodes, %d links in %.2fs\n", st.Lab, len(spec.Nodes), len(spec.Links), time.Since(t0).Seconds())
 			return nil
 		},

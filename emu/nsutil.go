@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/emuctl/emuctl/internal/nsutil"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -23,30 +24,8 @@ const NetnsDir = "/run/netns"
 // in that namespace instead of destroying.
 var hostNetns, _ = netns.Get()
 
-// do runs fn on a fresh OS thread switched into the namespace ns. If
-// switching back fails the thread stays locked so the runtime discards it.
-func do(ns netns.NsHandle, fn func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer orig.Close()
-		if err := netns.Set(ns); err != nil {
-			errc <- fmt.Errorf("setns: %w", err)
-			return
-		}
-		ferr := fn()
-		if netns.Set(orig) == nil {
-			runtime.UnlockOSThread()
-		}
-		errc <- ferr
-	}()
-	return <-errc
-}
+// do runs fn inside ns; see nsutil.Do.
+func do(ns netns.NsHandle, fn func() error) error { return nsutil.Do(ns, fn) }
 
 // ensureNetnsDir makes /run/netns a shared mount point, exactly as iproute2
 // does, so namespaces mounted there propagate to other mount namespaces and

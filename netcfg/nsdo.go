@@ -3,37 +3,14 @@ package netcfg
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"strings"
 
+	"github.com/emuctl/emuctl/internal/nsutil"
 	"github.com/vishvananda/netns"
 )
 
-// do runs fn on a fresh OS thread switched into ns. If switching back
-// fails the thread stays locked, so the runtime discards it instead of
-// reusing a thread in the wrong namespace.
-func do(ns netns.NsHandle, fn func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer orig.Close()
-		if err := netns.Set(ns); err != nil {
-			errc <- fmt.Errorf("setns: %w", err)
-			return
-		}
-		ferr := fn()
-		if netns.Set(orig) == nil {
-			runtime.UnlockOSThread()
-		}
-		errc <- ferr
-	}()
-	return <-errc
-}
+// do runs fn inside ns (see nsutil.Do).
+func do(ns netns.NsHandle, fn func() error) error { return nsutil.Do(ns, fn) }
 
 // sysctlPath maps net.ipv4.tcp_sack to /proc/sys/net/ipv4/tcp_sack; a key
 // with slashes is taken as a path (interface names may contain dots).

@@ -98,7 +98,9 @@ links:
 	err = emu.InNode(lab, "h1", func() (err error) {
 		d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 			var serr error
-			c.Control(func(fd uintptr) { serr = unix.SetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION, "cubic") })
+			c.Control(func(fd uintptr) {
+				serr = unix.SetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION, "cubic")
+			})
 			return serr
 		}}
 		conn, err = d.Dial("tcp", ln.Addr().String())

@@ -2,8 +2,6 @@ package kernellab
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,9 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"unsafe"
 
-	"github.com/emuctl/emuctl/kernellab/internal/mptcppm"
+	"github.com/emuctl/emuctl/internal/mptcppm"
+	"github.com/emuctl/emuctl/internal/sockinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -36,7 +34,7 @@ func TestLabMPTCPTwoSubflows(t *testing.T) {
 	// Both ends accept 2 subflows; the client opens one from its second
 	// address (an endpoint with the subflow flag, bound to eth2).
 	for _, ns := range []*testNS{c, s} {
-		pm, err := mptcppm.Dial(int(ns.H))
+		pm, err := mptcppm.Dial(ns.H)
 		Require(t, "mptcp_pm generic netlink", err == nil, errString(err))
 		if err := pm.SetLimits(2, 2); err != nil {
 			t.Fatalf("%s: set limits: %v", ns.Name, err)
@@ -118,13 +116,25 @@ func TestLabMPTCPTwoSubflows(t *testing.T) {
 			}
 		}
 	}()
-	var info mptcpInfo
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info *sockinfo.MPTCPInfo
 	took := waitFor(t, 30*time.Second, "a second subflow (MPTCP_INFO)", func() (bool, error) {
 		var err error
-		info, err = getMPTCPInfo(conn)
+		if cerr := rc.Control(func(fd uintptr) { info, err = sockinfo.ReadInfo(int(fd)) }); cerr != nil {
+			return false, cerr
+		}
 		return err == nil && info.Subflows >= 1, err
 	})
 	subflows := subflowSources(t, c, addr)
+	// MPTCP_FULL_INFO on 6.5+, MPTCP_INFO + MPTCP_TCPINFO before.
+	var sfs []sockinfo.Subflow
+	var sfErr error
+	if err := rc.Control(func(fd uintptr) { _, sfs, sfErr = sockinfo.ReadSubflows(int(fd)) }); err != nil {
+		sfErr = err
+	}
 	close(stop)
 	if err := <-sendDone; err != nil {
 		t.Fatalf("send: %v", err)
@@ -148,42 +158,17 @@ func TestLabMPTCPTwoSubflows(t *testing.T) {
 	if len(subflows) != 2 || !strings.Contains(strings.Join(subflows, " "), "10.74.2.1") {
 		t.Errorf("inet_diag: subflows from %v, want one from 10.74.1.1 and one from 10.74.2.1", subflows)
 	}
+	if sfErr != nil || len(sfs) != 2 {
+		t.Errorf("sockinfo.ReadSubflows: %d subflows, want 2 (%v)", len(sfs), sfErr)
+	} else {
+		for _, sf := range sfs {
+			t.Logf("subflow %d (identities %v: %v -> %v): state %d, rtt %d us, %d bytes acked",
+				sf.ID, sf.HaveIdentities, sf.Local, sf.Remote, sf.TCPInfo.State, sf.TCPInfo.Rtt, sf.TCPInfo.Bytes_acked)
+		}
+	}
 	if got != sent.Load() || got == 0 {
 		t.Errorf("received %d bytes, sent %d", got, sent.Load())
 	}
-}
-
-// mptcpInfo is the head of struct mptcp_info (include/uapi/linux/mptcp.h).
-type mptcpInfo struct {
-	Subflows    uint8 // subflows besides the first
-	SubflowsMax uint8
-	Flags       uint32 // 1: fell back to TCP, 2: remote key received
-}
-
-// getMPTCPInfo reads SOL_MPTCP/MPTCP_INFO (Linux 5.16+), which x/sys does
-// not wrap. The kernel copies min(its size, ours).
-func getMPTCPInfo(conn *net.TCPConn) (mptcpInfo, error) {
-	const mptcpInfoOpt = 1
-	rc, err := conn.SyscallConn()
-	if err != nil {
-		return mptcpInfo{}, err
-	}
-	buf := make([]byte, 96)
-	size := uint32(len(buf))
-	var errno unix.Errno
-	if err := rc.Control(func(fd uintptr) {
-		_, _, errno = unix.Syscall6(unix.SYS_GETSOCKOPT, fd, unix.SOL_MPTCP, mptcpInfoOpt,
-			uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&size)), 0)
-	}); err != nil {
-		return mptcpInfo{}, err
-	}
-	if errno != 0 {
-		return mptcpInfo{}, fmt.Errorf("getsockopt MPTCP_INFO: %w", errno)
-	}
-	if size < 12 {
-		return mptcpInfo{}, errors.New("MPTCP_INFO: short answer")
-	}
-	return mptcpInfo{Subflows: buf[0], SubflowsMax: buf[3], Flags: binary.NativeEndian.Uint32(buf[8:12])}, nil
 }
 
 // subflowSources lists the local addresses of the TCP sockets in ns that

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/emuctl/emuctl/internal/sockinfo"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -230,7 +231,7 @@ loop:
 	res.Subflows = last
 	switch {
 	case !opt.TCP && !mp:
-		return res, fmt.Errorf("%w: %v (is MPTCP enabled in both nodes? net.mptcp.enabled)", ErrCheckFailed, errFallback)
+		return res, fmt.Errorf("%w: %v (is MPTCP enabled in both nodes? net.mptcp.enabled)", ErrCheckFailed, sockinfo.ErrFallback)
 	case res.MaxSubflows < opt.Expect:
 		return res, fmt.Errorf("%w: %d of %d expected subflows came up (%s)", ErrCheckFailed, res.MaxSubflows, opt.Expect, paths(last))
 	}
@@ -256,22 +257,18 @@ func isTimeout(err error) bool {
 }
 
 func subflows(c *net.TCPConn) ([]Subflow, error) {
+	var sfs []sockinfo.Subflow
+	err := withFD(c, func(fd int) (err error) { _, sfs, err = sockinfo.ReadFullInfo(fd); return err })
 	var out []Subflow
-	err := withFD(c, func(fd int) error {
-		_, sfi, tci, err := readFullInfo(fd, 16)
-		if err != nil {
-			return err
-		}
-		for i := range sfi {
-			out = append(out, Subflow{
-				ID: sfi[i].ID, Local: sockaddr(sfi[i].Local), Remote: sockaddr(sfi[i].Remote),
-				BytesAcked: tci[i].Bytes_acked, BytesRetrans: tci[i].Bytes_retrans,
-				Established: tci[i].State == tcpEstablished,
-				RTT:         time.Duration(tci[i].Rtt) * time.Microsecond, Cwnd: tci[i].Snd_cwnd,
-			})
-		}
-		return nil
-	})
+	for i := range sfs {
+		ti := &sfs[i].TCPInfo
+		out = append(out, Subflow{
+			ID: sfs[i].ID, Local: sfs[i].Local, Remote: sfs[i].Remote,
+			BytesAcked: ti.Bytes_acked, BytesRetrans: ti.Bytes_retrans,
+			Established: ti.State == tcpEstablished,
+			RTT:         time.Duration(ti.Rtt) * time.Microsecond, Cwnd: ti.Snd_cwnd,
+		})
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, err
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/emuctl/emuctl/internal/mptcppm"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -21,6 +22,9 @@ const (
 )
 
 var pathManagers = []string{"kernel", "userspace"} // index = pm_type
+
+// ErrNoMPTCP is wrapped by errors from kernels without MPTCP.
+var ErrNoMPTCP = mptcppm.ErrNoMPTCP
 
 // MPTCPState is a node's effective MPTCP configuration, read back.
 type MPTCPState struct {
@@ -102,13 +106,13 @@ func ApplyMPTCP(ns netns.NsHandle, h *netlink.Handle, node *topo.Node, spec *top
 
 // applyPM sets limits and endpoints through mptcp_pm.
 func applyPM(ns netns.NsHandle, h *netlink.Handle, plan *MPTCPPlan) error {
-	pm, err := dialPM(ns)
+	pm, err := mptcppm.Dial(ns)
 	if err != nil {
 		return err
 	}
-	defer pm.close()
+	defer pm.Close()
 	if l := plan.Limits; l != nil {
-		sub, acc, err := pm.limits()
+		sub, acc, err := pm.Limits()
 		if err != nil {
 			return fmt.Errorf("read MPTCP limits: %w", err)
 		}
@@ -118,19 +122,19 @@ func applyPM(ns netns.NsHandle, h *netlink.Handle, plan *MPTCPPlan) error {
 		if l.AddAddrAccepted >= 0 {
 			acc = uint32(l.AddAddrAccepted)
 		}
-		if err := pm.setLimits(sub, acc); err != nil {
+		if err := pm.SetLimits(sub, acc); err != nil {
 			return fmt.Errorf("set MPTCP limits subflows %d add_addr_accepted %d: %w", sub, acc, err)
 		}
 	}
-	if err := pm.flush(); err != nil {
+	if err := pm.Flush(); err != nil {
 		return fmt.Errorf("flush MPTCP endpoints: %w", err)
 	}
 	for _, e := range plan.Endpoints {
-		flags, err := flagBits(e.Flags)
+		flags, err := mptcppm.FlagBits(e.Flags)
 		if err != nil {
 			return err
 		}
-		pe := pmEndpoint{ID: uint8(e.ID), Addr: e.Addr.AsSlice(), Port: uint16(e.Port), Flags: flags}
+		pe := mptcppm.Endpoint{ID: uint8(e.ID), Addr: e.Addr.AsSlice(), Port: uint16(e.Port), Flags: flags}
 		if e.Interface != "" {
 			l, err := h.LinkByName(e.Interface)
 			if err != nil {
@@ -138,7 +142,7 @@ func applyPM(ns netns.NsHandle, h *netlink.Handle, plan *MPTCPPlan) error {
 			}
 			pe.IfIndex = int32(l.Attrs().Index)
 		}
-		if err := pm.addEndpoint(pe); err != nil {
+		if err := pm.AddEndpoint(pe); err != nil {
 			return fmt.Errorf("add MPTCP endpoint %s: %w", e, err)
 		}
 	}
@@ -228,23 +232,23 @@ func readMPTCP(ns netns.NsHandle, h *netlink.Handle) (*MPTCPState, error) {
 	if err != nil {
 		return nil, err
 	}
-	pm, err := dialPM(ns)
+	pm, err := mptcppm.Dial(ns)
 	if err != nil {
 		return nil, err
 	}
-	defer pm.close()
-	sub, acc, err := pm.limits()
+	defer pm.Close()
+	sub, acc, err := pm.Limits()
 	if err != nil {
 		return nil, fmt.Errorf("read MPTCP limits: %w", err)
 	}
 	st.Limits = Limits{Subflows: int(sub), AddAddrAccepted: int(acc)}
-	eps, err := pm.endpoints()
+	eps, err := pm.Endpoints()
 	if err != nil {
 		return nil, fmt.Errorf("read MPTCP endpoints: %w", err)
 	}
 	for _, e := range eps {
 		a, _ := netip.AddrFromSlice(e.Addr)
-		ep := Endpoint{ID: int(e.ID), Addr: a.Unmap(), Port: int(e.Port), Flags: flagNames(e.Flags)}
+		ep := Endpoint{ID: int(e.ID), Addr: a.Unmap(), Port: int(e.Port), Flags: mptcppm.FlagNames(e.Flags)}
 		if e.IfIndex > 0 {
 			if l, err := h.LinkByIndex(int(e.IfIndex)); err == nil {
 				ep.Interface = l.Attrs().Name

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/analysis"
+	"github.com/emuctl/emuctl/internal/sockinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -14,8 +15,8 @@ type rawSample struct {
 	rx   int64
 	pkts int64 // datagrams received (UDP)
 	info *unix.TCPInfo
-	mi   *mptcpInfo
-	sfs  []subflow
+	mi   *sockinfo.MPTCPInfo
+	sfs  []sockinfo.Subflow
 }
 
 // sample reads every stream's sender socket every interval until all
@@ -57,11 +58,11 @@ func (t *tcpFlow) read(s *tcpStream, at time.Time) rawSample {
 		if err == nil {
 			r.info = ti
 		}
+		if s.mptcp {
+			r.mi, r.sfs, _ = sockinfo.ReadSubflows(fd)
+		}
 		return nil
 	})
-	if s.mptcp {
-		r.mi, r.sfs, _ = readSubflows(s.snd)
-	}
 	return r
 }
 
@@ -103,14 +104,14 @@ func pacing(r uint64) float64 {
 // are connection-level (MPTCP_INFO, 6.5+); cwnd, retransmissions, lost,
 // delivery and pacing rates are sums over the subflows; RTTs are those of
 // the subflow with the lowest smoothed RTT; ca_state is the worst state.
-func mptcpLevel(mi *mptcpInfo, sfs []subflow) *analysis.TCPInfo {
+func mptcpLevel(mi *sockinfo.MPTCPInfo, sfs []sockinfo.Subflow) *analysis.TCPInfo {
 	if len(sfs) == 0 {
 		return nil
 	}
 	var out analysis.TCPInfo
 	best := -1
 	for i, sf := range sfs {
-		ti := tcpInfo(&sf.Info)
+		ti := tcpInfo(&sf.TCPInfo)
 		out.CwndSegs += ti.CwndSegs
 		out.CwndBytes += ti.CwndBytes
 		out.Retrans += ti.Retrans
@@ -122,12 +123,12 @@ func mptcpLevel(mi *mptcpInfo, sfs []subflow) *analysis.TCPInfo {
 		out.BytesAcked += ti.BytesAcked
 		out.BytesSent += ti.BytesSent
 		out.BytesRetrans += ti.BytesRetrans
-		if ti.SrttUs > 0 && (best < 0 || ti.SrttUs < sfs[best].Info.Rtt) {
+		if ti.SrttUs > 0 && (best < 0 || ti.SrttUs < sfs[best].TCPInfo.Rtt) {
 			best = i
 		}
 	}
 	if best >= 0 {
-		b := tcpInfo(&sfs[best].Info)
+		b := tcpInfo(&sfs[best].TCPInfo)
 		out.SrttUs, out.RttvarUs, out.MinRttUs, out.MSS = b.SrttUs, b.RttvarUs, b.MinRttUs, b.MSS
 		out.SsthreshSegs = b.SsthreshSegs
 	}
@@ -138,7 +139,7 @@ func mptcpLevel(mi *mptcpInfo, sfs []subflow) *analysis.TCPInfo {
 }
 
 // subflowKey identifies a subflow across samples.
-func subflowKey(sf subflow, i int) string {
+func subflowKey(sf sockinfo.Subflow, i int) string {
 	if sf.HaveIdentities {
 		return fmt.Sprintf("%d", sf.ID)
 	}
@@ -168,7 +169,7 @@ func samples(raw []rawSample, t0, start time.Time, interval time.Duration) []ana
 			cur := map[string]uint64{}
 			for i, sf := range r.sfs {
 				key := subflowKey(sf, i)
-				ti := tcpInfo(&sf.Info)
+				ti := tcpInfo(&sf.TCPInfo)
 				var b int64
 				if p, ok := prevSf[key]; !ok || ti.BytesAcked >= p {
 					b = int64(ti.BytesAcked - p)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/analysis"
+	"github.com/emuctl/emuctl/internal/sockinfo"
 	"github.com/emuctl/emuctl/topo"
 	"golang.org/x/sys/unix"
 )
@@ -72,11 +73,11 @@ func TestSamplesMergeTail(t *testing.T) {
 }
 
 func TestMPTCPLevel(t *testing.T) {
-	sf := []subflow{
-		{ID: 1, Info: unix.TCPInfo{Snd_cwnd: 10, Snd_mss: 1000, Rtt: 500, Total_retrans: 2, Bytes_acked: 100}},
-		{ID: 2, Info: unix.TCPInfo{Snd_cwnd: 20, Snd_mss: 1000, Rtt: 200, Total_retrans: 1, Ca_state: 3, Bytes_acked: 50}},
+	sf := []sockinfo.Subflow{
+		{ID: 1, TCPInfo: unix.TCPInfo{Snd_cwnd: 10, Snd_mss: 1000, Rtt: 500, Total_retrans: 2, Bytes_acked: 100}},
+		{ID: 2, TCPInfo: unix.TCPInfo{Snd_cwnd: 20, Snd_mss: 1000, Rtt: 200, Total_retrans: 1, Ca_state: 3, Bytes_acked: 50}},
 	}
-	got := mptcpLevel(&mptcpInfo{BytesSent: 160, BytesAcked: 150}, sf)
+	got := mptcpLevel(&sockinfo.MPTCPInfo{BytesSent: 160, BytesAcked: 150}, sf)
 	if got.CwndSegs != 30 || got.CwndBytes != 30000 || got.SrttUs != 200 || got.Retrans != 3 || got.CAState != 3 || got.BytesAcked != 150 {
 		t.Errorf("%+v", got)
 	}

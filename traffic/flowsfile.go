@@ -23,15 +23,18 @@ import (
 // Flow keys: name, from, to, dst, proto (tcp|mptcp|udp), engine
 // (native|iperf3), cc, start, duration, interval, reverse, parallel, port,
 // nodelay, quickack, sndbuf, rcvbuf, rate, size, probe (icmp|udp),
-// probe_rate, udp_packets. Top-level keys starting with "x-" are ignored
+// probe_rate, udp_packets. A top-level `capture: [h2:h2-eth0]` captures
+// those interfaces for the whole run (pcapng beside the result). Top-level keys starting with "x-" are ignored
 // (for anchors).
 type FlowsFile struct {
 	Lab   string
 	Flows []Flow
+	// Captures come from the top-level `capture:` list of "node:iface".
+	Captures []CaptureSpec
 }
 
 var (
-	flowsDocKeys = []string{"version", "lab", "defaults", "flows"}
+	flowsDocKeys = []string{"version", "lab", "defaults", "flows", "capture"}
 	flowKeys     = []string{"name", "from", "to", "dst", "proto", "engine", "cc", "start", "duration", "interval",
 		"reverse", "parallel", "port", "nodelay", "quickack", "sndbuf", "rcvbuf", "rate", "size", "probe",
 		"probe_rate", "udp_packets"}
@@ -70,6 +73,22 @@ func ParseFlows(name string, data []byte) (*FlowsFile, error) {
 			defaults = e.v
 		case e.k.Value == "flows":
 			list = e.v
+		case e.k.Value == "capture":
+			if e.v.Kind != yaml.SequenceNode {
+				d.errorf(e.v, "capture", "must be a list of node:iface, got %s", describeNode(e.v))
+				break
+			}
+			for i, c := range e.v.Content {
+				p := fmt.Sprintf("capture[%d]", i)
+				if s, ok := d.str(c, p); ok {
+					cs, err := ParseCaptureSpec(s)
+					if err != nil {
+						d.errorf(c, p, "%v", err)
+						continue
+					}
+					out.Captures = append(out.Captures, cs)
+				}
+			}
 		default:
 			d.unknownKey(e.k, "", flowsDocKeys)
 		}

@@ -23,6 +23,12 @@ type Options struct {
 	// Scenario and Repetition are copied into the result.
 	Scenario   string
 	Repetition int
+	// Captures are packet captures taken for the whole run (pcapng), and
+	// CaptureDir where those without a File go. Result.Captures refers to
+	// them relative to ResultDir (the directory the result JSON is saved in).
+	Captures   []CaptureSpec
+	CaptureDir string
+	ResultDir  string
 }
 
 // runner is one flow's engine.
@@ -116,6 +122,12 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 		}
 	}
 
+	capCtx, capCancel := context.WithCancel(context.Background())
+	defer capCancel()
+	caps, err := startCaptures(capCtx, lab, st.Spec, opt.Captures, opt.CaptureDir)
+	if err != nil {
+		return nil, err
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	t0 := time.Now()
@@ -150,8 +162,14 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 		}()
 	}
 	wg.Wait()
+	time.Sleep(50 * time.Millisecond) // the last ACKs reach the capture
+	capCancel()
+	capRefs, capErr := finishCaptures(caps, opt.ResultDir)
 	if err := firstError(ctx, plans, errs); err != nil {
 		return nil, err
+	}
+	if capErr != nil {
+		return nil, capErr
 	}
 	after := snapshot(lab, nodes, endpoints)
 
@@ -167,6 +185,7 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 		Links:      resultLinks(st.Spec, shaped, allHops, before, after),
 		Counters:   counters(before, after),
 		Conditions: conditions(st, planFlows(plans), shaped, allHops, before),
+		Captures:   capRefs,
 	}
 	for i, p := range plans {
 		bn := bottleneck(st.Spec, shaped, p.hops)

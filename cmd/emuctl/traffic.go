@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -23,6 +24,9 @@ func newTrafficCmd() *cobra.Command {
 	var (
 		lab, flowsFile, jsonOut, rate, dst, sndbuf, rcvbuf string
 		udpPackets                                         bool
+		captures                                           []string
+		capFilter                                          string
+		snaplen                                            int
 		f                                                  traffic.Flow
 	)
 	cmd := &cobra.Command{
@@ -35,6 +39,15 @@ func newTrafficCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var flows []traffic.Flow
+			var capSpecs []traffic.CaptureSpec
+			for _, c := range captures {
+				cs, err := traffic.ParseCaptureSpec(c)
+				if err != nil {
+					return err
+				}
+				cs.Filter, cs.Snaplen = capFilter, snaplen
+				capSpecs = append(capSpecs, cs)
+			}
 			if flowsFile != "" {
 				for _, name := range []string{"from", "to", "dst", "proto", "engine", "name", "cc", "time", "interval", "reverse", "parallel",
 					"port", "nodelay", "quickack", "sndbuf", "rcvbuf", "rate", "size", "udp-packets", "probe", "probe-rate"} {
@@ -50,6 +63,7 @@ func newTrafficCmd() *cobra.Command {
 					lab = ff.Lab
 				}
 				flows = ff.Flows
+				capSpecs = ff.Captures
 			} else {
 				if f.Client == "" || f.Server == "" {
 					return errors.New("give --from and --to (or --flows FILE)")
@@ -86,7 +100,11 @@ func newTrafficCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			res, runErr := traffic.Run(ctx, st.Lab, flows, traffic.Options{Log: logger()})
+			resultDir := "."
+			if jsonOut != "" && jsonOut != "-" {
+				resultDir = filepath.Dir(jsonOut)
+			}
+			res, runErr := traffic.Run(ctx, st.Lab, flows, traffic.Options{Log: logger(), Captures: capSpecs, CaptureDir: resultDir, ResultDir: resultDir})
 			if res == nil {
 				return runErr
 			}
@@ -133,6 +151,9 @@ func newTrafficCmd() *cobra.Command {
 	fl.BoolVar(&udpPackets, "udp-packets", true, "record every received UDP datagram in the JSON result")
 	fl.StringVar(&f.Probe, "probe", "", "echo probe alongside the flow: icmp or udp")
 	fl.Float64Var(&f.ProbeRate, "probe-rate", traffic.DefaultProbeHz, "probes per second")
+	fl.StringArrayVar(&captures, "capture", nil, "capture node:iface for the whole run into pcapng beside the result (repeatable); `emuctl capture acks` and `emuctl report` read it")
+	fl.StringVar(&capFilter, "capture-filter", "", "filter for --capture, e.g. \"tcp and port 5201\"")
+	fl.IntVar(&snaplen, "snaplen", 0, "bytes kept per captured packet (default 128: all headers)")
 	fl.StringVar(&jsonOut, "json", "", "write the result (analysis format, versioned JSON) to this file (- for stdout)")
 	return cmd
 }

@@ -81,11 +81,7 @@ func Doctor() *Report {
 		r.Backends = append(r.Backends, Backend{"delay / jitter / loss / rate / queue", "userspace link engine", "no sch_netem: " + caps.Reasons["netem"]})
 	}
 	r.Backends = append(r.Backends, Backend{"switch (type: linux-bridge)", "Linux bridge in the switch's namespace", "always available"})
-	if ovsMod {
-		r.Backends = append(r.Backends, Backend{"switch (type: ovs)", "not supported by this version", "OVS support is not built yet"})
-	} else {
-		r.Backends = append(r.Backends, Backend{"switch (type: ovs)", "not supported by this version", "OVS support is not built yet; this kernel has no openvswitch datapath either"})
-	}
+	r.Backends = append(r.Backends, ovsBackends()...) // OVS: system or embedded, socket, datapath (ovs_doctor.go)
 	if hwsim {
 		r.Backends = append(r.Backends, Backend{"Wi-Fi", "not supported by this version", "Wi-Fi support is not built yet"})
 	} else {

@@ -53,6 +53,9 @@ func Clean(all bool, log *slog.Logger) (*CleanReport, error) {
 	// State dirs that exist but cannot be parsed still name a lab.
 	if ents, err := os.ReadDir(RunDir()); err == nil {
 		for _, e := range ents {
+			if e.Name() == embeddedOVSDir {
+				continue // OVS: emuctl's embedded daemons, not a lab (cleanOVS)
+			}
 			if e.IsDir() && labs[e.Name()] == nil {
 				labs[e.Name()] = &State{Lab: e.Name()}
 			}
@@ -98,6 +101,7 @@ func Clean(all bool, log *slog.Logger) (*CleanReport, error) {
 		rep.Removed = append(rep.Removed, lab)
 	}
 	cleanRootExternals(labs, all, rep)
+	cleanOVS(rep, log) // OVS: rows and port devices of gone labs, idle embedded daemons (ovs_clean.go)
 	cleanDanglingHosts(rep)
 	if len(rep.Errors) > 0 {
 		return rep, errors.New(strings.Join(rep.Errors, "; "))

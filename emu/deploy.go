@@ -36,7 +36,7 @@ type Options struct {
 	// to it (host-wide) for the lab's lifetime (--extend-allowed-cc).
 	ExtendAllowedCC bool
 	// FaultAt makes Deploy fail on purpose when it reaches the named phase
-	// ("namespaces", "nodes", "links", "externals", "shaping", "routes",
+	// ("namespaces", "nodes", "links", "externals", "shaping", "ovs", "routes",
 	// "sysctls", "netcfg", "hosts", "wait", "start", "ready"). It exists for rollback tests.
 	FaultAt string
 }
@@ -83,6 +83,7 @@ type deployer struct {
 	st        *State
 	stMu      sync.Mutex
 	nodes     map[string]*node
+	ovs       *ovsDeploy // OVS: names and ports of ovs switches (ovs.go)
 }
 
 // Deploy builds the lab described by spec and returns its state once every
@@ -153,6 +154,7 @@ func (d *deployer) run(ctx context.Context) error {
 		{"links", d.links},
 		{"externals", d.externals},
 		{"shaping", d.shaping},
+		{"ovs", d.ovsSwitches}, // OVS: ovs switches' bridges and ports (ovs.go)
 		{"routes", d.routes},
 		{"sysctls", d.sysctls},
 		{"netcfg", d.netcfg},
@@ -337,6 +339,9 @@ func (d *deployer) nodeList() []*node {
 }
 
 func (d *deployer) createBridge(n *node) error {
+	if isOVS(n.spec) {
+		return nil // OVS: its bridge is made in the ovs phase (ovs.go)
+	}
 	if n.spec.SwitchType != "" && n.spec.SwitchType != topo.SwitchLinuxBridge {
 		return fmt.Errorf("switch %s: type %q is not supported by this version (supported: %s)", n.spec.Name, n.spec.SwitchType, topo.SwitchLinuxBridge)
 	}
@@ -384,6 +389,9 @@ func findIface(n *topo.Node, name string) *topo.Interface {
 }
 
 func (d *deployer) links(ctx context.Context) error {
+	if err := d.ovsPrepare(ctx); err != nil { // OVS: pick the daemons, name bridges and ports (ovs.go)
+		return err
+	}
 	idx := make([]int, len(d.spec.Links))
 	for i := range idx {
 		idx[i] = i
@@ -408,6 +416,9 @@ const vethIndexBase = 100000
 // namespaces (one RTM_NEWLINK), marks, enslaves, addresses and raises both.
 func (d *deployer) createLink(l topo.Link, li int) error {
 	a, b := d.nodes[l.A.Node], d.nodes[l.B.Node]
+	if d.ovs != nil && a != nil && b != nil && (isOVS(a.spec) || isOVS(b.spec)) && d.ovsDirect(li) {
+		return d.createOVSLink(l, li) // OVS: its ends go straight to the root namespace (ovs.go)
+	}
 	ia, ib := findIface(a.spec, l.A.Iface), findIface(b.spec, l.B.Iface)
 	if a == nil || b == nil || ia == nil || ib == nil {
 		return errors.New("spec inconsistency: endpoint not found")
@@ -547,6 +558,9 @@ func (d *deployer) waitUp(ctx context.Context) error {
 			for _, ifc := range n.spec.Interfaces {
 				if ifc.External != nil {
 					continue // a real adapter may have no carrier; that is the user's cable
+				}
+				if isOVS(n.spec) {
+					continue // OVS: the port lives in the root namespace; the ovs phase checked it
 				}
 				if s := state[ifc.Name]; s != netlink.OperUp {
 					down = append(down, fmt.Sprintf("%s:%s (%s)", n.spec.Name, ifc.Name, s))

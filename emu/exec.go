@@ -108,6 +108,9 @@ func Command(lab, node string, argv []string) (*exec.Cmd, error) {
 	for _, kv := range n.Env {
 		cmd.Env = append(cmd.Env, kv.Key+"="+kv.Value)
 	}
+	for _, kv := range st.NodeEnv[node] { // OVS: OVS_RUNDIR etc. of ovs switches
+		cmd.Env = append(cmd.Env, kv.Key+"="+kv.Value)
+	}
 	cmd.Env = append(cmd.Env, "EMUCTL_LAB="+lab, "EMUCTL_NODE="+node)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS}
 	return cmd, nil

@@ -27,9 +27,13 @@ func preflightAll(spec *topo.Spec, opt Options) ([]LinkState, error) {
 		}
 	}
 	if !shaped {
+		if errs := ovsPreflight(spec, nil); len(errs) > 0 { // OVS (ovs_preflight.go)
+			return nil, fmt.Errorf("lab %q cannot be deployed; nothing was changed:\n  %s", spec.Name, strings.Join(errs, "\n  "))
+		}
 		return nil, nil
 	}
 	links, errs := planLinks(spec, tc.Probe())
+	errs = append(errs, ovsPreflight(spec, links)...) // OVS (ovs_preflight.go)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("lab %q cannot be deployed; nothing was changed:\n  %s", spec.Name, strings.Join(errs, "\n  "))
 	}
@@ -52,8 +56,8 @@ func preflight(spec *topo.Spec, opt Options) error {
 		return fmt.Errorf("lab %q already exists (status %s): run `emuctl down %s` first, or `emuctl clean` if it crashed: %w", spec.Name, status, spec.Name, ErrExists)
 	}
 	for _, n := range spec.Nodes {
-		if n.Kind == topo.KindSwitch && n.SwitchType != "" && n.SwitchType != topo.SwitchLinuxBridge {
-			errs = append(errs, fmt.Sprintf("switch %s: type %q is not supported by this version of emuctl (supported: %s)", n.Name, n.SwitchType, topo.SwitchLinuxBridge))
+		if n.Kind == topo.KindSwitch && n.SwitchType != "" && n.SwitchType != topo.SwitchLinuxBridge && n.SwitchType != topo.SwitchOVS {
+			errs = append(errs, fmt.Sprintf("switch %s: type %q is not supported by this version of emuctl (supported: %s, %s)", n.Name, n.SwitchType, topo.SwitchLinuxBridge, topo.SwitchOVS))
 		}
 		ns := topo.Namespace(spec.Name, n.Name)
 		if _, err := os.Lstat(filepath.Join(NetnsDir, ns)); err == nil {

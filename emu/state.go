@@ -49,8 +49,14 @@ type State struct {
 	NetCfg map[string]*netcfg.Applied `json:"netcfg,omitempty"`
 	// RootAllowedCCAdded lists what --extend-allowed-cc appended to the
 	// host's net.ipv4.tcp_allowed_congestion_control; teardown removes it.
-	RootAllowedCCAdded []string   `json:"root_allowed_cc_added,omitempty"`
-	Spec               *topo.Spec `json:"spec"`
+	RootAllowedCCAdded []string `json:"root_allowed_cc_added,omitempty"`
+	// OVS is what the lab has in Open vSwitch (ovs switches only; see
+	// ovs_instance.go), recorded before anything is created there.
+	OVS *OVSState `json:"ovs,omitempty"`
+	// NodeEnv is environment emuctl adds to a node's exec, shell and
+	// start commands (ovs switches: OVS_RUNDIR and the bridge's name).
+	NodeEnv map[string][]topo.KV `json:"node_env,omitempty"`
+	Spec    *topo.Spec           `json:"spec"`
 }
 
 // ExtState is the original state of a real interface taken into the lab.

@@ -101,6 +101,10 @@ func teardown(st *State, log *slog.Logger) error {
 		stopPIDs(procs, 2*time.Second)
 	}
 
+	// OVS: the lab's rows (by marker) and its port devices in the root
+	// namespace go first, so ovs-vswitchd lets go of every port (ovs_teardown.go).
+	errs = append(errs, ovsTeardown(st, log)...)
+
 	// Real interfaces go home before their namespace disappears (a physical
 	// device would come back under another name, a veth would be destroyed).
 	for _, es := range st.Externals {
@@ -123,6 +127,10 @@ func teardown(st *State, log *slog.Logger) error {
 	}
 	if err := netcfg.RestoreAllowedCC(st.RootAllowedCCAdded); err != nil {
 		errs = append(errs, err.Error())
+	}
+	// OVS: emuctl's embedded daemons stop with the last lab that used them.
+	if err := ovsRelease(st, log); err != nil {
+		errs = append(errs, "embedded open vswitch: "+err.Error())
 	}
 	ownDirs := map[string]bool{}
 	for _, d := range st.HostsDirs {

@@ -57,7 +57,7 @@ func (d *dec) node(name string, k, v *yaml.Node, path string) *rawNode {
 	for _, e := range es {
 		p := joinPath(path, e.key)
 		switch e.key {
-		case "type", "stp":
+		case "type", "stp", "datapath", "fail_mode", "controller", "protocols", "rstp", "ports":
 			if !kindOK {
 				continue // the kind is wrong; which keys fit is unknown
 			}
@@ -106,6 +106,8 @@ func (d *dec) node(name string, k, v *yaml.Node, path string) *rawNode {
 			nd.mptcpLoc = at(e.k, p)
 		case "interfaces":
 			nd.ifaces = d.ifaces(e.v, p, isSwitch)
+		case "datapath", "fail_mode", "controller", "protocols", "rstp", "ports":
+			d.ovsKey(nd, e, p) // decode_ovs.go
 		}
 	}
 	return nd

@@ -80,6 +80,19 @@
 //	  s2:
 //	    kind: switch
 //	    type: ovs
+//	    datapath: netdev       # ovs: kernel | netdev (default: kernel when the module is loaded)
+//	    fail_mode: standalone  # ovs: standalone (default; L2 learning) | secure
+//	    controller: [tcp:127.0.0.1:6653]   # ovs: tcp:IP[:PORT] | ptcp:PORT[:IP] | unix:PATH
+//	    protocols: [OpenFlow13]            # ovs: OpenFlow10 .. OpenFlow15
+//	    rstp: false            # ovs: rapid spanning tree (or stp: true)
+//	    ports:                 # ovs: per port, by interface name
+//	      s2-eth2:
+//	        qos:               # linux-htb on the port's egress
+//	          max_rate: 10mbit
+//	          queue_limit: 100 # packets in the FIFO under each queue
+//	          queues: [{min_rate: 1mbit, max_rate: 10mbit, priority: 1, burst: 15kB}]
+//	        ingress_policing_rate: 100mbit
+//	        ingress_policing_burst: 1MB
 //	    interfaces:            # on a switch: a host interface attached as a port
 //	      uplink: {external: eth1}
 //	  r1: {kind: router}
@@ -128,6 +141,12 @@
 // direction; defaults.link.backend sets it lab-wide. The --link string
 // takes the same keys: "delay=5ms,jitter=1ms,jitter_dist=normal,ge=1%/25%".
 //
+// Switches of type ovs take datapath, fail_mode, controller, protocols,
+// rstp and ports (per-interface qos with max_rate, queue_limit and queues,
+// and ingress policing); they are decoded in decode_ovs.go, resolved into
+// Node.OVS with defaults filled in, and documented in SCHEMA.md ("Open
+// vSwitch switches"). On any other switch they are errors.
+//
 // # Resolution
 //
 // Interfaces are named <node>-eth<N> unless given (N from 0 on hosts and
@@ -141,7 +160,8 @@
 // and at least one router, each host and router gets a route to every
 // subnet it is not on, via the first router of a shortest path; a host
 // whose remote subnets share one gateway gets a default route instead.
-// Switch cycles need stp: true on one of their switches. Spec.Unapplied
+// Switch cycles need stp: true (or rstp: true on an ovs switch) on one of
+// their switches. Spec.Unapplied
 // lists settings a future schema feature parses before emu can apply them
 // (none today: link parameters, tcp: and mptcp: are all applied).
 package topo

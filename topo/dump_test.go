@@ -64,6 +64,10 @@ func dump(s *Spec) string {
 			j, _ := json.Marshal(n.MPTCP)
 			fmt.Fprintf(&b, "  mptcp %s\n", j)
 		}
+		if n.OVS != nil {
+			j, _ := json.Marshal(n.OVS)
+			fmt.Fprintf(&b, "  ovs %s\n", j)
+		}
 	}
 	for i, l := range s.Links {
 		fmt.Fprintf(&b, "link %d %s -- %s pos=%s", i, l.A, l.B, l.Pos)

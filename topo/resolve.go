@@ -38,6 +38,7 @@ func resolve(d *diag, doc *rawDoc) (*Spec, error) {
 	n := len(d.errs)
 	r.makeLinks()
 	r.makeExternals()
+	r.resolveOVS() // decode_ovs.go: OVS settings and ports, once interfaces exist
 	r.assignMACs()
 	r.segments()
 	r.address()

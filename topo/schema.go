@@ -11,13 +11,14 @@ var (
 	docKeys        = []string{"version", "name", "addressing", "routing", "defaults", "nodes", "links"}
 	addressingKeys = []string{"pool", "prefix", "p2p_prefix", "pool6", "auto"}
 	defaultsKeys   = []string{"switch", "link", "tcp"}
-	nodeKeys       = []string{"kind", "type", "stp", "routes", "sysctls", "env", "start", "tcp", "mptcp", "interfaces"}
-	ifaceKeys      = []string{"external", "force", "ip"}
-	linkKeys       = []string{"endpoints", "ip", "mtu", "link"}
-	routeKeys      = []string{"to", "via", "dev"}
-	kinds          = []string{string(KindHost), string(KindRouter), string(KindSwitch)}
-	switchTypes    = []string{SwitchLinuxBridge, SwitchOVS}
-	routingModes   = []string{"auto", "none"}
+	nodeKeys       = []string{"kind", "type", "stp", "routes", "sysctls", "env", "start", "tcp", "mptcp", "interfaces",
+		"datapath", "fail_mode", "controller", "protocols", "rstp", "ports"} // the last six: ovs switches (decode_ovs.go)
+	ifaceKeys    = []string{"external", "force", "ip"}
+	linkKeys     = []string{"endpoints", "ip", "mtu", "link"}
+	routeKeys    = []string{"to", "via", "dev"}
+	kinds        = []string{string(KindHost), string(KindRouter), string(KindSwitch)}
+	switchTypes  = []string{SwitchLinuxBridge, SwitchOVS}
+	routingModes = []string{"auto", "none"}
 )
 
 // Addressing defaults.
@@ -81,6 +82,7 @@ type rawNode struct {
 	mptcpLoc   loc
 	mpEndLocs  []loc // mptcp.endpoints[i]
 	ifaces     []rawIface
+	ovs        *rawOVS // Open vSwitch keys (decode_ovs.go); nil when none given
 }
 
 type rawIface struct {

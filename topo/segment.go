@@ -152,7 +152,7 @@ func (r *resolver) checkSwitchLoops() {
 	for li, e := range r.linkEnds() {
 		a, b := e[0].node, e[1].node
 		na, nb := &r.spec.Nodes[a], &r.spec.Nodes[b]
-		if na.Kind != KindSwitch || nb.Kind != KindSwitch || na.STP || nb.STP {
+		if na.Kind != KindSwitch || nb.Kind != KindSwitch || spanningTree(na) || spanningTree(nb) {
 			continue
 		}
 		if uf.find(a) != uf.find(b) {
@@ -170,7 +170,7 @@ func (r *resolver) checkSwitchLoops() {
 		if len(names) > 12 { // keep the message readable
 			names = append(append(names[:6:6], fmt.Sprintf("... (%d more)", len(names)-11)), names[len(names)-5:]...)
 		}
-		r.d.errorf(r.rawOf[li].loc, "switch loop %s without STP: set stp: true on a switch in the loop, or remove a link", strings.Join(names, " -> "))
+		r.d.errorf(r.rawOf[li].loc, "switch loop %s without STP: set stp: true (or, on ovs switches, rstp: true) on a switch in the loop, or remove a link", strings.Join(names, " -> "))
 	}
 }
 

@@ -66,6 +66,9 @@ type Node struct {
 	// inside its namespace by package netcfg.
 	TCP   *TCPProfile  `json:"tcp,omitempty"`
 	MPTCP *MPTCPConfig `json:"mptcp,omitempty"`
+	// OVS holds the Open vSwitch settings of a switch of type ovs (always
+	// set for those, with defaults resolved; nil for every other node).
+	OVS *OVSConfig `json:"ovs,omitempty"`
 }
 
 // KV is one ordered key/value pair.

@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/ovs"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/traffic"
 	"github.com/spf13/cobra"
 )
 
 type benchRow struct {
-	topo         string
+	topo, sw     string
 	nodes, links int
 	up, down     time.Duration
 	mininet      time.Duration // build + teardown, 0 when not run
@@ -31,6 +32,8 @@ func newBenchCmd() *cobra.Command {
 		mininet     bool
 		reps        int
 		withTraffic bool
+		ovsTopos    []string // OVS rows (ls_ovs.go has the rest of OVS in the CLI)
+		sw          string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -41,10 +44,26 @@ func newBenchCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			emu.WaitNetnsSettled(30 * time.Second)
 			var rows []benchRow
+			type run struct{ topo, sw string }
+			var runs []run
 			for _, t := range topos {
-				row := benchRow{topo: t}
+				runs = append(runs, run{t, sw})
+			}
+			if err := ovsAvailable(); err != nil && len(ovsTopos) > 0 && sw != topo.SwitchOVS {
+				fmt.Fprintf(os.Stderr, "bench: no OVS rows: %v\n", err)
+			} else if sw != topo.SwitchOVS {
+				for _, t := range ovsTopos {
+					runs = append(runs, run{t, topo.SwitchOVS})
+				}
+			}
+			for _, rn := range runs {
+				t := rn.topo
+				row := benchRow{topo: t, sw: rn.sw}
+				if row.sw == "" {
+					row.sw = topo.SwitchLinuxBridge
+				}
 				for r := 0; r < reps; r++ {
-					spec, err := topo.Generate(t, topo.GenOptions{Name: fmt.Sprintf("bench%d", r)})
+					spec, err := topo.Generate(t, topo.GenOptions{Name: fmt.Sprintf("bench%d", r), Switch: rn.sw})
 					if err != nil {
 						return err
 					}
@@ -68,14 +87,14 @@ func newBenchCmd() *cobra.Command {
 					}
 				}
 				if mininet {
-					row.mininet, row.mininetErr = runMininet(t)
+					row.mininet, row.mininetErr = runMininet(t, row.sw)
 				}
 				rows = append(rows, row)
 			}
 			var ru syscall.Rusage
 			syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, "topology\tnodes\tlinks\temuctl up\temuctl down\temuctl total\tkernel cleanup after down\tmininet total\tspeed-up\t")
+			fmt.Fprintln(tw, "topology\tswitch\tnodes\tlinks\temuctl up\temuctl down\temuctl total\tkernel cleanup after down\tmininet total\tspeed-up\t")
 			for _, r := range rows {
 				mn, ratio := "-", "-"
 				if r.mininet > 0 {
@@ -84,7 +103,7 @@ func newBenchCmd() *cobra.Command {
 				} else if r.mininetErr != "" {
 					mn = r.mininetErr
 				}
-				fmt.Fprintf(tw, "%s\t%d\t%d\t%.3fs\t%.3fs\t%.3fs\t%.2fs\t%s\t%s\t\n", r.topo, r.nodes, r.links,
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.3fs\t%.3fs\t%.3fs\t%.2fs\t%s\t%s\t\n", r.topo, r.sw, r.nodes, r.links,
 					r.up.Seconds(), r.down.Seconds(), (r.up + r.down).Seconds(), r.settle.Seconds(), mn, ratio)
 			}
 			tw.Flush()
@@ -94,12 +113,15 @@ func newBenchCmd() *cobra.Command {
 				}
 			}
 			fmt.Println("(up and down: what the commands take; kernel cleanup: how long the kernel then needs to free the namespaces in the background, measured by probing namespace creation; every run starts on a settled kernel)")
+			fmt.Println("(ovs rows: without a system Open vSwitch, emuctl's up includes starting its embedded ovsdb-server + ovs-vswitchd and its down stopping them; Mininet is timed against a running ovsdb: the system one, or a private pair started for it and not counted)")
 			fmt.Printf("emuctl peak memory (max RSS): %.1f MB (best of %d runs per topology)\n", float64(ru.Maxrss)/1024, reps)
 			return nil
 		},
 	}
 	cmd.Flags().StringArrayVar(&topos, "topo", []string{"linear,50", "linear,200", "tree,3,10"}, "topologies to time")
-	cmd.Flags().BoolVar(&mininet, "mininet", true, "also time Mininet (mn --switch lxbr --controller none --test none) when installed")
+	cmd.Flags().StringArrayVar(&ovsTopos, "ovs-topo", []string{"linear,50"}, "topologies also timed with Open vSwitch switches (when OVS is installed or running)")
+	cmd.Flags().StringVar(&sw, "switch", "", "switch type of the --topo rows: linux-bridge (default) | ovs")
+	cmd.Flags().BoolVar(&mininet, "mininet", true, "also time Mininet (mn --switch lxbr, or ovs,datapath=user for ovs rows, --controller none --test none) when installed")
 	cmd.Flags().IntVar(&reps, "reps", 3, "repetitions per topology (best is reported)")
 	cmd.Flags().BoolVar(&withTraffic, "traffic", true, "also compare emuctl's TCP generator (TCP_INFO sampled at 100 Hz) with iperf3 on an unshaped link, when iperf3 is installed")
 	return cmd
@@ -107,7 +129,10 @@ func newBenchCmd() *cobra.Command {
 
 // runMininet times Mininet building and tearing down the same topology,
 // the figure Mininet users know. Only the mn process we start is waited on.
-func runMininet(t string) (time.Duration, string) {
+// For ovs rows Mininet needs a running ovsdb-server: the system one, or a
+// private pair started here (in a temporary directory, OVS_RUNDIR pointing
+// Mininet's ovs-vsctl/ovs-ofctl at it), stopped by pid afterwards.
+func runMininet(t, sw string) (time.Duration, string) {
 	mn, err := exec.LookPath("mn")
 	if err != nil {
 		return 0, "not installed"
@@ -115,13 +140,56 @@ func runMininet(t string) (time.Duration, string) {
 	if !strings.HasPrefix(t, "linear,") && !strings.HasPrefix(t, "tree,") && !strings.HasPrefix(t, "single,") {
 		return 0, "n/a"
 	}
-	c := exec.Command(mn, "--switch", "lxbr", "--controller", "none", "--topo", t, "--test", "none")
-	c.Stdout, c.Stderr = nil, nil
+	mnSwitch := "lxbr"
+	env := os.Environ()
+	if sw == topo.SwitchOVS {
+		mnSwitch = "ovs,datapath=user"
+		if emu.KernelOVSDatapath() {
+			mnSwitch = "ovs"
+		}
+		if !emu.SystemOVSAnswers() {
+			if users := emu.EmbeddedOVSUsers(); len(users) > 0 {
+				// A second ovs-vswitchd in the root namespace would fight it.
+				return 0, "skipped: emuctl's embedded OVS serves labs " + strings.Join(users, ", ")
+			}
+			dir, err := os.MkdirTemp("", "emuctl-bench-ovs-")
+			if err != nil {
+				return 0, "failed: " + err.Error()
+			}
+			defer os.RemoveAll(dir)
+			e := ovs.Embedded{Dir: dir + "/ovs", Cleanup: emu.KernelOVSDatapath()}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			err = e.Start(ctx, nil)
+			cancel()
+			defer e.Stop(10 * time.Second)
+			if err != nil {
+				return 0, "failed: no ovsdb for Mininet: " + err.Error()
+			}
+			env = append(env, "OVS_RUNDIR="+e.Dir)
+		}
+	}
+	c := exec.Command(mn, "--switch", mnSwitch, "--controller", "none", "--topo", t, "--test", "none")
+	c.Env = env
+	var out strings.Builder
+	c.Stdout, c.Stderr = &out, &out
 	t0 := time.Now()
 	if err := c.Run(); err != nil {
-		return 0, "failed: " + err.Error()
+		tail := strings.TrimSpace(out.String())
+		if i := strings.LastIndexByte(tail, '\n'); i >= 0 {
+			tail = tail[i+1:]
+		}
+		return 0, "failed: " + err.Error() + ": " + tail
 	}
 	return time.Since(t0), ""
+}
+
+// ovsAvailable says why OVS rows cannot run, or nil.
+func ovsAvailable() error {
+	if emu.SystemOVSAnswers() {
+		return nil
+	}
+	_, err := ovs.Binaries()
+	return err
 }
 
 // benchTraffic runs emuctl's TCP generator and iperf3 side by side on one

@@ -108,8 +108,13 @@ func printLab(st *emu.State, asJSON bool) error {
 	for _, l := range st.Spec.Links {
 		links = append(links, linkRow{A: l.A.String(), B: l.B.String()})
 	}
+	ovsInfo := emu.InspectOVS(st) // OVS: bridges, ports, QoS, queues (nil without ovs switches)
 	if asJSON {
-		return json.NewEncoder(os.Stdout).Encode(map[string]any{"lab": st.Lab, "status": st.Status, "nodes": nodes, "links": links})
+		out := map[string]any{"lab": st.Lab, "status": st.Status, "nodes": nodes, "links": links}
+		if ovsInfo != nil {
+			out["ovs"] = ovsInfo
+		}
+		return json.NewEncoder(os.Stdout).Encode(out)
 	}
 	fmt.Printf("lab %s (%s)\n\n", st.Lab, st.Status)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
@@ -124,7 +129,13 @@ func printLab(st *emu.State, asJSON bool) error {
 	for i, l := range links {
 		fmt.Fprintf(tw, "%d\t%s\t%s\n", i, l.A, l.B)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if st.OVS != nil {
+		printOVS(ovsInfo, st.OVS.Warning)
+	}
+	return nil
 }
 
 func newInspectCmd() *cobra.Command {
@@ -143,6 +154,12 @@ func newInspectCmd() *cobra.Command {
 			}
 			enc := json.NewEncoder(os.Stdout)
 			enc.SetIndent("", "  ")
+			if st.OVS != nil { // OVS: the live view (socket path, bridges, queue counters) beside the record
+				return enc.Encode(struct {
+					*emu.State
+					OVSLive *emu.OVSInfo `json:"ovs_live"`
+				}{st, emu.InspectOVS(st)})
+			}
 			return enc.Encode(st)
 		},
 	}

@@ -21,7 +21,7 @@ type specFlags struct {
 func (f *specFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.topo, "topo", "", "built-in topology instead of a file: single,N | linear,N | tree,DEPTH,FANOUT | dumbbell,N")
 	cmd.Flags().StringVar(&f.name, "name", "", "lab name (default: the file's name field, or derived)")
-	cmd.Flags().StringVar(&f.sw, "switch", "", "switch type for --topo: linux-bridge (ovs once supported)")
+	cmd.Flags().StringVar(&f.sw, "switch", "", "switch type for --topo: linux-bridge | ovs")
 	cmd.Flags().StringVar(&f.link, "link", "", "link parameters for --topo, e.g. rate=10mbit,delay=5ms,loss=1%,queue=100")
 }
 

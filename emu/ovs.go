@@ -1,0 +1,697 @@
+package emu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/emuctl/emuctl/ovs"
+	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/topo"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// Open vSwitch switches (type: ovs) — where they live and how they are made.
+//
+// ovs-vswitchd's datapaths (kernel and userspace alike) attach network
+// devices of its own network namespace. Every lab's OVS bridges and their
+// port devices therefore live in the root namespace, whichever daemons
+// serve them (a system Open vSwitch, or emuctl's embedded pair, which also
+// runs in the root namespace): the switch-side end of each link is moved
+// there from the switch's namespace and renamed to a short unique name
+// (ovs.DeviceName: "s1-eth1.k3f9a", alias "emuctl:<lab> ovs=s1:s1-eth1");
+// the switch node keeps its namespace, empty but for lo, so exec and shell
+// work in it. Controllers at tcp:127.0.0.1:PORT reach a controller on the
+// host, as with Mininet.
+//
+// The ovs phase runs after link shaping: links are created and shaped as
+// for any switch, then this phase moves the switch ends, re-installs the
+// kernel shaping of moved ends (a namespace move drops qdiscs), creates
+// all bridges, ports, QoS, queues and controllers in one OVSDB
+// transaction, waits for ovs-vswitchd to attach every port, and puts
+// emuctl's FIFOs under the HTB classes.
+
+// isOVS reports whether n is an Open vSwitch switch.
+func isOVS(n *topo.Node) bool { return n.Kind == topo.KindSwitch && n.SwitchType == topo.SwitchOVS }
+
+// specHasOVS reports whether a Spec has Open vSwitch switches.
+func specHasOVS(s *topo.Spec) bool {
+	if s == nil {
+		return false
+	}
+	for i := range s.Nodes {
+		if isOVS(&s.Nodes[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// kernelDatapath reports whether the openvswitch kernel datapath can be used.
+func kernelDatapath() bool { return moduleLoaded("openvswitch") || genlFamily("ovs_datapath") }
+
+// resolveDatapath turns a switch's datapath setting into OVS's name.
+func resolveDatapath(cfg *topo.OVSConfig, kernel bool) (string, error) {
+	dp := ""
+	if cfg != nil {
+		dp = cfg.Datapath
+	}
+	switch dp {
+	case "":
+		if kernel {
+			return ovs.DatapathKernel, nil
+		}
+		return ovs.DatapathNetdev, nil
+	case "kernel":
+		if !kernel {
+			return "", errors.New("datapath: kernel needs the openvswitch kernel module, which this kernel has not loaded (`modprobe openvswitch` where it exists), or use datapath: netdev (the userspace datapath)")
+		}
+		return ovs.DatapathKernel, nil
+	case "netdev":
+		return ovs.DatapathNetdev, nil
+	}
+	return "", fmt.Errorf("unknown datapath %q", dp)
+}
+
+var ethNum = regexp.MustCompile(`-eth([0-9]+)$`)
+
+// ovsPlan decides names, OpenFlow port numbers and QoS of every ovs
+// switch without changing anything. taken holds device and row names in
+// use in the OVS namespace and database.
+func (d *deployer) ovsPlan(taken map[string]bool, kernel bool) (*ovs.Lab, []OVSBridgeState, error) {
+	lab := &ovs.Lab{Marker: d.marker}
+	var states []OVSBridgeState
+	pick := func(node, iface string) string {
+		for salt := 0; ; salt++ {
+			n := ovs.DeviceName(d.spec.Name, node, iface, salt)
+			if !taken[n] {
+				taken[n] = true
+				return n
+			}
+		}
+	}
+	dpids := map[string]bool{}
+	for i := range d.spec.Nodes {
+		sn := &d.spec.Nodes[i]
+		if !isOVS(sn) {
+			continue
+		}
+		cfg := sn.OVS
+		if cfg == nil {
+			cfg = &topo.OVSConfig{FailMode: "standalone"}
+		}
+		dp, err := resolveDatapath(cfg, kernel)
+		if err != nil {
+			return nil, nil, fmt.Errorf("switch %s: %w", sn.Name, err)
+		}
+		dpid := ovs.DatapathID(sn.Name, d.spec.Name, 0)
+		for salt := 1; dpids[dpid]; salt++ {
+			dpid = ovs.DatapathID(sn.Name, d.spec.Name, salt)
+		}
+		dpids[dpid] = true
+		b := ovs.Bridge{Name: pick(sn.Name, ""), Node: sn.Name, Datapath: dp, FailMode: cfg.FailMode, Protocols: cfg.Protocols,
+			Controllers: cfg.Controllers, STP: sn.STP, RSTP: cfg.RSTP, DatapathID: dpid}
+		bs := OVSBridgeState{Node: sn.Name, Name: b.Name, Datapath: dp}
+		used := map[int]bool{}
+		want := make([]int, len(sn.Interfaces))
+		for k, ifc := range sn.Interfaces {
+			if m := ethNum.FindStringSubmatch(ifc.Name); m != nil {
+				if n, err := strconv.Atoi(m[1]); err == nil && n >= 1 && n <= 65279 && !used[n] {
+					want[k], used[n] = n, true
+				}
+			}
+		}
+		next := 1
+		for k, ifc := range sn.Interfaces {
+			if want[k] == 0 {
+				for used[next] {
+					next++
+				}
+				want[k], used[next] = next, true
+			}
+			p := ovs.Port{Iface: ifc.Name, OFPort: want[k], Edge: !d.peerIsSwitch(ifc.Peer)}
+			ps := OVSPortState{Iface: ifc.Name, OFPort: want[k], Peer: ifc.Peer}
+			if ifc.External != nil {
+				p.Name, ps.External = ifc.External.HostName, true
+			} else {
+				p.Name = pick(sn.Name, ifc.Name)
+			}
+			ps.Name = p.Name
+			if ls, ok := d.linkStateFor(ifc.Link); ok && ifc.Link >= 0 && (ls.Backend == BackendNetem || ls.Backend == BackendShaper) {
+				p.Noop, ps.QoS = true, ovs.QoSNoop
+			}
+			if pc := cfg.Port(ifc.Name); pc != nil {
+				if pc.QoS != nil {
+					if p.Noop {
+						return nil, nil, fmt.Errorf("%s: %s:%s has a qos: and its link's %s shaping also owns the port's qdiscs: use backend: userspace on that link (it shapes in the link's own namespace) or move the qos to another port", pc.Pos, sn.Name, ifc.Name, d.backendOf(ifc.Link))
+					}
+					q := &ovs.QoS{MaxRate: pc.QoS.MaxRate}
+					for _, tq := range pc.QoS.Queues {
+						q.Queues = append(q.Queues, ovs.Queue{MinRate: tq.MinRate, MaxRate: tq.MaxRate, Priority: tq.Priority, Burst: uint64(tq.Burst) * 8})
+					}
+					p.QoS, ps.QoS = q, ovs.QoSHTB
+					n := max(1, len(pc.QoS.Queues))
+					ps.QueueLimits = make([]int, n)
+					for k := range n {
+						ps.QueueLimits[k] = pc.QoS.Limit(k)
+					}
+				}
+				if pc.IngressPolicingRate > 0 {
+					p.IngressPolicingRate = int(max(1, (pc.IngressPolicingRate+500)/1000))
+					p.IngressPolicingBurst = int((pc.IngressPolicingBurst*8 + 999) / 1000)
+				}
+			}
+			b.Ports = append(b.Ports, p)
+			bs.Ports = append(bs.Ports, ps)
+		}
+		lab.Bridges = append(lab.Bridges, b)
+		states = append(states, bs)
+	}
+	return lab, states, lab.Check()
+}
+
+// peerIsSwitch reports whether "node:iface" is on a switch.
+func (d *deployer) peerIsSwitch(peer string) bool {
+	node, _, _ := strings.Cut(peer, ":")
+	n := d.spec.Node(node)
+	return n == nil || n.Kind == topo.KindSwitch
+}
+
+func (d *deployer) backendOf(li int) string {
+	if ls, ok := d.linkStateFor(li); ok {
+		return ls.Backend
+	}
+	return "no"
+}
+
+// ovsDeploy is what a deploy knows about its OVS part between the links
+// phase (which creates switch-side ends directly in the root namespace
+// under their OVS names) and the ovs phase.
+type ovsDeploy struct {
+	lab    *ovs.Lab
+	group  uint32 // device group of the lab's root-namespace devices
+	gso    bool   // some port has a QoS: senders into OVS make frames
+	netdev map[string]bool
+	ports  map[string]*OVSPortState // "node:iface"
+	mu     sync.Mutex
+	inRoot map[string]bool // ports already in the root namespace
+}
+
+// ovsGroup is the device group (IFLA_GROUP) of a lab's devices in the
+// root namespace: teardown deletes them in one request (one RCU grace
+// period instead of one per device), after checking that every device of
+// the group carries the lab's marker.
+func ovsGroup(lab string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(lab))
+	return 0x80000000 | h.Sum32()&0x7fffffff
+}
+
+// bridgeGroup is the device group of a lab's bridge devices.
+func bridgeGroup(portGroup uint32) uint32 { return portGroup ^ 1 }
+
+// ovsPrepare picks the Open vSwitch that serves the lab and decides every
+// bridge's and port's name, before links are created. The links phase
+// calls it first (ovs switches only).
+func (d *deployer) ovsPrepare(ctx context.Context) error {
+	if d.ovs != nil || !specHasOVS(d.spec) {
+		return nil
+	}
+	o, err := acquireOVS(ctx, func(o *OVSState) error {
+		d.stMu.Lock()
+		d.st.OVS = o
+		d.stMu.Unlock()
+		return d.save()
+	})
+	if err != nil {
+		return err
+	}
+	d.log.Debug("open vswitch", "db", o.DB, "embedded", o.Embedded)
+	taken := map[string]bool{}
+	for _, l := range rootLinks() {
+		taken[l.Attrs().Name] = true
+	}
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, err := ovs.Dial(dctx, o.DB)
+	if err != nil {
+		return err
+	}
+	names, err := c.Names(dctx)
+	c.Close()
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		taken[n] = true
+	}
+	lab, bridges, err := d.ovsPlan(taken, kernelDatapath())
+	if err != nil {
+		return err
+	}
+	od := &ovsDeploy{lab: lab, group: ovsGroup(d.spec.Name), netdev: map[string]bool{}, ports: map[string]*OVSPortState{}, inRoot: map[string]bool{}}
+	d.stMu.Lock()
+	d.st.OVS.Bridges = bridges
+	d.st.OVS.Group = od.group
+	for bi := range d.st.OVS.Bridges {
+		b := &d.st.OVS.Bridges[bi]
+		od.netdev[b.Node] = b.Datapath == ovs.DatapathNetdev
+		for pi := range b.Ports {
+			p := &b.Ports[pi]
+			od.ports[b.Node+":"+p.Iface] = p
+			od.gso = od.gso || p.QoS == ovs.QoSHTB
+		}
+	}
+	d.stMu.Unlock()
+	d.ovs = od
+	return d.save()
+}
+
+// createOVSLink makes the veth of a link with an ovs switch at one or both
+// ends, each ovs end directly in the root namespace under its OVS name
+// (moving a device between namespaces costs an RCU grace period under the
+// RTNL lock: ~20 ms, serialised).
+func (d *deployer) createOVSLink(l topo.Link, li int) error {
+	root, err := netlink.NewHandleAt(hostNetns, unix.NETLINK_ROUTE)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	type end struct {
+		n    *node
+		ifc  *topo.Interface
+		ps   *OVSPortState // nil: not an ovs port
+		h    *netlink.Handle
+		ns   netns.NsHandle
+		name string
+	}
+	mk := func(ep topo.Endpoint) (end, error) {
+		n := d.nodes[ep.Node]
+		if n == nil {
+			return end{}, errors.New("spec inconsistency: endpoint not found")
+		}
+		e := end{n: n, ifc: findIface(n.spec, ep.Iface), h: n.h, ns: n.ns, name: ep.Iface}
+		if e.ifc == nil {
+			return end{}, errors.New("spec inconsistency: endpoint not found")
+		}
+		if isOVS(n.spec) {
+			e.ps = d.ovs.ports[ep.Node+":"+ep.Iface]
+			if e.ps == nil {
+				return end{}, fmt.Errorf("%s: no OVS port planned", ep)
+			}
+			e.h, e.ns, e.name = root, hostNetns, e.ps.Name
+		}
+		return e, nil
+	}
+	a, err := mk(l.A)
+	if err != nil {
+		return err
+	}
+	b, err := mk(l.B)
+	if err != nil {
+		return err
+	}
+	la := netlink.NewLinkAttrs()
+	la.Name = a.name
+	la.HardwareAddr = parseMAC(a.ifc.MAC)
+	if a.ifc.MTU > 0 {
+		la.MTU = a.ifc.MTU
+	}
+	if a.ps != nil {
+		la.Alias, la.Group = d.ovsAlias(l.A), d.ovs.group
+	} else {
+		la.Alias = d.marker
+		la.Index = vethIndexBase + li // see createLink
+	}
+	v := netlink.NewVeth(la)
+	v.PeerName = b.name
+	v.PeerNamespace = netlink.NsFd(int(b.ns))
+	v.PeerHardwareAddr = parseMAC(b.ifc.MAC)
+	if b.ifc.MTU > 0 {
+		v.PeerMTU = uint32(b.ifc.MTU)
+	}
+	if err := a.h.LinkAdd(v); err != nil {
+		return fmt.Errorf("create veth: %w", err)
+	}
+	d.log.Debug("veth created", "a", l.A.String(), "b", l.B.String(), "ovs_a", a.ps != nil, "ovs_b", b.ps != nil)
+	for k, e := range []end{a, b} {
+		ep := []topo.Endpoint{l.A, l.B}[k]
+		if e.ps == nil {
+			if err := d.finishEnd(e.n, e.ifc, k == 0); err != nil {
+				return err
+			}
+			continue
+		}
+		d.ovs.mu.Lock()
+		d.ovs.inRoot[ep.String()] = true
+		d.ovs.mu.Unlock()
+		if err := d.prepareOVSPort(root, ep, e.ifc, e.ps); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ovsDirect reports whether link li's ovs ends can be created straight in
+// the root namespace: not when kernel shaping puts qdiscs on them (the
+// shaping phase looks for them in the switch's namespace; the ovs phase
+// moves them afterwards and puts the qdiscs back).
+func (d *deployer) ovsDirect(li int) bool {
+	ls, ok := d.linkStateFor(li)
+	return !ok || (ls.Backend != BackendNetem && ls.Backend != BackendShaper)
+}
+
+func (d *deployer) ovsAlias(ep topo.Endpoint) string {
+	return fmt.Sprintf("%s ovs=%s", d.marker, ep)
+}
+
+// prepareOVSPort readies a port device that is in the root namespace:
+// marker, device group, up, and what the datapath needs of it and of the
+// device that sends into it (the link's far end).
+func (d *deployer) prepareOVSPort(root *netlink.Handle, ep topo.Endpoint, ifc *topo.Interface, ps *OVSPortState) error {
+	rl, err := root.LinkByName(ps.Name)
+	if err != nil {
+		return fmt.Errorf("%s in the root namespace: %w", ps.Name, err)
+	}
+	if !ps.External { // a real adapter keeps its ext= marker for restoring it
+		if rl.Attrs().Alias != d.ovsAlias(ep) {
+			if err := root.LinkSetAlias(rl, d.ovsAlias(ep)); err != nil {
+				return fmt.Errorf("%s: set marker: %w", ps.Name, err)
+			}
+		}
+		if rl.Attrs().Group != d.ovs.group {
+			if err := root.LinkSetGroup(rl, int(d.ovs.group)); err != nil {
+				return fmt.Errorf("%s: set group: %w", ps.Name, err)
+			}
+		}
+	}
+	if err := root.LinkSetUp(rl); err != nil {
+		return fmt.Errorf("%s: set up: %w", ps.Name, err)
+	}
+	if ps.External {
+		return d.reshapeMoved(ifc, rl, ep.Node)
+	}
+	netdev := d.ovs.netdev[ep.Node]
+	if netdev {
+		if err := setTxChecksum(hostNetns, ps.Name, false); err != nil {
+			return err
+		}
+	}
+	if d.ovs.gso {
+		if err := tc.SetGSOLimits(root, rl); err != nil {
+			return fmt.Errorf("%s: %w", ps.Name, err)
+		}
+	}
+	// The far end sends into this port: on the netdev datapath it must
+	// finish checksums and segment itself (see setTxChecksum); under a
+	// queue it must send frames, not GSO super-packets (the kernel
+	// datapath forwards them as they are). Ends on other ovs switches are
+	// sent by the datapath itself.
+	if node, iface, ok := strings.Cut(ifc.Peer, ":"); ok {
+		if far := d.nodes[node]; far != nil && !isOVS(far.spec) {
+			if netdev {
+				if err := setTxChecksum(far.ns, iface, false); err != nil {
+					return err
+				}
+			}
+			if d.ovs.gso {
+				fl, err := far.h.LinkByName(iface)
+				if err == nil {
+					err = tc.SetGSOLimits(far.h, fl)
+				}
+				if err != nil {
+					return fmt.Errorf("%s: %w", ifc.Peer, err)
+				}
+			}
+		}
+	}
+	return d.reshapeMoved(ifc, rl, ep.Node)
+}
+
+// ovsSwitches is the deploy phase that builds every ovs switch: it moves
+// the switch-side ends the links phase could not create in the root
+// namespace (links of the userspace engine, real adapters), creates the
+// lab's rows in one transaction and waits for ovs-vswitchd.
+func (d *deployer) ovsSwitches(ctx context.Context) error {
+	if !specHasOVS(d.spec) {
+		return nil
+	}
+	if err := d.ovsPrepare(ctx); err != nil {
+		return err
+	}
+	o := d.st.OVS
+	c, err := ovs.Dial(ctx, o.DB)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	root, err := netlink.NewHandleAt(hostNetns, unix.NETLINK_ROUTE)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	bridges := o.Bridges
+
+	type job struct {
+		n   *node
+		ifc *topo.Interface
+		ps  *OVSPortState
+	}
+	var jobs []job
+	for bi := range bridges {
+		n := d.nodes[bridges[bi].Node]
+		for pi := range bridges[bi].Ports {
+			ps := &bridges[bi].Ports[pi]
+			if d.ovs.inRoot[bridges[bi].Node+":"+ps.Iface] {
+				continue
+			}
+			jobs = append(jobs, job{n, findIface(n.spec, ps.Iface), ps})
+		}
+	}
+	err = parallel(ctx, d.opt.Workers, jobs, func(j job) error {
+		if err := d.moveToOVS(root, j.n, j.ifc, j.ps); err != nil {
+			return fmt.Errorf("switch %s: %w", j.n.spec.Name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+
+	// One transaction for the whole lab, then wait for ovs-vswitchd.
+	t0 := time.Now()
+	cfg, err := c.Create(ctx, d.ovs.lab)
+	if err != nil {
+		return fmt.Errorf("open vswitch (%s): %w", o.DB, err)
+	}
+	nports := len(d.ovs.ports) + len(bridges)
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second+time.Duration(nports)*50*time.Millisecond)
+	defer cancel()
+	if err := c.WaitApplied(wctx, cfg); err != nil {
+		return err
+	}
+	var all []string
+	for _, b := range bridges {
+		all = append(all, b.Name)
+		for _, p := range b.Ports {
+			all = append(all, p.Name)
+		}
+	}
+	bad, err := c.WaitInterfaces(wctx, all)
+	if err != nil {
+		return err
+	}
+	if len(bad) > 0 {
+		if len(bad) > 5 {
+			bad = append(bad[:5], fmt.Sprintf("... and %d more", len(bad)-5))
+		}
+		return fmt.Errorf("ovs-vswitchd could not attach ports: %s", strings.Join(bad, "; "))
+	}
+	d.log.Debug("ovs transaction applied", "bridges", len(bridges), "ports", len(d.ovs.ports), "moved", len(jobs), "took", time.Since(t0))
+	// The bridges' own devices are ovs-vswitchd's (a persistent tap on the
+	// netdev datapath); marked and grouped, they can be removed in one
+	// request when the embedded daemons stop without tearing each bridge
+	// down (see ovsTeardown).
+	for _, b := range bridges {
+		bl, err := root.LinkByName(b.Name)
+		if err != nil {
+			return fmt.Errorf("switch %s: bridge device %s: %w", b.Node, b.Name, err)
+		}
+		if err := root.LinkSetAlias(bl, fmt.Sprintf("%s ovs-bridge=%s", d.marker, b.Node)); err != nil {
+			return fmt.Errorf("switch %s: mark bridge device: %w", b.Node, err)
+		}
+		if err := root.LinkSetGroup(bl, int(bridgeGroup(d.ovs.group))); err != nil {
+			return fmt.Errorf("switch %s: group bridge device: %w", b.Node, err)
+		}
+	}
+
+	for bi, b := range bridges {
+		for pi, p := range b.Ports {
+			if p.QoS == ovs.QoSHTB {
+				if err := installLeafFIFOs(root, p.Name, p.QueueLimits); err != nil {
+					return fmt.Errorf("switch %s: %s: %w", b.Node, p.Iface, err)
+				}
+			}
+			if d.ovs.lab.Bridges[bi].Ports[pi].IngressPolicingRate > 0 {
+				if err := checkPolicing(root, p.Name); err != nil {
+					return fmt.Errorf("switch %s: %s: ingress_policing_rate: %w", b.Node, p.Iface, err)
+				}
+			}
+		}
+	}
+	if err := d.ovsExecEnv(o); err != nil {
+		return err
+	}
+	return d.ovsWaitSpanningTree(ctx, c)
+}
+
+// moveToOVS moves one switch-side interface from the switch's namespace
+// into the root namespace under its OVS name (links of the userspace
+// engine, whose switch end shaping.go creates in the switch's namespace,
+// and real adapters, which the externals phase moved there).
+func (d *deployer) moveToOVS(root *netlink.Handle, n *node, ifc *topo.Interface, ps *OVSPortState) error {
+	if ifc == nil {
+		return errors.New("spec inconsistency: port without interface")
+	}
+	l, err := n.h.LinkByName(ifc.Name)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ifc.Name, err)
+	}
+	if err := n.h.LinkSetDown(l); err != nil {
+		return fmt.Errorf("%s: %w", ifc.Name, err)
+	}
+	if l.Attrs().Name != ps.Name {
+		if err := n.h.LinkSetName(l, ps.Name); err != nil {
+			return fmt.Errorf("%s: rename to %s: %w", ifc.Name, ps.Name, err)
+		}
+	}
+	if err := n.h.LinkSetNsFd(l, int(hostNetns)); err != nil {
+		return fmt.Errorf("%s: move to the root namespace as %s: %w", ifc.Name, ps.Name, err)
+	}
+	d.log.Debug("switch port moved to the root namespace", "node", n.spec.Name, "iface", ifc.Name, "as", ps.Name)
+	return d.prepareOVSPort(root, topo.Endpoint{Node: n.spec.Name, Iface: ifc.Name}, ifc, ps)
+}
+
+// reshapeMoved re-installs the kernel shaping of a moved link end: a
+// namespace move drops a device's qdiscs (its GSO limits stay).
+func (d *deployer) reshapeMoved(ifc *topo.Interface, link netlink.Link, node string) error {
+	ls, ok := d.linkStateFor(ifc.Link)
+	if !ok || ifc.Link < 0 || (ls.Backend != BackendNetem && ls.Backend != BackendShaper) {
+		return nil
+	}
+	l := d.spec.Links[ifc.Link]
+	dir := ls.BtoA
+	if l.A.Node == node && l.A.Iface == ifc.Name {
+		dir = ls.AtoB
+	}
+	if dir.IsZero() && dir.QueuePackets == 0 && dir.QueueBytes == 0 {
+		return nil
+	}
+	var plan *tc.KernelPlan
+	var err error
+	if ls.Backend == BackendShaper {
+		plan, err = tc.PlanShaper(dir, link.Attrs().MTU)
+	} else {
+		plan, err = tc.PlanKernel(dir, link.Attrs().MTU)
+	}
+	if err != nil {
+		return fmt.Errorf("%s:%s: %w", node, ifc.Name, err)
+	}
+	if err := tc.ApplyKernel(hostNetns, link, plan); err != nil {
+		return fmt.Errorf("%s:%s: %w", node, ifc.Name, err)
+	}
+	return nil
+}
+
+// ovsExecEnv makes OVS's own tools work inside the lab's ovs switches:
+// OVS_RUNDIR points at a directory of links named after the switches
+// (s1.mgmt -> <rundir>/<bridge>.mgmt, db.sock, the daemons' pid files and
+// control sockets), so `emuctl exec s1 -- ovs-ofctl dump-flows s1`,
+// `ovs-vsctl show` and `ovs-appctl` reach the daemons serving the lab.
+func (d *deployer) ovsExecEnv(o *OVSState) error {
+	dir := filepath.Join(stateDir(d.spec.Name), "ovs")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	link := func(name, target string) error {
+		p := filepath.Join(dir, name)
+		os.Remove(p)
+		return os.Symlink(target, p)
+	}
+	if err := link("db.sock", socketPath(o.DB)); err != nil {
+		return err
+	}
+	for _, daemon := range []string{"ovs-vswitchd", "ovsdb-server"} {
+		pf := filepath.Join(o.RunDir, daemon+".pid")
+		b, err := os.ReadFile(pf)
+		if err != nil {
+			continue
+		}
+		pid := strings.TrimSpace(string(b))
+		if err := link(daemon+".pid", pf); err != nil {
+			return err
+		}
+		ctl := daemon + "." + pid + ".ctl"
+		if err := link(ctl, filepath.Join(o.RunDir, ctl)); err != nil {
+			return err
+		}
+	}
+	env := map[string][]topo.KV{}
+	for _, b := range o.Bridges {
+		for _, suf := range []string{".mgmt", ".snoop"} {
+			if err := link(b.Node+suf, filepath.Join(o.RunDir, b.Name+suf)); err != nil {
+				return err
+			}
+		}
+		env[b.Node] = []topo.KV{{Key: "OVS_RUNDIR", Value: dir}, {Key: "EMUCTL_OVS_BRIDGE", Value: b.Name}}
+	}
+	d.stMu.Lock()
+	d.st.OVS.ExecRunDir = dir
+	d.st.NodeEnv = env
+	d.stMu.Unlock()
+	return nil
+}
+
+// ovsWaitSpanningTree returns once no port of an STP or RSTP bridge is
+// still on its way to forwarding, so `up` returns a lab whose loops are
+// resolved (as for Linux bridges).
+func (d *deployer) ovsWaitSpanningTree(ctx context.Context, c *ovs.Client) error {
+	stp := false
+	for i := range d.spec.Nodes {
+		sn := &d.spec.Nodes[i]
+		if isOVS(sn) && (sn.STP || sn.OVS != nil && sn.OVS.RSTP) {
+			stp = true
+		}
+	}
+	if !stp {
+		return nil
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		pending, err := c.SpanningTreePending(ctx, d.marker)
+		if err != nil {
+			return err
+		}
+		if len(pending) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("spanning tree did not converge in 60s: %s", strings.Join(pending, ", "))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,214 @@
+package emu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/emuctl/emuctl/ovs"
+	"golang.org/x/sys/unix"
+)
+
+// OVSState records what a lab has in Open vSwitch: which daemons serve it
+// and every bridge and port made for it, so teardown and clean can find
+// them (they also find every row and device by the lab's marker).
+type OVSState struct {
+	// Embedded is true when emuctl's own ovsdb-server + ovs-vswitchd serve
+	// the lab (started on demand, stopped after the last lab using them).
+	Embedded bool `json:"embedded"`
+	// DB is the OVSDB endpoint ("unix:/run/openvswitch/db.sock").
+	DB string `json:"db"`
+	// RunDir is the daemons' run directory: <bridge>.mgmt sockets, pid
+	// files, unixctl sockets.
+	RunDir string `json:"run_dir"`
+	// ExecRunDir is the OVS_RUNDIR given to exec, shell and start commands
+	// of the lab's ovs switches: links named after the switches
+	// (<node>.mgmt) so `ovs-ofctl dump-flows s1` works inside s1.
+	ExecRunDir string           `json:"exec_run_dir,omitempty"`
+	Bridges    []OVSBridgeState `json:"bridges"`
+	// Warning says what this Open vSwitch distorts, when it does (the
+	// netdev datapath's shared send buffer; see ovs_sndbuf.go).
+	Warning string `json:"warning,omitempty"`
+	// Group is the device group (IFLA_GROUP) of the lab's port devices in
+	// the root namespace; teardown deletes them in one request.
+	Group uint32 `json:"group,omitempty"`
+}
+
+// OVSBridgeState is one switch node's bridge.
+type OVSBridgeState struct {
+	Node     string         `json:"node"`
+	Name     string         `json:"name"`     // bridge (and its local port) in OVS
+	Datapath string         `json:"datapath"` // "system" (kernel) or "netdev"
+	Ports    []OVSPortState `json:"ports"`
+}
+
+// OVSPortState is one port: a topology interface of the switch, which
+// lives in the root namespace under Name while the lab is up.
+type OVSPortState struct {
+	Iface    string `json:"iface"`
+	Name     string `json:"name"`
+	OFPort   int    `json:"ofport"`
+	Peer     string `json:"peer,omitempty"`     // node:iface at the other end
+	External bool   `json:"external,omitempty"` // a real adapter (restored by down)
+	// QoS is "linux-htb" (the topology's qos:), "linux-noop" (emuctl's
+	// link shaping owns the port's qdiscs) or "" (none).
+	QoS string `json:"qos,omitempty"`
+	// QueueLimits are the packet limits of the FIFOs emuctl put under the
+	// HTB classes, by queue number (0: kernel default).
+	QueueLimits []int `json:"queue_limits,omitempty"`
+}
+
+// embeddedOVS is emuctl's private pair: /run/emuctl/_ovs (lab names start
+// with a letter or digit, so no lab's state dir is called _ovs).
+func embeddedOVS() ovs.Embedded {
+	return ovs.Embedded{Dir: filepath.Join(RunDir(), embeddedOVSDir), Cleanup: kernelDatapath()}
+}
+
+const embeddedOVSDir = "_ovs"
+
+// systemOVSDB is the endpoint of the system Open vSwitch. EMUCTL_OVS_DB
+// names another one (an OVS built from source, a test's private server);
+// emuctl treats it like the system one: it uses it, never stops it.
+func systemOVSDB() (endpoint string, explicit bool) {
+	if v := os.Getenv("EMUCTL_OVS_DB"); v != "" {
+		if !strings.Contains(v, ":") {
+			v = "unix:" + v
+		}
+		return v, true
+	}
+	return "unix:" + ovs.SystemDB, false
+}
+
+func socketPath(endpoint string) string { return strings.TrimPrefix(endpoint, "unix:") }
+
+// systemOVS reports whether the system OVSDB answers (with an initialised
+// database). It changes nothing.
+func systemOVS(ctx context.Context) (string, error) {
+	ep, _ := systemOVSDB()
+	if _, err := os.Stat(socketPath(ep)); err != nil {
+		return ep, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	c, err := ovs.Dial(ctx, ep)
+	if err != nil {
+		return ep, err
+	}
+	defer c.Close()
+	return ep, c.Initialized(ctx)
+}
+
+// ovsLock serialises starting, choosing and stopping the embedded daemons
+// among emuctl processes.
+func ovsLock() (func(), error) {
+	if err := os.MkdirAll(RunDir(), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(RunDir(), embeddedOVSDir+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, errors.New("another emuctl process holds the Open vSwitch lock for over 60s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return func() {
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// acquireOVS picks the Open vSwitch that serves a lab — the system one
+// when it answers, else emuctl's embedded pair, started when it is not
+// running — and records the choice through record while still holding the
+// lock, so a concurrent `down` of the last other lab cannot stop daemons
+// this lab is about to use.
+func acquireOVS(ctx context.Context, record func(*OVSState) error) (*OVSState, error) {
+	unlock, err := ovsLock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	ep, explicit := systemOVSDB()
+	sysErr := error(nil)
+	if _, sysErr = systemOVS(ctx); sysErr == nil {
+		o := &OVSState{DB: ep, RunDir: filepath.Dir(socketPath(ep)), Warning: sendBufferWarning(false)}
+		return o, record(o)
+	}
+	if explicit {
+		return nil, fmt.Errorf("EMUCTL_OVS_DB=%s does not answer: %v", ep, sysErr)
+	}
+	e := embeddedOVS()
+	if len(e.Running()) != 2 || pingOVS(ctx, e.Endpoint()) != nil {
+		// Remnants of a crashed pair are stopped by pid; its database is
+		// dropped (rows of labs that died with it are gone with it).
+		if err := e.Stop(5 * time.Second); err != nil {
+			return nil, fmt.Errorf("embedded Open vSwitch: stop remnants: %w", err)
+		}
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := e.Start(sctx, nil)
+		if err == nil {
+			if werr := widenEmbeddedSendBuffer(sctx, e); werr != nil {
+				os.WriteFile(filepath.Join(e.Dir, sndbufFile), []byte("0 "+werr.Error()+"\n"), 0o644)
+			}
+		}
+		cancel()
+		if err != nil {
+			e.Stop(5 * time.Second)
+			return nil, fmt.Errorf("no Open vSwitch answers at %s, and emuctl's embedded one did not start: %w", socketPath(ep), err)
+		}
+	}
+	o := &OVSState{Embedded: true, DB: e.Endpoint(), RunDir: e.Dir, Warning: sendBufferWarning(true)}
+	return o, record(o)
+}
+
+// pingOVS checks that an OVSDB endpoint answers.
+func pingOVS(ctx context.Context, ep string) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	c, err := ovs.Dial(ctx, ep)
+	if err != nil {
+		return err
+	}
+	c.Close()
+	return nil
+}
+
+// embeddedUsers lists the labs (other than except) whose state says they
+// use the embedded pair.
+func embeddedUsers(except string) []string {
+	var out []string
+	states, _ := Labs()
+	for _, st := range states {
+		if st.Lab != except && st.OVS != nil && st.OVS.Embedded {
+			out = append(out, st.Lab)
+		}
+	}
+	return out
+}
+
+// releaseEmbeddedOVS stops the embedded pair when no lab other than lab
+// uses it any more.
+func releaseEmbeddedOVS(lab string) (bool, error) {
+	unlock, err := ovsLock()
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	if users := embeddedUsers(lab); len(users) > 0 {
+		return false, nil
+	}
+	e := embeddedOVS()
+	if _, err := os.Stat(e.Dir); errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	return true, e.Stop(10 * time.Second)
+}

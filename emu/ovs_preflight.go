@@ -1,0 +1,56 @@
+package emu
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/emuctl/emuctl/ovs"
+	"github.com/emuctl/emuctl/topo"
+)
+
+// ovsPreflight checks what can be checked about a lab's ovs switches
+// before anything changes: an Open vSwitch to use (a system one that
+// answers, or the binaries to start emuctl's own), datapath pins this
+// kernel can honour, and one owner per port's qdiscs.
+func ovsPreflight(spec *topo.Spec, links []LinkState) []string {
+	if !specHasOVS(spec) {
+		return nil
+	}
+	var errs []string
+	if _, err := systemOVS(context.Background()); err != nil {
+		if ep, explicit := systemOVSDB(); explicit {
+			errs = append(errs, fmt.Sprintf("EMUCTL_OVS_DB=%s does not answer: %v", ep, err))
+		} else if _, err := ovs.Binaries(); err != nil {
+			errs = append(errs, fmt.Sprintf("ovs switches need Open vSwitch: no system Open vSwitch answers at %s and emuctl cannot start its own: %v", ovs.SystemDB, err))
+		}
+	}
+	kernel := kernelDatapath()
+	shapedBy := map[int]string{}
+	for _, ls := range links {
+		if ls.Backend == BackendNetem || ls.Backend == BackendShaper {
+			shapedBy[ls.Index] = ls.Backend
+		}
+	}
+	for i := range spec.Nodes {
+		n := &spec.Nodes[i]
+		if !isOVS(n) {
+			continue
+		}
+		if _, err := resolveDatapath(n.OVS, kernel); err != nil {
+			errs = append(errs, fmt.Sprintf("switch %s: %v", n.Name, err))
+		}
+		if n.OVS == nil {
+			continue
+		}
+		for _, p := range n.OVS.Ports {
+			ifc := findIface(n, p.Iface)
+			if p.QoS == nil || ifc == nil || ifc.Link < 0 {
+				continue
+			}
+			if b, ok := shapedBy[ifc.Link]; ok {
+				errs = append(errs, fmt.Sprintf("%s: %s:%s has a qos: but its link is shaped with %s qdiscs on the same port: a port's qdisc tree has one owner; give that link backend: userspace (it shapes in the link's own namespace and leaves the port to OVS) or put the qos on another port", p.Pos, n.Name, p.Iface, b))
+			}
+		}
+	}
+	return errs
+}

@@ -1,0 +1,360 @@
+package topo
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Open vSwitch keys of a switch node (type: ovs) and of its ports.
+var (
+	ovsPortKeys  = []string{"qos", "ingress_policing_rate", "ingress_policing_burst"}
+	ovsQoSKeys   = []string{"max_rate", "queue_limit", "queues"}
+	ovsQueueKeys = []string{"min_rate", "max_rate", "priority", "burst", "queue_limit"}
+	ovsDatapaths = []string{"kernel", "netdev"}
+	ovsFailModes = []string{"standalone", "secure"}
+	ofProtocols  = []string{"OpenFlow10", "OpenFlow11", "OpenFlow12", "OpenFlow13", "OpenFlow14", "OpenFlow15"}
+)
+
+// DefaultControllerPort is the IANA OpenFlow port, filled into "tcp:IP".
+const DefaultControllerPort = 6653
+
+// MaxOVSQueues bounds the queues of one port's QoS.
+const MaxOVSQueues = 1024
+
+// rawOVS is what a switch node says about Open vSwitch, before the switch
+// type is known (defaults.switch may come later in the file).
+type rawOVS struct {
+	keys  []loc // every OVS key given, for "needs type: ovs"
+	cfg   OVSConfig
+	rstp  loc
+	ports []rawOVSPort
+}
+
+type rawOVSPort struct {
+	loc  loc
+	port OVSPort
+}
+
+// ovsKey decodes one Open vSwitch key of a switch node.
+func (d *dec) ovsKey(nd *rawNode, e entry, path string) {
+	if nd.ovs == nil {
+		nd.ovs = &rawOVS{}
+	}
+	o := nd.ovs
+	o.keys = append(o.keys, at(e.k, path))
+	switch e.key {
+	case "datapath":
+		o.cfg.Datapath, _ = d.oneOf(e.v, path, "datapath", ovsDatapaths)
+	case "fail_mode":
+		o.cfg.FailMode, _ = d.oneOf(e.v, path, "fail mode", ovsFailModes)
+	case "controller":
+		seen := map[string]bool{}
+		for i, item := range d.list(e.v, path, true) {
+			p := path
+			if deref(e.v).Kind == yaml.SequenceNode {
+				p = idx(path, i)
+			}
+			s, ok := d.str(item, p, "a controller target such as tcp:127.0.0.1:6653")
+			if !ok {
+				continue
+			}
+			t, msg := parseController(s)
+			switch {
+			case msg != "":
+				d.errorf(at(item, p), "%s", msg)
+			case seen[t]:
+				d.errorf(at(item, p), "controller %s is listed twice", t)
+			default:
+				seen[t] = true
+				o.cfg.Controllers = append(o.cfg.Controllers, t)
+			}
+		}
+	case "protocols":
+		seen := map[string]bool{}
+		for i, item := range d.list(e.v, path, true) {
+			p := path
+			if deref(e.v).Kind == yaml.SequenceNode {
+				p = idx(path, i)
+			}
+			if s, ok := d.oneOf(item, p, "OpenFlow version", ofProtocols); ok {
+				if seen[s] {
+					d.errorf(at(item, p), "%s is listed twice", s)
+					continue
+				}
+				seen[s] = true
+				o.cfg.Protocols = append(o.cfg.Protocols, s)
+			}
+		}
+	case "rstp":
+		o.cfg.RSTP, _ = d.boolean(e.v, path)
+		o.rstp = at(e.k, path)
+	case "ports":
+		for _, pe := range d.entries(e.v, path) {
+			p := joinPath(path, keyPath(pe.key))
+			o.ports = append(o.ports, rawOVSPort{loc: at(pe.k, p), port: d.ovsPort(pe.key, pe.v, p)})
+		}
+	}
+}
+
+// ovsPort decodes the settings of one port.
+func (d *dec) ovsPort(iface string, n *yaml.Node, path string) OVSPort {
+	pt := OVSPort{Iface: iface}
+	var burstLoc loc
+	for _, e := range d.fields(n, path, ovsPortKeys) {
+		p := joinPath(path, e.key)
+		switch e.key {
+		case "qos":
+			pt.QoS = d.ovsQoS(e.k, e.v, p)
+		case "ingress_policing_rate":
+			pt.IngressPolicingRate, _ = d.rate(e.v, p)
+		case "ingress_policing_burst":
+			pt.IngressPolicingBurst, _ = d.size(e.v, p)
+			burstLoc = at(e.k, p)
+		}
+	}
+	if pt.IngressPolicingBurst > 0 && pt.IngressPolicingRate == 0 && burstLoc.line > 0 {
+		d.errorf(burstLoc, "ingress_policing_burst needs ingress_policing_rate")
+	}
+	return pt
+}
+
+// ovsQoS decodes qos: {max_rate, queue_limit, queues: [...]}.
+func (d *dec) ovsQoS(k, n *yaml.Node, path string) *OVSQoS {
+	q := &OVSQoS{}
+	var queuesLoc loc
+	hasMax := false
+	for _, e := range d.fields(n, path, ovsQoSKeys) {
+		p := joinPath(path, e.key)
+		switch e.key {
+		case "max_rate":
+			q.MaxRate, hasMax = d.rate(e.v, p)
+		case "queue_limit":
+			if v, ok := d.integer(e.v, p, 1, MaxQueuePackets); ok {
+				q.QueueLimit = int(v)
+			}
+		case "queues":
+			queuesLoc = at(e.k, p)
+			items := d.list(e.v, p, false)
+			if len(items) > MaxOVSQueues {
+				d.errorf(queuesLoc, "%d queues: at most %d", len(items), MaxOVSQueues)
+				items = items[:MaxOVSQueues]
+			}
+			for i, item := range items {
+				q.Queues = append(q.Queues, d.ovsQueue(item, idx(p, i)))
+			}
+		}
+	}
+	if !hasMax {
+		if !d.failedAt(at(k, path)) {
+			d.errorf(at(k, path), "qos needs max_rate (the port's egress rate, e.g. max_rate: 10mbit)")
+		}
+		return q
+	}
+	var minSum uint64
+	for i, qu := range q.Queues {
+		if qu.MaxRate > q.MaxRate {
+			d.errorf(queuesLoc, "queues[%d]: max_rate %s is above the qos max_rate %s (OVS would clamp it)", i, FormatRate(qu.MaxRate), FormatRate(q.MaxRate))
+		}
+		if qu.MaxRate > 0 && qu.MinRate > qu.MaxRate {
+			d.errorf(queuesLoc, "queues[%d]: min_rate %s is above its max_rate %s", i, FormatRate(qu.MinRate), FormatRate(qu.MaxRate))
+		}
+		minSum += qu.MinRate
+	}
+	if minSum > q.MaxRate {
+		d.errorf(queuesLoc, "the queues' min_rate add up to %s, more than max_rate %s: the guarantees cannot all hold", FormatRate(minSum), FormatRate(q.MaxRate))
+	}
+	return q
+}
+
+func (d *dec) ovsQueue(n *yaml.Node, path string) OVSQueue {
+	var q OVSQueue
+	for _, e := range d.fields(n, path, ovsQueueKeys) {
+		p := joinPath(path, e.key)
+		switch e.key {
+		case "min_rate":
+			q.MinRate, _ = d.rate(e.v, p)
+		case "max_rate":
+			q.MaxRate, _ = d.rate(e.v, p)
+		case "priority":
+			q.Priority, _ = d.integer(e.v, p, 0, 4294967295)
+		case "burst":
+			q.Burst, _ = d.size(e.v, p)
+		case "queue_limit":
+			if v, ok := d.integer(e.v, p, 1, MaxQueuePackets); ok {
+				q.QueueLimit = int(v)
+			}
+		}
+	}
+	return q
+}
+
+// rate decodes a bit rate such as 10mbit.
+func (d *dec) rate(n *yaml.Node, path string) (uint64, bool) {
+	s, ok := d.str(n, path, "a rate such as 10mbit")
+	if !ok {
+		return 0, false
+	}
+	r, err := ParseRate(s)
+	if err != nil {
+		d.errorf(at(n, path), "%v", err)
+		return 0, false
+	}
+	return r, true
+}
+
+// size decodes an amount of data in bytes: 1500b, 15kB, 64KiB, 1MB.
+func (d *dec) size(n *yaml.Node, path string) (int64, bool) {
+	s, ok := d.str(n, path, "a size such as 15kB")
+	if !ok {
+		return 0, false
+	}
+	q, err := ParseQueue(s)
+	switch {
+	case err != nil && strings.Contains(err.Error(), "is a rate"):
+		d.errorf(at(n, path), "%q is a rate; a burst is an amount of data in bytes (e.g. 15kB, 1500b, 64KiB)", clip(s))
+	case err != nil:
+		d.errorf(at(n, path), "%q is not a size in bytes (e.g. 15kB, 1500b, 64KiB)", clip(s))
+	case q.Bytes == 0:
+		d.errorf(at(n, path), "%q needs a byte unit (e.g. 15kB, 1500b, 64KiB)", clip(s))
+	default:
+		return q.Bytes, true
+	}
+	return 0, false
+}
+
+// parseController checks an OpenFlow controller target and returns it in
+// the form OVS expects ("tcp:IP:PORT" with the port filled in).
+func parseController(s string) (string, string) {
+	proto, rest, _ := strings.Cut(strings.TrimSpace(s), ":")
+	bad := func(why string) (string, string) {
+		return "", fmt.Sprintf("controller %q: %s", clip(s), why)
+	}
+	switch proto {
+	case "tcp":
+		host, port := rest, ""
+		if strings.HasPrefix(rest, "[") {
+			i := strings.Index(rest, "]")
+			if i < 0 {
+				return bad("unclosed [ in the IPv6 address")
+			}
+			host, port = rest[1:i], strings.TrimPrefix(rest[i+1:], ":")
+		} else if h, p, ok := strings.Cut(rest, ":"); ok {
+			host, port = h, p
+		}
+		a, err := netip.ParseAddr(host)
+		if err != nil || a.Zone() != "" {
+			return bad("needs an IP address: tcp:IP[:PORT], e.g. tcp:127.0.0.1:6653")
+		}
+		pn, msg := controllerPort(port)
+		if msg != "" {
+			return bad(msg)
+		}
+		if a.Is6() {
+			return fmt.Sprintf("tcp:[%s]:%d", a, pn), ""
+		}
+		return fmt.Sprintf("tcp:%s:%d", a, pn), ""
+	case "ptcp":
+		port, host, _ := strings.Cut(rest, ":")
+		pn, msg := controllerPort(port)
+		if msg != "" {
+			return bad(msg)
+		}
+		if host == "" {
+			return fmt.Sprintf("ptcp:%d", pn), ""
+		}
+		a, err := netip.ParseAddr(strings.Trim(host, "[]"))
+		if err != nil {
+			return bad("the listening address must be an IP: ptcp:PORT[:IP]")
+		}
+		if a.Is6() {
+			return fmt.Sprintf("ptcp:%d:[%s]", pn, a), ""
+		}
+		return fmt.Sprintf("ptcp:%d:%s", pn, a), ""
+	case "unix":
+		if !strings.HasPrefix(rest, "/") {
+			return bad("needs an absolute socket path: unix:/path/to/socket")
+		}
+		return "unix:" + rest, ""
+	case "ssl", "pssl":
+		return bad("ssl targets need certificates, which emuctl does not configure: use tcp:IP:PORT")
+	}
+	return bad("valid forms: tcp:IP[:PORT], ptcp:PORT[:IP], unix:PATH")
+}
+
+func controllerPort(s string) (int, string) {
+	if s == "" {
+		return DefaultControllerPort, ""
+	}
+	p, err := strconv.Atoi(s)
+	if err != nil || p < 1 || p > 65535 {
+		return 0, fmt.Sprintf("port %q is not in 1 .. 65535", clip(s))
+	}
+	return p, ""
+}
+
+// resolveOVS gives every ovs switch its settings (defaults filled in),
+// reports OVS keys on other switches, and checks that ports name
+// interfaces of their switch. It runs once interfaces are assigned.
+func (r *resolver) resolveOVS() {
+	for i, rn := range r.doc.nodes {
+		n := &r.spec.Nodes[i]
+		if n.Kind != KindSwitch {
+			continue
+		}
+		if n.SwitchType != SwitchOVS {
+			if rn.ovs != nil {
+				for _, l := range rn.ovs.keys {
+					r.d.errorf(l, "%s is an Open vSwitch setting and %s is a %s switch: set type: ovs on it (or defaults.switch: ovs)", lastKey(l.path), n.Name, n.SwitchType)
+				}
+			}
+			continue
+		}
+		cfg := &OVSConfig{FailMode: "standalone"}
+		if rn.ovs != nil {
+			c := rn.ovs.cfg
+			cfg.Datapath, cfg.Controllers, cfg.Protocols, cfg.RSTP = c.Datapath, c.Controllers, c.Protocols, c.RSTP
+			if c.FailMode != "" {
+				cfg.FailMode = c.FailMode
+			}
+			if c.RSTP && n.STP {
+				r.d.errorf(rn.ovs.rstp, "stp and rstp are exclusive: choose one spanning tree protocol")
+			}
+			var names []string
+			for _, ifc := range n.Interfaces {
+				names = append(names, ifc.Name)
+			}
+			byIface := map[string]OVSPort{}
+			for _, rp := range rn.ovs.ports {
+				if !contains(names, rp.port.Iface) {
+					r.d.errorf(rp.loc, "%s has no interface %q %s", n.Name, clip(rp.port.Iface), choicesOrNone("interfaces", rp.port.Iface, names))
+					continue
+				}
+				rp.port.Pos = posString(r.spec.Source, rp.loc)
+				byIface[rp.port.Iface] = rp.port
+			}
+			for _, name := range names { // interface order, not file order
+				if p, ok := byIface[name]; ok {
+					cfg.Ports = append(cfg.Ports, p)
+				}
+			}
+		}
+		n.OVS = cfg
+	}
+}
+
+// spanningTree reports whether a switch runs STP or RSTP.
+func spanningTree(n *Node) bool {
+	return n.STP || n.OVS != nil && n.OVS.RSTP
+}
+
+// lastKey returns the last element of a path: "nodes.s1.datapath" -> "datapath".
+func lastKey(path string) string {
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		return path[i+1:]
+	}
+	return path
+}

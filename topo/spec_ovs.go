@@ -1,0 +1,85 @@
+package topo
+
+// OVSConfig is the Open vSwitch behaviour of a switch of type ovs. Every
+// ovs switch of a Spec has one (with the defaults resolved); other nodes
+// have none.
+type OVSConfig struct {
+	// Datapath pins the datapath: "kernel" (the openvswitch module) or
+	// "netdev" (the userspace datapath). "" picks one at deploy time: the
+	// kernel datapath when the module is loaded, else netdev.
+	Datapath string `json:"datapath,omitempty"`
+	// FailMode is "standalone" (default: an L2 learning switch whenever no
+	// controller is in charge) or "secure" (only the controllers' flows).
+	FailMode string `json:"fail_mode"`
+	// Controllers are OpenFlow controller targets: "tcp:IP:PORT" (the port
+	// is filled in: 6653 when omitted), "ptcp:PORT[:IP]" or "unix:PATH".
+	Controllers []string `json:"controllers,omitempty"`
+	// Protocols are the OpenFlow versions the bridge speaks
+	// ("OpenFlow10" .. "OpenFlow15"); empty means OVS's default.
+	Protocols []string `json:"protocols,omitempty"`
+	// RSTP enables rapid spanning tree (802.1w); Node.STP enables classic
+	// 802.1D spanning tree. At most one of them is set.
+	RSTP bool `json:"rstp,omitempty"`
+	// Ports are per-port settings, in interface order.
+	Ports []OVSPort `json:"ports,omitempty"`
+}
+
+// OVSPort holds the settings of one port (an interface of the switch).
+type OVSPort struct {
+	// Iface is the interface name in the switch (Node.Interfaces).
+	Iface string `json:"iface"`
+	// QoS is an HTB tree on the port's egress (towards the peer).
+	QoS *OVSQoS `json:"qos,omitempty"`
+	// IngressPolicingRate drops what the peer sends above this rate
+	// (bit/s; OVS counts in kbit/s); 0 means no policing.
+	IngressPolicingRate uint64 `json:"ingress_policing_rate_bps,omitempty"`
+	// IngressPolicingBurst is the policer's bucket in bytes (0: OVS's
+	// default of 8000 kbit).
+	IngressPolicingBurst int64 `json:"ingress_policing_burst_bytes,omitempty"`
+	// Pos is "file:line:col" of the port's entry, for deploy-time messages.
+	Pos string `json:"pos,omitempty"`
+}
+
+// OVSQoS is a linux-htb QoS: a root class at MaxRate and one class per
+// queue. Queue i of the list is OVS queue i (queue 0 takes every packet no
+// OpenFlow set_queue action steers elsewhere); without queues, queue 0 is
+// one class at MaxRate.
+type OVSQoS struct {
+	MaxRate uint64     `json:"max_rate_bps"` // bit/s
+	Queues  []OVSQueue `json:"queues,omitempty"`
+	// QueueLimit is the length of the packet FIFO under each class (emuctl
+	// installs it; OVS's linux-htb has no such setting). 0 keeps the
+	// kernel's default (the device's txqueuelen).
+	QueueLimit int `json:"queue_limit,omitempty"`
+}
+
+// OVSQueue is one HTB class. Zero values mean OVS's defaults.
+type OVSQueue struct {
+	MinRate  uint64 `json:"min_rate_bps,omitempty"` // guaranteed, bit/s
+	MaxRate  uint64 `json:"max_rate_bps,omitempty"` // ceiling, bit/s (default: the QoS max_rate)
+	Priority int64  `json:"priority,omitempty"`     // lower is served first
+	Burst    int64  `json:"burst_bytes,omitempty"`  // bytes
+	// QueueLimit overrides OVSQoS.QueueLimit for this queue.
+	QueueLimit int `json:"queue_limit,omitempty"`
+}
+
+// Limit returns the packet limit of queue i's leaf FIFO (0: kernel default).
+func (q *OVSQoS) Limit(i int) int {
+	if i < len(q.Queues) && q.Queues[i].QueueLimit > 0 {
+		return q.Queues[i].QueueLimit
+	}
+	return q.QueueLimit
+}
+
+// Port returns the settings of the port on interface iface, or nil.
+func (c *OVSConfig) Port(iface string) *OVSPort {
+	if c == nil {
+		return nil
+	}
+	for i := range c.Ports {
+		if c.Ports[i].Iface == iface {
+			return &c.Ports[i]
+		}
+	}
+	return nil
+}

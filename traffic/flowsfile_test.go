@@ -70,7 +70,7 @@ other: 1
 		`f.yaml:5:42: flows[2].cc: congestion control "cubicc" is not available in this kernel`,
 		`f.yaml:5:57: flows[2].start: duration "soon" is not valid (e.g. 20s, 100ms, 1m30s)`,
 		`f.yaml:7:5: flows[3].from: duplicate key "from" (first at line 6)`,
-		`f.yaml:9:1: unknown key "other" (valid: version, lab, defaults, flows)`,
+		`f.yaml:9:1: unknown key "other" (valid: version, lab, defaults, flows, capture)`,
 	}
 	if len(es) != len(want) {
 		t.Errorf("%d errors, want %d:\n%v", len(es), len(want), err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/emuctl/emuctl/suite"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/spf13/cobra"
 )
@@ -29,6 +30,12 @@ func newValidateCmd() *cobra.Command {
 			}
 			bad := 0
 			for _, f := range args {
+				if data, err := os.ReadFile(f); err == nil && suite.IsSuite(data) {
+					if !validateSuite(f) {
+						bad++
+					}
+					continue
+				}
 				spec, err := topo.LoadFile(f)
 				if err != nil {
 					fmt.Fprintln(os.Stderr, err)
@@ -48,4 +55,22 @@ func newValidateCmd() *cobra.Command {
 	}
 	sf.add(cmd)
 	return cmd
+}
+
+// validateSuite loads a suite file (a top-level suite: key): every
+// scenario's topology and flows, every check.
+func validateSuite(f string) bool {
+	s, err := suite.LoadFile(f)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return false
+	}
+	fmt.Printf("%s: ok (suite %s: %d parameters, %d checks", f, s.Name, len(s.Params), len(s.Checks))
+	for _, p := range suite.ProfileNames {
+		if plan, err := s.Plan(p, suite.PlanOptions{}); err == nil {
+			fmt.Printf("; %s %d runs", p, plan.Runs())
+		}
+	}
+	fmt.Println(")")
+	return true
 }

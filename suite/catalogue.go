@@ -1,0 +1,109 @@
+package suite
+
+import "sort"
+
+// argKind says what goes between [ ] after a metric name.
+type argKind int
+
+const (
+	argNone    argKind = iota
+	argFlowOpt         // optional flow name; without it, all flows
+	argFlow            // a flow name
+	argLink            // a link direction "a->b" (node names)
+	argLinkOpt         // optional link direction; without it, the worst of all
+	argNodeKey         // "node:name" (a counter or a sysctl)
+)
+
+// metricDef describes one per-run metric.
+type metricDef struct {
+	arg  argKind
+	unit string
+	doc  string
+}
+
+// metricDefs is every metric expressions can name. Per run a metric is
+// one number (or string); in a scenario-level check it is the median over
+// the scenario's valid runs. Without [flow], flow metrics cover every
+// TCP/MPTCP flow (goodput: the aggregate over the common steady window;
+// the others: the mean over flows), UDP metrics every UDP flow, probe
+// metrics every probe.
+var metricDefs = map[string]metricDef{
+	"goodput":          {argFlowOpt, "Mbit/s", "steady-state goodput (application bytes after the warm-up)"},
+	"goodput_whole":    {argFlowOpt, "Mbit/s", "goodput over the whole flow"},
+	"capacity":         {argFlowOpt, "Mbit/s", "bottleneck rate × 1448/1514 on the flow's path (as traffic found it)"},
+	"util":             {argFlowOpt, "", "steady goodput / capacity"},
+	"srtt":             {argFlowOpt, "ms", "mean smoothed RTT (tcpi_rtt) over the steady window"},
+	"srtt_p95":         {argFlowOpt, "ms", "95th percentile of tcpi_rtt"},
+	"srtt_std":         {argFlowOpt, "ms", "standard deviation of tcpi_rtt"},
+	"srtt_max":         {argFlowOpt, "ms", "largest tcpi_rtt"},
+	"min_rtt":          {argFlowOpt, "ms", "tcpi_min_rtt"},
+	"idle_rtt":         {argFlowOpt, "ms", "smallest of 5 pings from the flow's client to its server address before any traffic (the path's floor)"},
+	"cwnd_mean":        {argFlowOpt, "bytes", "mean cwnd × MSS over the steady window"},
+	"cwnd_max":         {argFlowOpt, "bytes", "largest cwnd × MSS"},
+	"retrans":          {argFlowOpt, "segments", "segments retransmitted (tcpi_total_retrans)"},
+	"retrans_ratio":    {argFlowOpt, "", "retransmitted / sent segments"},
+	"rtos":             {argFlowOpt, "", "retransmission timeouts on the sending node (TcpExtTCPTimeouts)"},
+	"tlps":             {argFlowOpt, "", "tail loss probes on the sending node (TcpExtTCPLossProbes)"},
+	"recoveries":       {argFlowOpt, "", "loss-recovery episodes (tracefs tcp_cong_state_set when collected, else sampled ca_state)"},
+	"recovery_mean":    {argFlowOpt, "ms", "mean loss-recovery episode duration"},
+	"recovery_p95":     {argFlowOpt, "ms", "95th percentile of episode durations"},
+	"subflows":         {argFlowOpt, "", "MPTCP subflows that carried data"},
+	"mptcp":            {argFlowOpt, "", "1 when the flow ran as MPTCP on both ends (no fallback)"},
+	"udp_loss":         {argFlowOpt, "", "UDP datagrams lost / sent"},
+	"owd_mean":         {argFlowOpt, "ms", "mean one-way delay of UDP datagrams"},
+	"owd_p95":          {argFlowOpt, "ms", "95th percentile one-way delay"},
+	"owd_p99":          {argFlowOpt, "ms", "99th percentile one-way delay"},
+	"owd_min":          {argFlowOpt, "ms", "smallest one-way delay"},
+	"owd_max":          {argFlowOpt, "ms", "largest one-way delay"},
+	"jitter":           {argFlowOpt, "ms", "RFC 3550 interarrival jitter of UDP datagrams"},
+	"jitter_mad":       {argFlowOpt, "ms", "mean |Δ one-way delay| (TIPHON-style jitter)"},
+	"probe_rtt":        {argFlowOpt, "ms", "mean probe RTT (probes sent after the warm-up)"},
+	"probe_rtt_p95":    {argFlowOpt, "ms", "95th percentile probe RTT"},
+	"probe_rtt_p99":    {argFlowOpt, "ms", "99th percentile probe RTT"},
+	"probe_rtt_min":    {argFlowOpt, "ms", "smallest probe RTT over the whole flow"},
+	"probe_rtt_max":    {argFlowOpt, "ms", "largest probe RTT"},
+	"probe_jitter":     {argFlowOpt, "ms", "RFC 3550 jitter of the probe RTTs"},
+	"probe_loss":       {argFlowOpt, "", "probes lost / sent"},
+	"ack_ratio":        {argFlow, "", "receiver's segments sent / sender's segments sent (TcpOutSegs): pure ACKs per data packet"},
+	"ack_rate":         {argFlow, "Hz", "receiver's segments sent per second"},
+	"data_rate":        {argFlow, "Hz", "sender's segments sent per second"},
+	"cc":               {argFlow, "", "congestion control read back from the socket (text)"},
+	"jain":             {argNone, "", "Jain's fairness index of the TCP/MPTCP flows over their common steady window"},
+	"cpu_max":          {argNone, "%", "busiest CPU core's busy share over the traffic period (0..1; write 90%)"},
+	"cpu_peak":         {argNone, "%", "busiest core in any one-second sample (0..1)"},
+	"cpu_total":        {argNone, "%", "the whole machine's busy share over the traffic period, all cores together (0..1)"},
+	"host_stall":       {argNone, "ms", "longest a 2 ms timer woke late during the traffic: the host stopped scheduling the emulator that long"},
+	"link_in":          {argLink, "packets", "frames offered to the link direction (link engine)"},
+	"link_out":         {argLink, "packets", "frames it delivered"},
+	"loss_drops":       {argLink, "packets", "frames its loss model dropped"},
+	"queue_drops":      {argLink, "packets", "frames its bounded queue dropped (tail drop)"},
+	"loss_rate":        {argLink, "", "loss_drops / link_in"},
+	"queue_drop_ratio": {argLink, "", "queue_drops / (link_in − loss_drops)"},
+	"queue_peak":       {argLink, "packets", "largest queue length seen"},
+	"engine_late_max":  {argLinkOpt, "ms", "link engine's worst lateness against a frame's due time (no [ ]: worst link)"},
+	"engine_late_mean": {argLinkOpt, "ms", "link engine's mean lateness against frames' due times (no [ ]: worst link)"},
+	"counter":          {argNodeKey, "", "kernel counter delta over the run, [node:NstatName]"},
+	"ovs_queue_sent":   {argNodeKey, "packets", "packets an Open vSwitch QoS queue (queue 0) sent, [switch:port]"},
+	"ovs_queue_drops":  {argNodeKey, "packets", "packets its FIFO dropped (queue_limit), [switch:port]"},
+	"ovs_drop_ratio":   {argNodeKey, "", "drops / (sent + drops) of that queue, [switch:port]"},
+	"sysctl":           {argNodeKey, "", "sysctl read back in a node at the run, [node:net.ipv4.tcp_sack]"},
+	"iface":            {argNodeKey, "", "an interface setting read at the run, [node:iface.key] with key gro, tso, gso, gso_max_segs, mtu, qdiscs, ... (text)"},
+}
+
+func metricNames() []string {
+	out := make([]string, 0, len(metricDefs))
+	for k := range metricDefs {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func functionNames() []string {
+	out := make([]string, 0, len(functions))
+	for k := range functions {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,309 @@
+package suite
+
+import (
+	"fmt"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+var (
+	checkKeys    = []string{"id", "class", "title", "per", "where", "for", "expect", "show", "monotone", "paper", "note", "unit"}
+	monotoneKeys = []string{"value", "over", "direction", "slack", "inversions"}
+	plotKeys     = []string{"kind", "metric", "title", "unit", "where"}
+	classes      = []string{Physics, Fidelity, Behaviour, Reference}
+	plotKinds    = []string{"bars", "goodput", "cwnd", "rtt_cdf", "tack"}
+)
+
+// checks decodes and validates the checks: list.
+func (d *diag) checks(n *yaml.Node, s *Suite) []*Check {
+	n = deref(n)
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, "checks", "must be a list of checks, got %s", describe(n))
+		return nil
+	}
+	var out []*Check
+	ids := map[string]bool{}
+	for i, cn := range n.Content {
+		path := fmt.Sprintf("checks[%d]", i)
+		c := &Check{Per: "scenario", line: deref(cn).Line, col: deref(cn).Column}
+		var expect, show, mono *yaml.Node
+		hasExpect := false
+		for _, e := range d.entries(cn, path, checkKeys, false) {
+			p := joinPath(path, e.key)
+			switch e.key {
+			case "id":
+				c.ID = d.str(e.v, p)
+				if ids[c.ID] {
+					d.errorf(e.v, p, "check id %q is used twice", c.ID)
+				}
+				ids[c.ID] = true
+			case "class":
+				if c.Class = d.str(e.v, p); c.Class != "" && !contains(classes, c.Class) {
+					d.errorf(e.v, p, "unknown class %q %s", c.Class, choices("valid", c.Class, classes))
+				}
+			case "title":
+				c.Title = d.str(e.v, p)
+			case "per":
+				if c.Per = d.str(e.v, p); c.Per != "run" && c.Per != "scenario" {
+					d.errorf(e.v, p, "unknown per %q (valid: run, scenario)", c.Per)
+				}
+			case "where":
+				c.Where = d.binding(e.v, p, s.Params)
+			case "for":
+				for _, f := range d.stringList(e.v, p) {
+					if findParam(s.Params, f) == nil {
+						d.errorf(e.v, p, "unknown parameter %q %s", f, choices("parameters", f, paramNames(s.Params)))
+					}
+					c.For = append(c.For, f)
+				}
+			case "expect":
+				expect, c.Expect, hasExpect = e.v, d.expr(e.v, p), true
+			case "show":
+				show, c.Show = e.v, d.expr(e.v, p)
+			case "monotone":
+				mono = e.v
+			case "paper":
+				c.Paper = d.str(e.v, p)
+			case "note":
+				c.Note = d.str(e.v, p)
+			case "unit":
+				c.Unit = d.str(e.v, p)
+			}
+		}
+		if mono != nil {
+			c.Monotone = d.monotone(mono, path+".monotone", s)
+		}
+		if !hasExpect || c.Expect != nil {
+			d.checkShape(cn, path, c)
+		}
+		v := &validator{d: d, s: s, perRun: c.Per == "run", bound: c.bound()}
+		v.expr(c.Expect, expect, path+".expect")
+		v.expr(c.Show, show, path+".show")
+		if c.Monotone != nil {
+			v.bound[c.Monotone.Over] = true
+			v.expr(c.Monotone.Value, mono, path+".monotone.value")
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// checkShape reports missing or contradictory keys of a check.
+func (d *diag) checkShape(n *yaml.Node, path string, c *Check) {
+	switch {
+	case c.ID == "":
+		d.errorf(n, path, "no id: (e.g. S1-1)")
+	case c.Class == "":
+		d.errorf(n, path, "check %s: no class: %s", c.ID, choices("valid", "", classes))
+	case c.Class != Reference && c.Expect == nil && c.Monotone == nil:
+		d.errorf(n, path, "check %s: a %s check needs expect: or monotone:", c.ID, c.Class)
+	case c.Class == Reference && c.Expect == nil && c.Show == nil && c.Note == "" && c.Monotone == nil:
+		d.errorf(n, path, "check %s: a reference check needs show:, expect: or note:", c.ID)
+	case c.Class == Fidelity && c.Per != "run":
+		d.errorf(n, path, "check %s: fidelity checks judge single runs: add per: run", c.ID)
+	case c.Per == "run" && (len(c.For) > 0 || c.Monotone != nil):
+		d.errorf(n, path, "check %s: per: run checks every run on its own; for: and monotone: compare scenarios", c.ID)
+	case c.Expect != nil && c.Monotone != nil:
+		d.errorf(n, path, "check %s: give expect: or monotone:, not both", c.ID)
+	}
+}
+
+// bound lists the parameters fixed while a scenario-level check is
+// evaluated: its for: parameters and where: parameters with one label.
+func (c *Check) bound() map[string]bool {
+	b := map[string]bool{}
+	for _, f := range c.For {
+		b[f] = true
+	}
+	for p, ls := range c.Where {
+		if len(ls) == 1 {
+			b[p] = true
+		}
+	}
+	return b
+}
+
+func (d *diag) monotone(n *yaml.Node, path string, s *Suite) *Monotone {
+	m := &Monotone{Increasing: true}
+	for _, e := range d.entries(n, path, monotoneKeys, false) {
+		p := joinPath(path, e.key)
+		switch e.key {
+		case "value":
+			m.Value = d.expr(e.v, p)
+		case "over":
+			if m.Over = d.str(e.v, p); findParam(s.Params, m.Over) == nil {
+				d.errorf(e.v, p, "unknown parameter %q %s", m.Over, choices("parameters", m.Over, paramNames(s.Params)))
+			}
+		case "direction":
+			switch dir := d.str(e.v, p); dir {
+			case "increasing":
+			case "decreasing":
+				m.Increasing = false
+			default:
+				d.errorf(e.v, p, "unknown direction %q (valid: increasing, decreasing)", dir)
+			}
+		case "slack":
+			m.Slack, _ = d.percent(e.v, p)
+		case "inversions":
+			m.Inversions, _ = d.integer(e.v, p, 0, 100)
+		}
+	}
+	if m.Value == nil || m.Over == "" {
+		d.errorf(n, path, "needs value: and over:")
+	}
+	return m
+}
+
+// plots decodes the plots: list.
+func (d *diag) plots(n *yaml.Node, s *Suite) []*Plot {
+	n = deref(n)
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.errorf(n, "plots", "must be a list of plots, got %s", describe(n))
+		return nil
+	}
+	var out []*Plot
+	for i, pn := range n.Content {
+		path := fmt.Sprintf("plots[%d]", i)
+		p := &Plot{}
+		var metric *yaml.Node
+		for _, e := range d.entries(pn, path, plotKeys, false) {
+			pp := joinPath(path, e.key)
+			switch e.key {
+			case "kind":
+				if p.Kind = d.str(e.v, pp); !contains(plotKinds, p.Kind) {
+					d.errorf(e.v, pp, "unknown kind %q %s", p.Kind, choices("valid", p.Kind, plotKinds))
+				}
+			case "metric":
+				metric, p.Metric = e.v, d.expr(e.v, pp)
+			case "title":
+				p.Title = d.str(e.v, pp)
+			case "unit":
+				p.Unit = d.str(e.v, pp)
+			case "where":
+				p.Where = d.binding(e.v, pp, s.Params)
+			}
+		}
+		if p.Kind == "bars" && p.Metric == nil {
+			d.errorf(pn, path, "a bars plot needs metric:")
+		}
+		v := &validator{d: d, s: s, perRun: true, bound: map[string]bool{}}
+		v.expr(p.Metric, metric, path+".metric")
+		out = append(out, p)
+	}
+	return out
+}
+
+// validator checks the names an expression uses.
+type validator struct {
+	d      *diag
+	s      *Suite
+	perRun bool
+	bound  map[string]bool
+}
+
+func (v *validator) expr(e *Expr, n *yaml.Node, path string) {
+	if e == nil {
+		return
+	}
+	n = deref(n)
+	walk(e.root, func(x node) {
+		switch x := x.(type) {
+		case *call:
+			fn, ok := functions[x.fn]
+			if !ok {
+				v.d.exprErrorf(n, path, x.off, "unknown function %q (functions: %s%s)", x.fn, strings.Join(functionNames(), ", "), didYouMean(x.fn, functionNames()))
+			} else if len(x.args) < fn.minArgs || len(x.args) > fn.maxArgs {
+				v.d.exprErrorf(n, path, x.off, "%s takes %s, got %d arguments", x.fn, arity(fn), len(x.args))
+			}
+		case *ref:
+			v.ref(x, n, path)
+		}
+	})
+}
+
+func arity(f function) string {
+	if f.minArgs == f.maxArgs {
+		return fmt.Sprintf("%d arguments (%s)", f.minArgs, f.doc)
+	}
+	return fmt.Sprintf("%d to %d arguments (%s)", f.minArgs, f.maxArgs, f.doc)
+}
+
+func (v *validator) ref(r *ref, n *yaml.Node, path string) {
+	pname, field, hasField := strings.Cut(r.name, ".")
+	if p := findParam(v.s.Params, pname); p != nil {
+		switch {
+		case r.hasArg || len(r.sel) > 0:
+			v.d.exprErrorf(n, path, r.off, "%s is a parameter: it takes no [ ] or { }", pname)
+		case !v.perRun && !v.bound[pname]:
+			v.d.exprErrorf(n, path, r.off, "parameter %s has no single value here: add it to for: or give where: one label", pname)
+		case hasField:
+			for _, val := range p.Values {
+				if m := deref(val.node); m == nil || m.Kind != yaml.MappingNode || !hasKey(m, field) {
+					v.d.exprErrorf(n, path, r.off, "value %q of parameter %s has no field %q", val.Label, pname, field)
+					break
+				}
+			}
+		}
+		return
+	}
+	def, ok := metricDefs[r.name]
+	if !ok {
+		valid := append(paramNames(v.s.Params), metricNames()...)
+		v.d.exprErrorf(n, path, r.off, "unknown name %q: not a parameter (%s) or a metric (see suite/catalogue.go)%s",
+			r.name, strings.Join(paramNames(v.s.Params), ", "), didYouMean(r.name, valid))
+		return
+	}
+	v.arg(r, def, n, path)
+	if len(r.sel) > 0 && v.perRun {
+		v.d.exprErrorf(n, path, r.off, "%s{...}: a per-run expression sees one run; selectors choose scenarios in scenario-level checks", r.name)
+	}
+	for _, si := range r.sel {
+		p := findParam(v.s.Params, si.param)
+		if p == nil {
+			v.d.exprErrorf(n, path, si.off, "unknown parameter %q in the selector %s", si.param, choices("parameters", si.param, paramNames(v.s.Params)))
+		} else if p.value(si.label) == nil {
+			v.d.exprErrorf(n, path, si.off, "parameter %s has no label %q %s", si.param, si.label, choices("labels", si.label, p.labels()))
+		}
+	}
+}
+
+// arg checks what is between [ ] against the metric's kind.
+func (v *validator) arg(r *ref, def metricDef, n *yaml.Node, path string) {
+	switch {
+	case def.arg == argNone && r.hasArg:
+		v.d.exprErrorf(n, path, r.argOff, "%s takes no [ ]", r.name)
+	case (def.arg == argFlow || def.arg == argLink || def.arg == argNodeKey) && !r.hasArg:
+		v.d.exprErrorf(n, path, r.off, "%s needs [%s]", r.name, map[argKind]string{argFlow: "flow", argLink: "a->b", argNodeKey: "node:name"}[def.arg])
+	case !r.hasArg || !v.s.namesKnown:
+	case def.arg == argFlow || def.arg == argFlowOpt:
+		if !v.s.flowNames[r.arg] {
+			v.d.exprErrorf(n, path, r.argOff, "unknown flow %q %s", r.arg, choices("flows", r.arg, sortedSet(v.s.flowNames)))
+		}
+	case def.arg == argLink || def.arg == argLinkOpt:
+		a, b, ok := strings.Cut(r.arg, "->")
+		a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+		if !ok {
+			v.d.exprErrorf(n, path, r.argOff, "%s[%s]: name a link direction as a->b", r.name, r.arg)
+			return
+		}
+		for _, x := range []string{a, b} {
+			if !v.s.nodeNames[x] {
+				v.d.exprErrorf(n, path, r.argOff, "unknown node %q %s", x, choices("nodes", x, sortedSet(v.s.nodeNames)))
+			}
+		}
+	case def.arg == argNodeKey:
+		node, key, ok := strings.Cut(r.arg, ":")
+		if !ok || key == "" {
+			v.d.exprErrorf(n, path, r.argOff, "%s[%s]: write [node:name]", r.name, r.arg)
+		} else if !v.s.nodeNames[node] {
+			v.d.exprErrorf(n, path, r.argOff, "unknown node %q %s", node, choices("nodes", node, sortedSet(v.s.nodeNames)))
+		}
+	}
+}

@@ -1,0 +1,360 @@
+package suite
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/emuctl/emuctl/analysis"
+	"github.com/emuctl/emuctl/tc"
+)
+
+// runData is everything one run measured: the traffic result and what
+// the runner adds (link-engine counters, CPU load).
+type runData struct {
+	res     *analysis.Result
+	sum     analysis.RunSummary
+	warmup  float64
+	links   map[string]tc.DirStats // "a->b" → engine counter deltas
+	cpuMax  float64
+	cpuPeak float64
+	cpuOK   bool
+	cpuTot  float64
+	stall   float64             // ms
+	idle    map[string]float64  // flow → idle-path RTT (ms)
+	ovs     map[string]ovsQueue // "switch:port" → OVS queue counter deltas
+}
+
+func newRunData(res *analysis.Result, warmupS float64, links map[string]tc.DirStats, cpu cpuLoad) *runData {
+	w := warmupS
+	if w == 0 {
+		w = -1 // analysis.Options: negative means no warm-up
+	}
+	return &runData{res: res, sum: res.Summarise(analysis.Options{WarmupS: w}), warmup: warmupS, links: links,
+		cpuMax: cpu.Max, cpuPeak: cpu.Peak, cpuOK: cpu.OK, cpuTot: cpu.Total, stall: cpu.StallMs}
+}
+
+func missing(format string, args ...any) error {
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), errMissing)
+}
+
+// flows returns the indices of the flows a metric covers: the named flow
+// (all its parallel streams), or every flow of the kind.
+func (rd *runData) flows(arg string, udp bool) []int {
+	var out []int
+	for i, f := range rd.res.Flows {
+		if arg != "" {
+			if f.ID == arg || f.Group == arg {
+				out = append(out, i)
+			}
+		} else if (f.Proto == "udp") == udp {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// metric computes one metric of this run.
+func (rd *runData) metric(name, arg string) (value, error) {
+	def := metricDefs[name]
+	switch def.arg {
+	case argLink:
+		return rd.linkMetric(name, arg)
+	case argLinkOpt:
+		if arg != "" {
+			return rd.linkMetric(name, arg)
+		}
+		worst, any := 0.0, false
+		for k := range rd.links {
+			if v, err := rd.linkMetric(name, k); err == nil {
+				worst, any = math.Max(worst, v.num), true
+			}
+		}
+		if !any {
+			return numV(0), nil // no userspace engine: the kernel (netem) keeps time
+		}
+		return numV(worst), nil
+	case argNodeKey:
+		return rd.nodeKeyMetric(name, arg)
+	}
+	switch name {
+	case "jain":
+		idx := rd.flows("", false)
+		if len(idx) < 2 {
+			return value{}, missing("Jain's index needs two or more TCP/MPTCP flows")
+		}
+		fl := rd.pick(idx)
+		w := analysis.CommonSteadyState(fl, rd.warmup)
+		if w.Empty() {
+			return value{}, missing("the flows have no common steady window")
+		}
+		j, _ := analysis.JainFlows(fl, w)
+		return finite(j)
+	case "host_stall":
+		if !rd.cpuOK {
+			return value{}, missing("host stalls were not measured")
+		}
+		return numV(rd.stall), nil
+	case "cpu_max", "cpu_peak", "cpu_total":
+		if !rd.cpuOK {
+			return value{}, missing("CPU load was not measured")
+		}
+		return numV(map[string]float64{"cpu_max": rd.cpuMax, "cpu_peak": rd.cpuPeak, "cpu_total": rd.cpuTot}[name]), nil
+	case "goodput":
+		return rd.goodput(arg)
+	case "goodput_whole":
+		if arg == "" {
+			return rd.wholeAggregate()
+		}
+	case "idle_rtt":
+		return rd.idleRTT(arg)
+	case "cc":
+		idx := rd.flows(arg, false)
+		if len(idx) == 0 {
+			return value{}, missing("flow %q did not run", arg)
+		}
+		return strV(rd.res.Flows[idx[0]].CC), nil
+	}
+	if strings.HasPrefix(name, "probe_") {
+		return rd.probeMetric(name, arg)
+	}
+	udp := map[string]bool{"udp_loss": true, "owd_mean": true, "owd_p95": true, "owd_p99": true, "owd_min": true,
+		"owd_max": true, "jitter": true, "jitter_mad": true}[name]
+	idx := rd.flows(arg, udp)
+	if len(idx) == 0 {
+		if arg != "" {
+			return value{}, missing("flow %q did not run", arg)
+		}
+		return value{}, missing("no %s flow in this run", map[bool]string{true: "UDP", false: "TCP/MPTCP"}[udp])
+	}
+	var vals []float64
+	for _, i := range idx {
+		v, err := rd.flowMetric(name, i)
+		if err != nil {
+			return value{}, err
+		}
+		vals = append(vals, v)
+	}
+	if name == "retrans" || name == "recoveries" {
+		return numV(sum(vals)), nil
+	}
+	if name == "rtos" || name == "tlps" {
+		return rd.senderCounters(idx, map[string]string{"rtos": "TcpExtTCPTimeouts", "tlps": "TcpExtTCPLossProbes"}[name])
+	}
+	return numV(analysis.Mean(vals)), nil
+}
+
+func (rd *runData) pick(idx []int) []analysis.Flow {
+	out := make([]analysis.Flow, len(idx))
+	for i, x := range idx {
+		out[i] = rd.res.Flows[x]
+	}
+	return out
+}
+
+// goodput is the steady goodput of a flow (its streams together) or of
+// every TCP/MPTCP flow, over their common steady window, in Mbit/s.
+func (rd *runData) goodput(arg string) (value, error) {
+	idx := rd.flows(arg, false) // with a name, any protocol
+	if len(idx) == 0 {
+		return value{}, missing("no flow %q in this run", arg)
+	}
+	if len(idx) == 1 {
+		return numV(rd.sum.Flows[idx[0]].SteadyGoodputBps / 1e6), nil
+	}
+	fl := rd.pick(idx)
+	return numV(analysis.AggregateGoodput(fl, analysis.CommonSteadyState(fl, rd.warmup)) / 1e6), nil
+}
+
+func sum(x []float64) float64 {
+	t := 0.0
+	for _, v := range x {
+		t += v
+	}
+	return t
+}
+
+// senderCounters sums a counter over the distinct sending nodes. Only
+// non-zero deltas are recorded, so a missing name is 0 — but a node with
+// no counters at all was not read, and that is missing, not zero.
+func (rd *runData) senderCounters(idx []int, counter string) (value, error) {
+	seen := map[string]bool{}
+	t := 0.0
+	for _, i := range idx {
+		n := rd.res.Flows[i].From
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		c, ok := rd.res.Counters[n]
+		if !ok {
+			return value{}, missing("no kernel counters were recorded for %s in this run", n)
+		}
+		t += float64(c[counter])
+	}
+	return numV(t), nil
+}
+
+// linkMetric reads the engine counters of one link direction.
+func (rd *runData) linkMetric(name, arg string) (value, error) {
+	key := strings.ReplaceAll(arg, " ", "")
+	st, ok := rd.links[key]
+	if !ok {
+		if st, ok = rd.qdiscLink(key); !ok {
+			return value{}, missing("link %s has no link-engine or qdisc counters (unshaped?)", arg)
+		}
+	}
+	switch name {
+	case "link_in":
+		return numV(float64(st.InPackets)), nil
+	case "link_out":
+		return numV(float64(st.OutPackets)), nil
+	case "loss_drops":
+		return numV(float64(st.LossDrops)), nil
+	case "queue_drops":
+		return numV(float64(st.QueueDrops)), nil
+	case "loss_rate":
+		if st.InPackets == 0 {
+			return value{}, missing("no frame crossed %s", arg)
+		}
+		return numV(float64(st.LossDrops) / float64(st.InPackets)), nil
+	case "queue_drop_ratio":
+		in := float64(st.InPackets) - float64(st.LossDrops)
+		if in <= 0 {
+			return value{}, missing("no frame reached the queue of %s", arg)
+		}
+		return numV(float64(st.QueueDrops) / in), nil
+	case "queue_peak":
+		return numV(float64(st.QueuePeak)), nil
+	case "engine_late_max":
+		return numV(float64(st.LateMax) / 1e6), nil
+	case "engine_late_mean":
+		return numV(float64(st.LateMean) / 1e6), nil
+	}
+	return value{}, fmt.Errorf("unknown link metric %s", name)
+}
+
+// nodeKeyMetric reads counter[node:Name] or sysctl[node:key].
+func (rd *runData) nodeKeyMetric(name, arg string) (value, error) {
+	node, key, _ := strings.Cut(arg, ":")
+	if strings.HasPrefix(name, "ovs_") {
+		return rd.ovsMetric(name, arg)
+	}
+	if name == "counter" {
+		c, ok := rd.res.Counters[node]
+		if !ok {
+			if !rd.isEndpoint(node) {
+				return value{}, missing("counters are recorded for flow endpoints only, and %s is not one", node)
+			}
+			return value{}, missing("no kernel counters were recorded for %s in this run", node)
+		}
+		return numV(float64(c[key])), nil
+	}
+	if name == "iface" {
+		return rd.ifaceSetting(node, key)
+	}
+	v, ok := rd.res.Conditions["sysctl."+node+"."+key]
+	if !ok {
+		return value{}, missing("sysctl %s was not recorded in %s (flow endpoints only, traffic's list of TCP keys)", key, node)
+	}
+	return strV(v), nil
+}
+
+func (rd *runData) isEndpoint(node string) bool {
+	for _, f := range rd.res.Flows {
+		if f.From == node || f.To == node {
+			return true
+		}
+	}
+	return false
+}
+
+func finite(v float64) (value, error) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return value{}, missing("not defined for this run")
+	}
+	return numV(v), nil
+}
+
+// idleRTT is a flow's idle-path RTT, or the smallest over all flows.
+func (rd *runData) idleRTT(arg string) (value, error) {
+	if arg != "" {
+		v, ok := rd.idle[arg]
+		if !ok {
+			return value{}, missing("no idle ping reply for flow %s", arg)
+		}
+		return numV(v), nil
+	}
+	best := math.Inf(1)
+	for _, v := range rd.idle {
+		best = math.Min(best, v)
+	}
+	return finite(best)
+}
+
+// ifaceSetting reads "gro" from the recorded "iface.node.if" condition
+// ("rx-csum=on ... gro=off mtu=1500 ...").
+func (rd *runData) ifaceSetting(node, key string) (value, error) {
+	i := strings.LastIndex(key, ".")
+	if i <= 0 {
+		return value{}, fmt.Errorf("iface[%s:%s]: write [node:iface.key], e.g. [srv:srv-eth0.gro]", node, key)
+	}
+	ifc, k := key[:i], key[i+1:]
+	desc, ok := rd.res.Conditions["iface."+node+"."+ifc]
+	if !ok {
+		return value{}, missing("interface %s of %s was not recorded (nodes on a flow's path only)", ifc, node)
+	}
+	for _, f := range strings.Fields(desc) {
+		if kk, v, ok := strings.Cut(f, "="); ok && kk == k {
+			return strV(v), nil
+		}
+	}
+	return value{}, missing("interface %s of %s has no setting %q in %q", ifc, node, k, desc)
+}
+
+// wholeAggregate is every TCP/MPTCP flow's payload over the span from
+// the first start to the last end, in Mbit/s: an upper bound that no
+// window placement can inflate.
+func (rd *runData) wholeAggregate() (value, error) {
+	var bytes, from, to float64
+	first := true
+	for _, i := range rd.flows("", false) {
+		f := &rd.res.Flows[i]
+		w := analysis.WholeRun(f)
+		bytes += f.BytesIn(w)
+		if first || w.FromS < from {
+			from = w.FromS
+		}
+		if first || w.ToS > to {
+			to = w.ToS
+		}
+		first = false
+	}
+	if first || to <= from {
+		return value{}, missing("no TCP/MPTCP flow in this run")
+	}
+	return numV(bytes * 8 / (to - from) / 1e6), nil
+}
+
+// qdiscLink stands in for engine counters on kernel-shaped links (netem):
+// traffic records each crossed direction's qdisc sent and dropped
+// packets. The drops are queue overflow on a rated direction without
+// random loss, random loss on a direction without a rate; with both they
+// cannot be told apart and count as loss.
+func (rd *runData) qdiscLink(key string) (tc.DirStats, bool) {
+	a, b, _ := strings.Cut(key, "->")
+	for _, l := range rd.res.Links {
+		la, lb := linkEnds(l.Name)
+		if la != a || lb != b || l.Backend == "userspace" || l.Backend == "" || strings.HasPrefix(l.Backend, "none") {
+			continue
+		}
+		st := tc.DirStats{InPackets: uint64(l.SentPackets + l.DroppedPackets), OutPackets: uint64(l.SentPackets)}
+		if l.RateBps > 0 && l.LossPct == 0 {
+			st.QueueDrops = uint64(l.DroppedPackets)
+		} else {
+			st.LossDrops = uint64(l.DroppedPackets)
+		}
+		return st, true
+	}
+	return tc.DirStats{}, false
+}

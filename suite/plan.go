@@ -1,0 +1,87 @@
+package suite
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/emuctl/emuctl/topo"
+)
+
+// Plan is what one invocation runs: a profile's scenarios and the order
+// of their repetitions.
+type Plan struct {
+	Suite     *Suite      `json:"-"`
+	Profile   Profile     `json:"profile"`
+	Scenarios []*Scenario `json:"scenarios"`
+}
+
+// PlanOptions override a profile.
+type PlanOptions struct {
+	// Reps overrides the profile's repetitions when > 0.
+	Reps int
+}
+
+// Plan expands one profile (quick, default or paper).
+func (s *Suite) Plan(profile string, o PlanOptions) (*Plan, error) {
+	prof, ok := s.Profiles[profile]
+	if !ok {
+		return nil, fmt.Errorf("unknown profile %q (valid: quick, default, paper)", profile)
+	}
+	p := &Plan{Suite: s, Profile: *prof}
+	if o.Reps > 0 {
+		p.Profile.Reps = o.Reps
+	}
+	d := &diag{file: s.File}
+	p.Scenarios = s.expand(d, &p.Profile)
+	if err := d.result(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Runs is the number of runs the plan makes (without retries).
+func (p *Plan) Runs() int { return len(p.Scenarios) * p.Profile.Reps }
+
+// Estimate is the expected wall time: each run's longest flow plus a
+// per-run overhead (lab up and down, settling, analysis).
+func (p *Plan) Estimate() time.Duration {
+	var total time.Duration
+	for _, sc := range p.Scenarios {
+		total += time.Duration(p.Profile.Reps) * (sc.span() + runOverhead)
+	}
+	return total
+}
+
+// runOverhead is the measured cost of a run beyond its traffic.
+const runOverhead = 1500 * time.Millisecond
+
+// span is how long a scenario's traffic lasts.
+func (sc *Scenario) span() time.Duration {
+	var end time.Duration
+	for _, f := range sc.Flows {
+		end = max(end, f.Start+f.Duration)
+	}
+	return end
+}
+
+// spec loads a fresh copy of the scenario's topology, named lab.
+func (sc *Scenario) spec(lab string) (*topo.Spec, error) {
+	s, err := topo.Load(lab+".yaml", sc.topoText)
+	if err != nil {
+		return nil, err
+	}
+	return s, topo.Rename(s, lab)
+}
+
+// Label returns the scenario's label of a parameter.
+func (sc *Scenario) Label(param string) string { return sc.Labels[param] }
+
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

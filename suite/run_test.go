@@ -1,0 +1,171 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/emuctl/emuctl/analysis"
+	"github.com/emuctl/emuctl/emu"
+)
+
+func TestMain(m *testing.M) {
+	emu.MaybeRunHelper() // the link engine's supervisor re-executes this binary
+	code := m.Run()
+	if os.Geteuid() == 0 {
+		if leaks := myLeaks(); len(leaks) > 0 {
+			fmt.Fprintf(os.Stderr, "LEAK CHECK FAILED:\n  %s\n", strings.Join(leaks, "\n  "))
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// myLeaks is emu.Leaks restricted to this package's labs (all named
+// tsu-*): other labs may be running on a shared machine.
+func myLeaks() []string {
+	var out []string
+	for _, l := range emu.Leaks() {
+		if strings.Contains(l, "emuctl:tsu-") || strings.Contains(l, "/tsu-") || strings.Contains(l, " tsu-") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func needRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (builds labs): run `sudo make test`")
+	}
+}
+
+// tinySuite loads testdata/good/tiny.yaml with edits applied.
+func tinySuite(t *testing.T, edits ...string) *Suite {
+	t.Helper()
+	b, err := os.ReadFile("testdata/good/tiny.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	for i := 0; i+1 < len(edits); i += 2 {
+		if !strings.Contains(text, edits[i]) {
+			t.Fatalf("edit %q: not in tiny.yaml", edits[i])
+		}
+		text = strings.Replace(text, edits[i], edits[i+1], 1)
+	}
+	s, err := Load("tiny.yaml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func runTiny(t *testing.T, ctx context.Context, s *Suite, lab string) (*Outcome, string) {
+	t.Helper()
+	p, err := s.Plan("quick", PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out, err := Run(ctx, p, Options{Dir: dir, Seed: 7, Lab: lab})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return out, dir
+}
+
+// TestRunTinySuite runs a two-scenario suite end to end (a few seconds)
+// and checks the results directory.
+func TestRunTinySuite(t *testing.T) {
+	needRoot(t)
+	out, dir := runTiny(t, context.Background(), tinySuite(t), "tsu-e2e")
+	if out.Verdict != "pass" || out.ExitCode() != 0 || len(out.Runs) != 2 {
+		t.Fatalf("verdict %s (exit %d), %d runs: %+v", out.Verdict, out.ExitCode(), len(out.Runs), out.Checks)
+	}
+	for _, f := range []string{"report.md", "runs.csv", "checks.csv", "outcome.json", "analysis/report.md"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("missing %s", f)
+		}
+	}
+	if pngs, _ := filepath.Glob(filepath.Join(dir, "plots", "*.png")); len(pngs) == 0 {
+		t.Error("no plots")
+	}
+	report, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	for _, want := range []string{"# tsu-tiny", "**Verdict: PASS**", "| PASS | C1 | physics |", "| ref | R1 | reference |",
+		"| 100 % |", "## Scenarios", "rate=40mbit", "## Conditions"} {
+		if !strings.Contains(string(report), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	csv, _ := os.ReadFile(filepath.Join(dir, "runs.csv"))
+	if lines := strings.Count(string(csv), "\n"); lines != 3 || !strings.Contains(string(csv), "goodput[bulk]") {
+		t.Errorf("runs.csv (%d lines):\n%s", lines, csv)
+	}
+	results, err := analysis.LoadDir(filepath.Join(dir, "runs"))
+	if err != nil || len(results) != 2 {
+		t.Fatalf("raw results: %d, %v", len(results), err)
+	}
+	for _, r := range results {
+		if !strings.HasPrefix(r.Result.Scenario, "rate=") || r.Result.Repetition != 1 || r.Result.Conditions["suite"] != "tsu-tiny" {
+			t.Errorf("raw result %s: scenario %q rep %d", r.Path, r.Result.Scenario, r.Result.Repetition)
+		}
+	}
+	for _, r := range out.Runs {
+		if g := r.Metrics["goodput"]; g < 15 || g > 39 {
+			t.Errorf("%s: goodput %v Mbit/s", r.ID, g)
+		}
+	}
+	if leaks := myLeaks(); len(leaks) > 0 {
+		t.Errorf("left behind: %v", leaks)
+	}
+}
+
+// TestRunFailingPhysicsCheck: a physics check that cannot hold makes the
+// suite fail with exit code 1.
+func TestRunFailingPhysicsCheck(t *testing.T) {
+	needRoot(t)
+	s := tinySuite(t, "expect: goodput[bulk] <= 1.02 * cap(rate)", "expect: goodput[bulk] <= 0.5 * cap(rate)")
+	out, _ := runTiny(t, context.Background(), s, "tsu-fail")
+	if out.Verdict != "fail" || out.ExitCode() != 1 {
+		t.Errorf("verdict %s, exit %d", out.Verdict, out.ExitCode())
+	}
+	for _, c := range out.Checks {
+		if c.ID == "C1" && (c.Status != StatusFail || len(c.Items) != 2) {
+			t.Errorf("C1: %s, %d items", c.Status, len(c.Items))
+		}
+	}
+}
+
+// TestRunInterrupted: Ctrl-C (a cancelled context) stops the flows, tears
+// the lab down, keeps the partial run and the report.
+func TestRunInterrupted(t *testing.T) {
+	needRoot(t)
+	s := tinySuite(t, "quick: {duration: 2s, warmup: 500ms, reps: 1}", "quick: {duration: 60s, warmup: 500ms, reps: 1}")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(2500*time.Millisecond, cancel)
+	start := time.Now()
+	out, dir := runTiny(t, ctx, s, "tsu-int")
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("stopping took %v", took)
+	}
+	if !out.Interrupted || out.Verdict != "interrupted" || out.ExitCode() != 130 {
+		t.Errorf("interrupted %v, verdict %s, exit %d", out.Interrupted, out.Verdict, out.ExitCode())
+	}
+	if len(out.Runs) != 1 || !out.Runs[0].Interrupted {
+		t.Fatalf("runs: %+v", out.Runs)
+	}
+	if leaks := myLeaks(); len(leaks) > 0 {
+		t.Errorf("left behind after Ctrl-C: %v", leaks)
+	}
+	if _, err := os.Stat(filepath.Join(dir, out.Runs[0].File)); err != nil {
+		t.Errorf("partial result not kept: %v", err)
+	}
+	report, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	if !strings.Contains(string(report), "Interrupted (Ctrl-C)") {
+		t.Error("report does not say it was interrupted")
+	}
+}

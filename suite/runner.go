@@ -1,0 +1,191 @@
+package suite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Options tune Run.
+type Options struct {
+	// Dir is the output directory (created). Raw results go to Dir/runs.
+	Dir string
+	// Seed orders the runs; 0 picks one (recorded in the outcome).
+	Seed uint64
+	// Lab names the lab each run builds (default "<suite>-<pid>").
+	Lab string
+	// Progress receives the progress bar (on a terminal) or one line per
+	// run; nil for none.
+	Progress io.Writer
+	// TTY draws a bar with an ETA instead of plain lines.
+	TTY bool
+	// Log receives debug lines (deploy, teardown); default: discard.
+	Log *slog.Logger
+}
+
+// job is one repetition of one scenario.
+type job struct {
+	sc  *Scenario
+	rep int
+}
+
+// Run runs a plan: for each repetition, in random order, it builds a
+// fresh lab, runs the flows, tears the lab down, and judges the run's
+// fidelity (an invalid run is made again up to the profile's
+// retry_invalid); then it judges every check and writes the results
+// directory. Cancelling ctx (Ctrl-C) stops the running flows, tears the
+// lab down and keeps what was measured: the outcome is then marked
+// interrupted and the report covers the runs made.
+func Run(ctx context.Context, p *Plan, o Options) (*Outcome, error) {
+	if os.Geteuid() != 0 {
+		return nil, errors.New("emuctl test builds labs of network namespaces: run it as root (sudo)")
+	}
+	if o.Seed == 0 {
+		o.Seed = rand.Uint64()%1_000_000 + 1
+	}
+	if o.Lab == "" {
+		o.Lab = fmt.Sprintf("%s-%d", p.Suite.Name, os.Getpid())
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(filepath.Join(o.Dir, "runs"), 0o755); err != nil {
+		return nil, err
+	}
+	out := &Outcome{Suite: p.Suite.Name, Title: p.Suite.Title, File: p.Suite.File, Profile: p.Profile, Dir: o.Dir,
+		Lab: o.Lab, Seed: o.Seed, Started: time.Now(), Notes: p.Suite.Notes, Conditions: hostConditions()}
+	r := &runner{plan: p, opt: o, out: out, ev: newEvaluator(p, nil)}
+	if contains(p.Suite.Collect, "cong_state") {
+		t, err := startTracer()
+		if err != nil {
+			out.Conditions["cong_state"] = "not traced (" + err.Error() + "): episodes from sampled ca_state"
+		} else {
+			out.Conditions["cong_state"] = "tracefs tcp:tcp_cong_state_set in a private instance"
+			r.trace = t
+			defer t.close()
+		}
+	}
+	jobs := r.order()
+	r.bar = newProgress(o.Progress, o.TTY, p, len(jobs))
+	for _, j := range jobs {
+		if ctx.Err() != nil {
+			break
+		}
+		r.runJob(ctx, j)
+	}
+	r.bar.done()
+	out.Interrupted = ctx.Err() != nil
+	out.Finished = time.Now()
+	r.ev.runs = out.Runs
+	out.Checks = r.ev.judgeAll()
+	out.Verdict = verdict(out)
+	if err := writeOutputs(out, p); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// runner holds one suite run's state.
+type runner struct {
+	plan  *Plan
+	opt   Options
+	out   *Outcome
+	ev    *evaluator
+	trace *tracer
+	bar   *progress
+}
+
+// order lists every repetition of every scenario, shuffled by the seed.
+func (r *runner) order() []job {
+	var jobs []job
+	for _, sc := range r.plan.Scenarios {
+		for rep := 1; rep <= r.plan.Profile.Reps; rep++ {
+			jobs = append(jobs, job{sc, rep})
+		}
+	}
+	rng := rand.New(rand.NewPCG(r.opt.Seed, 0x5eed))
+	rng.Shuffle(len(jobs), func(i, k int) { jobs[i], jobs[k] = jobs[k], jobs[i] })
+	return jobs
+}
+
+// runJob makes one repetition, again while it is invalid and retries
+// are left.
+func (r *runner) runJob(ctx context.Context, j job) {
+	for attempt := 1; ; attempt++ {
+		r.bar.start(j, attempt)
+		rec := r.runOne(ctx, j, attempt)
+		r.out.Runs = append(r.out.Runs, rec)
+		if rec.data != nil && rec.Error == "" && !rec.Interrupted {
+			rec.Invalid = r.ev.fidelity(rec)
+			rec.Metrics = standardMetrics(rec.data)
+		}
+		if err := writeRun(r.opt.Dir, rec); err != nil {
+			rec.Error = joinErr(rec.Error, "writing results: "+err.Error())
+		}
+		r.bar.finish(rec)
+		retry := len(rec.Invalid) > 0 && attempt <= r.plan.Profile.RetryInvalid ||
+			rec.Error != "" && !strings.HasPrefix(rec.Error, "teardown") && attempt == 1 // a run that could not be made gets one more try
+		if !retry || ctx.Err() != nil {
+			return
+		}
+		rec.Retried = true
+		if rec.Error != "" {
+			time.Sleep(2 * time.Second)
+		}
+	}
+}
+
+func joinErr(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// verdict sums the checks up: fail beats inconclusive beats pass.
+func verdict(o *Outcome) string {
+	fail, undecided := false, false
+	for _, c := range o.Checks {
+		switch {
+		case c.Gating && c.Status == StatusFail:
+			fail = true
+		case c.Gating && c.Status == StatusNA:
+			undecided = true
+		}
+	}
+	for _, r := range o.Runs {
+		if r.Error != "" && !r.Retried {
+			fail = true // a run that could not be made, even when tried again
+		}
+	}
+	switch {
+	case fail:
+		return "fail"
+	case o.Interrupted:
+		return "interrupted"
+	case undecided:
+		return "inconclusive"
+	}
+	return "pass"
+}
+
+// ExitCode maps the verdict: 0 pass, 1 fail, 2 inconclusive, 130
+// interrupted (as a shell reports Ctrl-C).
+func (o *Outcome) ExitCode() int {
+	switch o.Verdict {
+	case "pass":
+		return 0
+	case "inconclusive":
+		return 2
+	case "interrupted":
+		return 130
+	}
+	return 1
+}

@@ -1,0 +1,11 @@
+// Package suites embeds the built-in experiment suites (the four studies
+// and a bufferbloat smoke suite) so `emuctl test <name>` works from any
+// directory. Each <name>.yaml is a suite file; see suite/doc.go.
+package suites
+
+import "embed"
+
+// FS holds every *.yaml suite of this directory.
+//
+//go:embed *.yaml
+var FS embed.FS

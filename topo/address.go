@@ -128,6 +128,9 @@ func (r *resolver) allocate() {
 			bits := 64
 			if f == v4 {
 				bits = r.v4Bits(len(s.ifs))
+				if r.wireless(s) {
+					bits = r.v4Bits(3) // a Wi-Fi segment: stations may be added; never the p2p prefix
+				}
 				if bits < a.pool.Bits() {
 					r.d.errorf(r.poolLoc(s, f), "the L2 segment of %s has %d interfaces and needs a /%d, larger than the pool %s: use a larger addressing.pool",
 						r.recName(s.ifs[0]), len(s.ifs), bits, a.pool)
@@ -144,6 +147,16 @@ func (r *resolver) allocate() {
 			s.sub[f] = p
 		}
 	}
+}
+
+// wireless reports whether a segment holds Wi-Fi interfaces.
+func (r *resolver) wireless(s *segment) bool {
+	for _, rec := range s.ifs {
+		if _, ok := r.wifiAP[rec]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // v4Bits is the prefix length for a segment of n interfaces: p2p_prefix

@@ -53,10 +53,36 @@ func (d *dec) node(name string, k, v *yaml.Node, path string) *rawNode {
 			}
 		}
 	}
+	switch nd.kind {
+	case kindAP: // a bridge (switch) unless wifi.routed
+		nd.wifiKind, nd.kind = kindAP, KindSwitch
+		if wifiPrescan(v) {
+			nd.kind = KindRouter
+		}
+	case kindStation:
+		nd.wifiKind, nd.kind = kindStation, KindHost
+	}
 	isSwitch := nd.kind == KindSwitch
 	for _, e := range es {
 		p := joinPath(path, e.key)
 		switch e.key {
+		case "type", "datapath", "fail_mode", "controller", "protocols", "rstp", "ports":
+			if kindOK && nd.wifiKind == kindAP {
+				d.errorf(at(e.k, p), "%s is not valid on an access point: an AP bridges with a Linux bridge (put an ovs switch next to it and link the two)", e.key)
+				continue
+			}
+		}
+		switch e.key {
+		case "wifi":
+			if !kindOK {
+				continue
+			}
+			if nd.wifiKind == "" {
+				d.errorf(at(e.k, p), "wifi is only valid on access points and stations (kind: ap or kind: station; %s is a %s)", name, nd.kind)
+				continue
+			}
+			nd.wifi = d.wifiBlock(e.v, p, nd.wifiKind == kindAP, at(e.k, p))
+			continue
 		case "type", "stp", "datapath", "fail_mode", "controller", "protocols", "rstp", "ports":
 			if !kindOK {
 				continue // the kind is wrong; which keys fit is unknown
@@ -67,6 +93,10 @@ func (d *dec) node(name string, k, v *yaml.Node, path string) *rawNode {
 			}
 		case "routes", "tcp", "mptcp":
 			if !kindOK {
+				continue
+			}
+			if isSwitch && nd.wifiKind == kindAP {
+				d.errorf(at(e.k, p), "%s is not valid on a bridging access point, which is layer 2: set wifi: {routed: true} to make %s a router", e.key, name)
 				continue
 			}
 			if isSwitch {
@@ -109,6 +139,9 @@ func (d *dec) node(name string, k, v *yaml.Node, path string) *rawNode {
 		case "datapath", "fail_mode", "controller", "protocols", "rstp", "ports":
 			d.ovsKey(nd, e, p) // decode_ovs.go
 		}
+	}
+	if nd.wifiKind != "" && nd.wifi == nil {
+		nd.wifi = &rawWiFi{loc: nd.loc, isAP: nd.wifiKind == kindAP}
 	}
 	return nd
 }

@@ -26,6 +26,9 @@ func dump(s *Spec) string {
 				fmt.Fprintf(&b, " peer=%s", ifc.Peer)
 			}
 			fmt.Fprintf(&b, " mtu=%d", ifc.MTU)
+			if ifc.Wireless {
+				fmt.Fprintf(&b, " wireless")
+			}
 			if ifc.External != nil {
 				fmt.Fprintf(&b, " external=%s force=%v", ifc.External.HostName, ifc.External.Force)
 			}
@@ -67,6 +70,14 @@ func dump(s *Spec) string {
 		if n.OVS != nil {
 			j, _ := json.Marshal(n.OVS)
 			fmt.Fprintf(&b, "  ovs %s\n", j)
+		}
+		if n.AP != nil {
+			j, _ := json.Marshal(n.AP)
+			fmt.Fprintf(&b, "  ap %s\n", j)
+		}
+		if n.Station != nil {
+			j, _ := json.Marshal(n.Station)
+			fmt.Fprintf(&b, "  station %s\n", j)
 		}
 	}
 	for i, l := range s.Links {

@@ -92,6 +92,12 @@ func checkSpec(t *testing.T, s *Spec) {
 					t.Errorf("%s: MAC %s also on %s", where, ifc.MAC, other)
 				}
 				macs[ifc.MAC] = where
+				if ifc.Wireless {
+					if ifc.Link != -1 || (n.AP == nil) == (n.Station == nil) {
+						t.Errorf("%s: wireless interface with link %d on a node that is not exactly one of AP or station", where, ifc.Link)
+					}
+					continue
+				}
 				if ifc.Link < 0 || ifc.Link >= len(s.Links) {
 					t.Fatalf("%s: link index %d out of range", where, ifc.Link)
 				}
@@ -303,7 +309,7 @@ func TestErrorFormat(t *testing.T) {
 	if e.File != "t.yaml" || e.Line != 1 || e.Col != 20 || e.Path != "nodes.h1.kind" {
 		t.Errorf("got %+v", *e)
 	}
-	want := `t.yaml:1:20: nodes.h1.kind: unknown kind "hots" (valid: host, router, switch; did you mean "host"?)` + "\n" +
+	want := `t.yaml:1:20: nodes.h1.kind: unknown kind "hots" (valid: host, router, switch, ap, station; did you mean "host"?)` + "\n" +
 		`t.yaml:2:26: links[0].endpoints[1]: unknown node "h9" (known: h1; did you mean "h1"?)`
 	if err.Error() != want {
 		t.Errorf("got\n%s\nwant\n%s", err, want)

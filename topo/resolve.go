@@ -25,6 +25,9 @@ type resolver struct {
 	segs   []*segment
 	// per Spec link: the raw link it came from
 	rawOf []*rawLink
+	// wifiAP maps every wireless interface to its access point's node
+	// (the AP's own and its stations'; resolve_wifi.go).
+	wifiAP map[*ifRec]int
 }
 
 // resolve turns a decoded document into a Spec, or every problem found.
@@ -38,6 +41,7 @@ func resolve(d *diag, doc *rawDoc) (*Spec, error) {
 	n := len(d.errs)
 	r.makeLinks()
 	r.makeExternals()
+	r.makeWiFi()   // resolve_wifi.go: APs' and stations' wireless interfaces
 	r.resolveOVS() // decode_ovs.go: OVS settings and ports, once interfaces exist
 	r.assignMACs()
 	r.segments()

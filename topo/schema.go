@@ -12,11 +12,12 @@ var (
 	addressingKeys = []string{"pool", "prefix", "p2p_prefix", "pool6", "auto"}
 	defaultsKeys   = []string{"switch", "link", "tcp"}
 	nodeKeys       = []string{"kind", "type", "stp", "routes", "sysctls", "env", "start", "tcp", "mptcp", "interfaces",
-		"datapath", "fail_mode", "controller", "protocols", "rstp", "ports"} // the last six: ovs switches (decode_ovs.go)
+		"datapath", "fail_mode", "controller", "protocols", "rstp", "ports", // ovs switches (decode_ovs.go)
+		"wifi"} // access points and stations (decode_wifi.go)
 	ifaceKeys    = []string{"external", "force", "ip"}
 	linkKeys     = []string{"endpoints", "ip", "mtu", "link"}
 	routeKeys    = []string{"to", "via", "dev"}
-	kinds        = []string{string(KindHost), string(KindRouter), string(KindSwitch)}
+	kinds        = []string{string(KindHost), string(KindRouter), string(KindSwitch), kindAP, kindStation}
 	switchTypes  = []string{SwitchLinuxBridge, SwitchOVS}
 	routingModes = []string{"auto", "none"}
 )
@@ -83,6 +84,10 @@ type rawNode struct {
 	mpEndLocs  []loc // mptcp.endpoints[i]
 	ifaces     []rawIface
 	ovs        *rawOVS // Open vSwitch keys (decode_ovs.go); nil when none given
+	// wifiKind is "ap" or "station" for Wi-Fi nodes (kind then holds the
+	// resolved switch, router or host); wifi is their wifi: block.
+	wifiKind string
+	wifi     *rawWiFi
 }
 
 type rawIface struct {

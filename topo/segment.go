@@ -95,7 +95,34 @@ func (r *resolver) segments() {
 			join(s, b)
 		}
 	}
+	// Wi-Fi: a station's wireless interface is on its AP's segment — the
+	// AP's switch segment when it bridges, else one segment per AP with the
+	// AP's own wireless interface (the AP routes).
+	byAP := map[int]*segment{}
 	for _, rec := range r.ifs {
+		api, ok := r.wifiAP[rec]
+		if !ok || r.isSwitch(rec.node) {
+			continue
+		}
+		var s *segment
+		if r.isSwitch(api) {
+			root := uf.find(api)
+			if s = bySwitch[root]; s == nil {
+				s = &segment{}
+				bySwitch[root] = s
+				segs = append(segs, s)
+			}
+		} else if s = byAP[api]; s == nil {
+			s = &segment{}
+			byAP[api] = s
+			segs = append(segs, s)
+		}
+		join(s, rec)
+	}
+	for _, rec := range r.ifs {
+		if _, wireless := r.wifiAP[rec]; wireless {
+			continue
+		}
 		if rec.link < 0 && !r.isSwitch(rec.node) {
 			s := &segment{external: true}
 			segs = append(segs, s)

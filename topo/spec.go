@@ -69,6 +69,10 @@ type Node struct {
 	// OVS holds the Open vSwitch settings of a switch of type ovs (always
 	// set for those, with defaults resolved; nil for every other node).
 	OVS *OVSConfig `json:"ovs,omitempty"`
+	// AP and Station hold the Wi-Fi settings of access points and
+	// stations (spec_wifi.go); nil for every other node.
+	AP      *WiFiAP      `json:"ap,omitempty"`
+	Station *WiFiStation `json:"station,omitempty"`
 }
 
 // KV is one ordered key/value pair.
@@ -95,6 +99,9 @@ type Interface struct {
 	// External is set when this interface is an existing host interface
 	// moved into the node (or, for a switch, attached as a port).
 	External *External `json:"external,omitempty"`
+	// Wireless marks the Wi-Fi interface of an AP or station (Link is -1):
+	// a mac80211_hwsim radio's interface, created by package wifi.
+	Wireless bool `json:"wireless,omitempty"`
 }
 
 // External describes a real host interface taken into the lab.

@@ -1,0 +1,232 @@
+package topo
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Wi-Fi node kinds as written in files; resolved, an AP is a switch (or a
+// router when routed) and a station a host (spec_wifi.go).
+const (
+	kindAP      = "ap"
+	kindStation = "station"
+)
+
+var (
+	apWiFiKeys  = []string{"ssid", "mode", "band", "channel", "width", "security", "passphrase", "txpower", "country", "links", "routed"}
+	staWiFiKeys = []string{"ap", "ssid", "mlo", "txpower", "link"}
+	mloLinkKeys = []string{"band", "channel", "width"}
+	securities  = []string{WiFiOpen, WiFiWPA2, WiFiWPA3}
+	bands       = []string{Band24, Band5, Band6}
+)
+
+// rawWiFi is a node's wifi: block as written.
+type rawWiFi struct {
+	loc  loc // the wifi: key (or the node, when the block is absent)
+	isAP bool
+	// AP keys
+	ssid, mode, band, security, passphrase, country string
+	ssidLoc, modeLoc, bandLoc, secLoc, passLoc      loc
+	channel, width                                  int
+	chanLoc, widthLoc                               loc
+	links                                           []rawMLOLink
+	linksLoc                                        loc
+	routed                                          bool
+	txMBm                                           int
+	txSet                                           bool
+	// station keys
+	ap      string
+	apLoc   loc
+	mlo     bool
+	mloLoc  loc
+	params  lp
+	dirs    [2]*lp
+	parLoc  loc
+	dirLocs [2]loc
+	hasLink bool
+}
+
+type rawMLOLink struct {
+	loc            loc
+	band           string
+	channel, width int
+	bandLoc        loc
+}
+
+// wifiPrescan finds wifi.routed of an AP before the node's other keys are
+// checked, because it decides whether the AP is a switch or a router.
+func wifiPrescan(v *yaml.Node) (routed bool) {
+	w := deref(v)
+	if w == nil || w.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(w.Content); i += 2 {
+		if deref(w.Content[i]).Value == "wifi" {
+			b := deref(w.Content[i+1])
+			if b == nil || b.Kind != yaml.MappingNode {
+				return false
+			}
+			for j := 0; j+1 < len(b.Content); j += 2 {
+				if deref(b.Content[j]).Value == "routed" {
+					x := deref(b.Content[j+1])
+					return x != nil && x.Kind == yaml.ScalarNode && (x.Value == "true" || x.Value == "yes")
+				}
+			}
+		}
+	}
+	return false
+}
+
+// wifiBlock decodes an AP's or a station's wifi: block.
+func (d *dec) wifiBlock(n *yaml.Node, path string, isAP bool, keyLoc loc) *rawWiFi {
+	w := &rawWiFi{loc: keyLoc, isAP: isAP}
+	valid := staWiFiKeys
+	if isAP {
+		valid = apWiFiKeys
+	}
+	for _, e := range d.fields(n, path, valid) {
+		p := joinPath(path, e.key)
+		l := at(e.v, p)
+		switch e.key {
+		case "ssid":
+			if s, ok := d.str(e.v, p, "a network name of 1-32 bytes"); ok {
+				if len(s) == 0 || len(s) > 32 || strings.ContainsAny(s, "\n\r\x00\"") {
+					d.errorf(l, "ssid %q is not valid: 1-32 bytes, no quotes, newlines or NUL", clip(s))
+					continue
+				}
+				w.ssid, w.ssidLoc = s, l
+			}
+		case "mode":
+			w.mode, _ = d.oneOf(e.v, p, "Wi-Fi mode", WiFiModes)
+			w.modeLoc = l
+		case "band":
+			w.band, w.bandLoc = d.band(e.v, p)
+		case "channel":
+			if v, ok := d.integer(e.v, p, 1, 233); ok {
+				w.channel, w.chanLoc = int(v), l
+			}
+		case "width":
+			w.width, w.widthLoc = d.width(e.v, p)
+		case "security":
+			w.security, _ = d.oneOf(e.v, p, "security", securities)
+			w.secLoc = l
+		case "passphrase":
+			if s, ok := d.str(e.v, p, "a passphrase of 8-63 printable ASCII characters"); ok {
+				w.passphrase, w.passLoc = s, l
+			}
+		case "country":
+			if s, ok := d.str(e.v, p, "a two-letter country code such as US or DE"); ok {
+				if len(s) != 2 || strings.ToUpper(s) != s || s[0] < 'A' || s[0] > 'Z' || s[1] < 'A' || s[1] > 'Z' {
+					d.errorf(l, "country %q is not a two-letter upper-case country code (e.g. US, DE, JP)", clip(s))
+					continue
+				}
+				w.country = s
+			}
+		case "txpower":
+			if s, ok := d.scalar(e.v, p, "a transmit power such as 20dBm"); ok {
+				mbm, msg := parseTxPower(s)
+				if msg != "" {
+					d.errorf(l, "%s", msg)
+					continue
+				}
+				w.txMBm, w.txSet = mbm, true
+			}
+		case "routed":
+			w.routed, _ = d.boolean(e.v, p)
+		case "links":
+			w.linksLoc = at(e.k, p)
+			for i, item := range d.list(e.v, p, false) {
+				ip := idx(p, i)
+				ml := rawMLOLink{loc: at(item, ip)}
+				for _, f := range d.fields(item, ip, mloLinkKeys) {
+					fp := joinPath(ip, f.key)
+					switch f.key {
+					case "band":
+						ml.band, ml.bandLoc = d.band(f.v, fp)
+					case "channel":
+						if v, ok := d.integer(f.v, fp, 1, 233); ok {
+							ml.channel = int(v)
+						}
+					case "width":
+						ml.width, _ = d.width(f.v, fp)
+					}
+				}
+				if ml.channel == 0 && !d.failedAt(ml.loc) {
+					d.errorf(ml.loc, "a multi-link entry needs channel: (and band:, width: unless 2.4 GHz at 20 MHz)")
+				}
+				w.links = append(w.links, ml)
+			}
+		case "ap":
+			if s, ok := d.str(e.v, p, "the name of an AP node"); ok {
+				w.ap, w.apLoc = s, l
+			}
+		case "mlo":
+			w.mlo, _ = d.boolean(e.v, p)
+			w.mloLoc = l
+		case "link":
+			w.params, w.dirs, w.dirLocs = d.linkBlock(e.v, p, true)
+			w.parLoc, w.hasLink = at(e.k, p), true
+		}
+	}
+	return w
+}
+
+// band decodes 2.4, 5 or 6 (GHz; "2.4GHz" and "5ghz" are accepted).
+func (d *dec) band(n *yaml.Node, path string) (string, loc) {
+	s, ok := d.scalar(n, path, "a band: 2.4, 5 or 6 (GHz)")
+	if !ok {
+		return "", at(n, path)
+	}
+	t := strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(strings.TrimSpace(s)), "ghz"), " ")
+	if !contains(bands, t) {
+		d.errorf(at(n, path), "band %q is not valid (valid: 2.4, 5, 6 — in GHz)", clip(s))
+		return "", at(n, path)
+	}
+	return t, at(n, path)
+}
+
+// width decodes a channel width in MHz: 20, 40, 80, 160, 320 ("80MHz" too).
+func (d *dec) width(n *yaml.Node, path string) (int, loc) {
+	s, ok := d.scalar(n, path, "a channel width in MHz: 20, 40, 80, 160 or 320")
+	if !ok {
+		return 0, at(n, path)
+	}
+	v, err := strconv.Atoi(strings.TrimSuffix(strings.ToLower(strings.TrimSpace(s)), "mhz"))
+	switch v {
+	case 20, 40, 80, 160, 320:
+		if err == nil {
+			return v, at(n, path)
+		}
+	}
+	d.errorf(at(n, path), "width %q is not valid (valid: 20, 40, 80, 160, 320 — in MHz)", clip(s))
+	return 0, at(n, path)
+}
+
+// parseTxPower parses "20dBm", "20 dBm", "20" (dBm) or "100mW" into mBm.
+func parseTxPower(s string) (int, string) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	bad := fmt.Sprintf("txpower %q is not valid: give dBm such as 20dBm (0-30 dBm) or milliwatts such as 100mW", clip(s))
+	var dbm float64
+	switch {
+	case strings.HasSuffix(t, "mw"):
+		mw, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "mw")), 64)
+		if err != nil || mw < 1 || mw > 1000 {
+			return 0, bad
+		}
+		dbm = 10 * math.Log10(mw)
+	default:
+		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "dbm")), 64)
+		if err != nil {
+			return 0, bad
+		}
+		dbm = v
+	}
+	if dbm < 0 || dbm > 30 {
+		return 0, bad
+	}
+	return int(dbm*100 + 0.5), ""
+}

@@ -1,0 +1,319 @@
+package topo
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Wi-Fi defaults.
+const (
+	defaultWiFiMode = WiFiModeN
+	defaultCountry  = "US"
+	wlanSuffix      = "-wlan0"
+)
+
+// wlanName is Mininet-WiFi's <node>-wlan0, or wlan0 when that would not
+// fit the 15-byte interface name limit.
+func wlanName(node string) string {
+	if len(node)+len(wlanSuffix) <= 15 {
+		return node + wlanSuffix
+	}
+	return "wlan0"
+}
+
+// defaultBand is the band a mode uses when the file names none.
+func defaultBand(mode string) string {
+	if mode == WiFiModeAC {
+		return Band5
+	}
+	return Band24
+}
+
+// defaultChannel is the channel used when the file names none.
+func defaultChannel(band string) int {
+	switch band {
+	case Band5:
+		return 36
+	case Band6:
+		return 5
+	}
+	return 6
+}
+
+// makeWiFi resolves access points and stations: their settings, their
+// wireless interfaces (after every wired one) and which AP each station
+// joins. wifiRecs maps each wireless interface record to its AP's node.
+func (r *resolver) makeWiFi() {
+	r.wifiAP = map[*ifRec]int{}
+	bySSID := map[string]int{}
+	var aps []int
+	for ni, rn := range r.doc.nodes {
+		if rn.wifiKind != kindAP || rn.wifi == nil {
+			continue
+		}
+		ap := r.resolveAP(rn)
+		n := &r.spec.Nodes[ni]
+		n.AP = ap
+		if prev, dup := bySSID[ap.SSID]; dup {
+			r.d.errorf(firstLoc(rn.wifi.ssidLoc, rn.loc), "ssid %q is already used by access point %s: give every AP its own SSID (stations pick their AP by SSID; roaming between APs is not modelled)", ap.SSID, r.spec.Nodes[prev].Name)
+		} else {
+			bySSID[ap.SSID] = ni
+		}
+		aps = append(aps, ni)
+		ap.Iface = r.freeIfName(ni, wlanName(n.Name))
+		if !ap.Routed {
+			ap.Bridge = n.Name
+		}
+		rec := r.addIface(ni, Interface{Name: ap.Iface, Link: -1, Wireless: true, MTU: defaultMTU}, rn.wifi.loc)
+		r.wifiAP[rec] = ni
+	}
+	for ni, rn := range r.doc.nodes {
+		if rn.wifiKind != kindStation || rn.wifi == nil {
+			continue
+		}
+		w := rn.wifi
+		n := &r.spec.Nodes[ni]
+		api := -1
+		switch {
+		case w.ap != "":
+			i, ok := r.lookup(w.ap, w.apLoc)
+			if !ok {
+				continue
+			}
+			if r.spec.Nodes[i].AP == nil {
+				r.d.errorf(w.apLoc, "%s is not an access point (kind: ap) %s", w.ap, choicesOrNone("access points", w.ap, r.names(aps)))
+				continue
+			}
+			api = i
+			if w.ssid != "" && w.ssid != r.spec.Nodes[i].AP.SSID {
+				r.d.errorf(w.ssidLoc, "ssid %q is not %s's SSID (%q): give ap: or ssid:, or make them agree", w.ssid, w.ap, r.spec.Nodes[i].AP.SSID)
+				continue
+			}
+		case w.ssid != "":
+			i, ok := bySSID[w.ssid]
+			if !ok {
+				var known []string
+				for _, a := range aps {
+					if ssid := r.spec.Nodes[a].AP.SSID; !slices.Contains(known, ssid) {
+						known = append(known, ssid)
+					}
+				}
+				r.d.errorf(w.ssidLoc, "no access point has ssid %q %s", w.ssid, choicesOrNone("SSIDs", w.ssid, known))
+				continue
+			}
+			api = i
+		case len(aps) == 1:
+			api = aps[0]
+		case len(aps) == 0:
+			r.d.errorf(rn.loc, "station %s has no access point to join: add a node with kind: ap", rn.name)
+			continue
+		default:
+			r.d.errorf(rn.loc, "station %s must say which access point it joins: wifi: {ap: NAME} or wifi: {ssid: NAME} (access points: %s)", rn.name, strings.Join(r.names(aps), ", "))
+			continue
+		}
+		ap := r.spec.Nodes[api].AP
+		st := &WiFiStation{AP: r.spec.Nodes[api].Name, SSID: ap.SSID, Security: ap.Security, Passphrase: ap.Passphrase,
+			MLO: w.mlo, TxPowerMBm: w.txMBm, Pos: posString(r.spec.Source, rn.loc)}
+		if w.mlo && !ap.MLO() {
+			r.d.errorf(w.mloLoc, "mlo: true needs an access point with two or more links (mode: be, links: [...]); %s has one channel", st.AP)
+		}
+		if w.hasLink {
+			st.Params = r.wirelessParams(w)
+		}
+		n.Station = st
+		ap.Stations = append(ap.Stations, n.Name)
+		st.Iface = r.freeIfName(ni, wlanName(n.Name))
+		rec := r.addIface(ni, Interface{Name: st.Iface, Link: -1, Wireless: true, MTU: defaultMTU}, w.loc)
+		rec.addrs = nil
+		r.wifiAP[rec] = api
+	}
+}
+
+func firstLoc(ls ...loc) loc {
+	for _, l := range ls {
+		if l.line > 0 {
+			return l
+		}
+	}
+	return ls[len(ls)-1]
+}
+
+func (r *resolver) names(idx []int) []string {
+	out := make([]string, len(idx))
+	for i, n := range idx {
+		out[i] = r.spec.Nodes[n].Name
+	}
+	return out
+}
+
+// freeIfName returns want, or want with a number when the node already
+// has an interface of that name.
+func (r *resolver) freeIfName(ni int, want string) string {
+	n := &r.spec.Nodes[ni]
+	name := want
+	for k := 1; ; k++ {
+		if !slices.ContainsFunc(n.Interfaces, func(i Interface) bool { return i.Name == name }) {
+			return name
+		}
+		name = fmt.Sprintf("%s%d", strings.TrimSuffix(want, "0"), k)
+	}
+}
+
+// resolveAP applies defaults and checks an AP's settings.
+func (r *resolver) resolveAP(rn *rawNode) *WiFiAP {
+	w := rn.wifi
+	ap := &WiFiAP{SSID: w.ssid, Mode: w.mode, Security: w.security, Passphrase: w.passphrase, Country: w.country,
+		Routed: w.routed, TxPowerMBm: w.txMBm, Pos: posString(r.spec.Source, rn.loc)}
+	if ap.SSID == "" {
+		ap.SSID = rn.name
+	}
+	if ap.Mode == "" {
+		ap.Mode = defaultWiFiMode
+	}
+	if ap.Country == "" {
+		ap.Country = defaultCountry
+	}
+	band := w.band
+	if band == "" {
+		band = defaultBand(ap.Mode)
+	}
+	ch, width := w.channel, w.width
+	if ch == 0 {
+		ch = defaultChannel(band)
+	}
+	if width == 0 {
+		width = 20
+	}
+	modeLoc := firstLoc(w.modeLoc, w.loc)
+	if len(w.links) > 0 {
+		if ap.Mode != WiFiModeBE {
+			r.d.errorf(w.linksLoc, "links: (multi-link operation) needs mode: be, not mode: %s", ap.Mode)
+		}
+		if w.band != "" || w.channel != 0 || w.width != 0 {
+			r.d.errorf(firstLoc(w.bandLoc, w.chanLoc, w.widthLoc), "with links: give band, channel and width per link, not on the AP")
+		}
+		if len(w.links) < 2 {
+			r.d.errorf(w.linksLoc, "links: needs two or more links (one link is a plain AP: use band/channel/width)")
+		}
+		seen := map[int]int{}
+		for i, ml := range w.links {
+			b := ml.band
+			if b == "" {
+				b = defaultBand(ap.Mode)
+			}
+			wd := ml.width
+			if wd == 0 {
+				wd = 20
+			}
+			c, msg := ResolveChannel(ap.Mode, b, ml.channel, wd)
+			if msg != "" {
+				if ml.channel != 0 {
+					r.d.errorf(ml.loc, "%s", msg)
+				}
+				continue
+			}
+			if j, dup := seen[c.FreqMHz]; dup {
+				r.d.errorf(ml.loc, "link %d uses the same channel as link %d (%d MHz): every link of a multi-link AP needs its own channel", i, j, c.FreqMHz)
+				continue
+			}
+			seen[c.FreqMHz] = i
+			ap.Links = append(ap.Links, c)
+		}
+		if len(ap.Links) > 0 {
+			ap.Channel = ap.Links[0]
+		}
+	} else {
+		c, msg := ResolveChannel(ap.Mode, band, ch, width)
+		if msg != "" {
+			r.d.errorf(firstLoc(w.chanLoc, w.widthLoc, w.bandLoc, modeLoc), "%s", msg)
+		}
+		ap.Channel = c
+	}
+	// security: default WPA2 with a passphrase, open without; WPA3 on 6 GHz
+	on6 := ap.Channel.Band == Band6
+	for _, l := range ap.Links {
+		on6 = on6 || l.Band == Band6
+	}
+	if ap.Security == "" {
+		switch {
+		case on6:
+			ap.Security = WiFiWPA3
+		case ap.Passphrase != "":
+			ap.Security = WiFiWPA2
+		default:
+			ap.Security = WiFiOpen
+		}
+	}
+	secLoc := firstLoc(w.secLoc, w.loc)
+	switch ap.Security {
+	case WiFiOpen:
+		if ap.Passphrase != "" {
+			r.d.errorf(w.passLoc, "a passphrase needs security: wpa2 or wpa3 (security is open)")
+		}
+		if on6 {
+			r.d.errorf(secLoc, "the 6 GHz band allows only WPA3 (security: wpa3 with a passphrase), not open networks")
+		}
+	case WiFiWPA2, WiFiWPA3:
+		if ap.Passphrase == "" {
+			r.d.errorf(secLoc, "security: %s needs a passphrase: (8-63 printable ASCII characters)", ap.Security)
+		} else if msg := checkPassphrase(ap.Passphrase); msg != "" {
+			r.d.errorf(w.passLoc, "%s", msg)
+		}
+		if ap.Security == WiFiWPA2 && on6 {
+			r.d.errorf(secLoc, "the 6 GHz band allows only WPA3 (security: wpa3), not WPA2")
+		}
+	}
+	return ap
+}
+
+func checkPassphrase(p string) string {
+	if len(p) < 8 || len(p) > 63 {
+		return fmt.Sprintf("passphrase has %d characters: WPA needs 8-63", len(p))
+	}
+	for _, c := range p {
+		if c < 32 || c > 126 || c == '"' {
+			return "passphrase must be printable ASCII without double quotes"
+		}
+	}
+	return ""
+}
+
+// wirelessParams resolves a station's link: block. a->b is the uplink
+// (station → AP), b->a the downlink. The link-shaping defaults do not
+// apply to wireless hops: only what the station's block says.
+func (r *resolver) wirelessParams(w *rawWiFi) *LinkParams {
+	eff := w.params
+	if eff.empty() && w.dirs[0] == nil && w.dirs[1] == nil {
+		return nil
+	}
+	if eff.backend != nil && *eff.backend == BackendUserspace {
+		r.d.errorf(w.parLoc, "backend: userspace cannot shape a wireless hop (the link engine sits between two veths); wireless hops are shaped with netem: use backend: auto or kernel")
+	}
+	p := eff.params()
+	for j, dp := range w.dirs {
+		if dp == nil {
+			continue
+		}
+		dd := eff.over(*dp).params()
+		if j == 0 {
+			p.AtoB = &dd
+		} else {
+			p.BtoA = &dd
+		}
+	}
+	for j := range w.dirs {
+		dir := eff
+		if w.dirs[j] != nil {
+			dir = eff.over(*w.dirs[j])
+		}
+		for _, msg := range dir.check() {
+			wl := w.parLoc
+			if w.dirLocs[j].line > 0 {
+				wl = w.dirLocs[j]
+			}
+			r.d.errorf(wl, "%s", msg)
+		}
+	}
+	return &p
+}

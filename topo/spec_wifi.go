@@ -1,0 +1,130 @@
+package topo
+
+// Wi-Fi in a resolved Spec. In a file an access point is `kind: ap` and a
+// station `kind: station`; resolved, an AP is a switch (it bridges its
+// wireless clients and its wired links into one L2 segment, bridge named
+// after the node, like every Linux-bridge switch) or, with `routed: true`,
+// a router (its wireless side is a subnet of its own). A station is a host
+// (or a router with `forward: true`) that has one wireless interface besides
+// any wired links. Node.AP / Node.Station carry the Wi-Fi settings; the
+// wireless interface is in Node.Interfaces with Link == -1 and Wireless set.
+
+// Wi-Fi modes (the 802.11 amendment an AP runs).
+const (
+	WiFiModeG  = "g"  // 802.11g, 2.4 GHz, up to 54 Mbit/s
+	WiFiModeN  = "n"  // 802.11n (HT), 2.4 or 5 GHz
+	WiFiModeAC = "ac" // 802.11ac (VHT), 5 GHz
+	WiFiModeAX = "ax" // 802.11ax (HE), 2.4, 5 or 6 GHz
+	WiFiModeBE = "be" // 802.11be (EHT), 2.4, 5 or 6 GHz; multi-link with links:
+)
+
+// Wi-Fi security.
+const (
+	WiFiOpen = "open"
+	WiFiWPA2 = "wpa2" // WPA2-PSK (CCMP)
+	WiFiWPA3 = "wpa3" // WPA3-SAE (CCMP, management frame protection required)
+)
+
+// Bands, in GHz as written in files.
+const (
+	Band24 = "2.4"
+	Band5  = "5"
+	Band6  = "6"
+)
+
+// WiFiChannel is one operating channel: an AP's only channel or one link of
+// a multi-link (MLO) AP.
+type WiFiChannel struct {
+	Band    string `json:"band"`     // "2.4", "5" or "6"
+	Channel int    `json:"channel"`  // primary channel number
+	Width   int    `json:"width"`    // MHz: 20, 40, 80, 160 or 320
+	FreqMHz int    `json:"freq_mhz"` // primary channel's centre frequency
+	// CenterChannel is the centre channel of the whole width (the
+	// primary channel itself at 20 MHz): hostapd's
+	// vht/he/eht_oper_centr_freq_seg0_idx.
+	CenterChannel int `json:"center_channel"`
+}
+
+// WiFiAP is an access point's settings, defaults resolved.
+type WiFiAP struct {
+	SSID       string `json:"ssid"`
+	Mode       string `json:"mode"`     // g, n, ac, ax, be
+	Security   string `json:"security"` // open, wpa2, wpa3
+	Passphrase string `json:"passphrase,omitempty"`
+	// Channel is the AP's channel; with Links, the first link.
+	Channel WiFiChannel `json:"channel"`
+	// Links lists every link of a multi-link AP (mode be, two or more);
+	// Links[0] == Channel. Empty for single-link APs.
+	Links []WiFiChannel `json:"links,omitempty"`
+	// TxPowerMBm is the transmit power in mBm (100 × dBm); 0 leaves the
+	// driver's default.
+	TxPowerMBm int `json:"txpower_mbm,omitempty"`
+	// Country is the regulatory country code written for hostapd.
+	Country string `json:"country"`
+	// Routed: the AP is a router (its wireless side a subnet of its own)
+	// rather than a bridge.
+	Routed bool `json:"routed,omitempty"`
+	// Iface is the wireless interface in the AP's namespace.
+	Iface string `json:"iface"`
+	// Bridge is the bridge the wireless interface joins (bridged APs: the
+	// node's name, as for every Linux-bridge switch); empty when routed.
+	Bridge string `json:"bridge,omitempty"`
+	// Stations are the station nodes that associate with this AP, in
+	// declaration order.
+	Stations []string `json:"stations,omitempty"`
+	// Pos is "file:line:col" of the node, for messages.
+	Pos string `json:"pos,omitempty"`
+}
+
+// MLO reports whether the AP is a multi-link device.
+func (a *WiFiAP) MLO() bool { return len(a.Links) > 1 }
+
+// WiFiStation is a station's settings, defaults resolved.
+type WiFiStation struct {
+	// AP names the access point node the station associates with; SSID,
+	// security and passphrase are the AP's.
+	AP         string `json:"ap"`
+	SSID       string `json:"ssid"`
+	Security   string `json:"security"`
+	Passphrase string `json:"passphrase,omitempty"`
+	// Iface is the wireless interface in the station's namespace.
+	Iface string `json:"iface"`
+	// MLO: associate as a multi-link device on every link of the AP.
+	MLO bool `json:"mlo,omitempty"`
+	// Params shape the wireless hop like a wired link: AtoB is the uplink
+	// (station → AP, the station's egress), BtoA the downlink (AP →
+	// station, the AP's egress towards this station). Nil: unshaped.
+	Params *LinkParams `json:"params,omitempty"`
+	// TxPowerMBm as for the AP; 0 leaves the driver's default.
+	TxPowerMBm int `json:"txpower_mbm,omitempty"`
+	// Pos is "file:line:col" of the node, for messages.
+	Pos string `json:"pos,omitempty"`
+}
+
+// IsAP reports whether the node is a Wi-Fi access point.
+func (n *Node) IsAP() bool { return n.AP != nil }
+
+// IsStation reports whether the node is a Wi-Fi station.
+func (n *Node) IsStation() bool { return n.Station != nil }
+
+// DisplayKind is the kind as written in files: ap and station for Wi-Fi
+// nodes, else the resolved kind.
+func (n *Node) DisplayKind() string {
+	switch {
+	case n.AP != nil:
+		return "ap"
+	case n.Station != nil:
+		return "station"
+	}
+	return string(n.Kind)
+}
+
+// HasWiFi reports whether the Spec has any Wi-Fi node.
+func (s *Spec) HasWiFi() bool {
+	for i := range s.Nodes {
+		if s.Nodes[i].AP != nil || s.Nodes[i].Station != nil {
+			return true
+		}
+	}
+	return false
+}

@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/emuctl
 PKGS    := ./...
 
-.PHONY: all build install deps test test-unit test-root fuzz bench demo lint clean-labs kernel-lab-setup test-kernel
+.PHONY: all build install deps test test-unit test-root test-suites fuzz bench demo demo-labs lint clean-labs kernel-lab-setup test-kernel
 
 all: build
 
@@ -39,9 +39,31 @@ bench: build
 	$(GO) run ./analysis/cmd/ackbench
 	$(GO) test -run '^$$' -bench 'Engine|Pipeline|Segment' -benchtime 2s ./tc/
 
-# The main job: build a lab, reach every host, run commands in nodes, tear down.
+# The main job: a whole experiment suite, end to end, with its verdict.
 demo: deps build
+	./$(BIN) test asym-mptcp --quick
+
+# A tour of labs by hand: build a lab, reach every host, run commands in
+# nodes, shape and verify links, tear down.
+demo-labs: deps build
 	./scripts/demo.sh ./$(BIN)
+
+# The quick profile of every built-in suite (what CI runs; ~9 min on two
+# cores). Each must pass its physics and behaviour checks; a suite that
+# fails is run once more (a busy machine can spoil one run) and fails the
+# target only if it fails again. Both verdicts are printed.
+SUITES ?= sack-reno asym-mptcp cc-mlo tack bufferbloat
+test-suites: build
+	@failed=""; for s in $(SUITES); do \
+	  echo "== emuctl test $$s --quick"; \
+	  if ! ./$(BIN) test $$s --quick --out results/ci; then \
+	    echo "== $$s failed; running it once more"; \
+	    ./$(BIN) test $$s --quick --out results/ci || failed="$$failed $$s"; \
+	  fi; \
+	done; \
+	./$(BIN) clean --check && echo "leak check: clean" || failed="$$failed leak-check"; \
+	if [ -n "$$failed" ]; then echo "test-suites: FAILED:$$failed (reports in results/ci/<suite>/latest/report.md)"; exit 1; fi; \
+	echo "test-suites: all passed"
 
 # Kernel lab: the tests that need sch_netem, the openvswitch datapath or
 # mac80211_hwsim run inside a QEMU VM booting Debian's stock kernel

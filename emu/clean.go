@@ -103,6 +103,12 @@ func Clean(all bool, log *slog.Logger) (*CleanReport, error) {
 	cleanRootExternals(labs, all, rep)
 	cleanOVS(rep, log) // OVS: rows and port devices of gone labs, idle embedded daemons (ovs_clean.go)
 	cleanDanglingHosts(rep)
+	if gone, errs := staleTraceInstances(true); len(gone) > 0 || len(errs) > 0 { // tracefs.go
+		rep.Errors = append(rep.Errors, errs...)
+		if len(errs) == 0 {
+			rep.Removed = append(rep.Removed, gone...)
+		}
+	}
 	if len(rep.Errors) > 0 {
 		return rep, errors.New(strings.Join(rep.Errors, "; "))
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/wifi"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -44,6 +45,17 @@ func Leaks() []string {
 		for _, l := range links {
 			if _, ok := labFromMarker(l.Attrs().Alias); ok {
 				out = append(out, "interface "+l.Attrs().Name+" ("+l.Attrs().Alias+")")
+			}
+		}
+	}
+	stale, _ := staleTraceInstances(false) // tracefs.go
+	out = append(out, stale...)
+	// Wi-Fi radios die with the namespace they are in; one named by emuctl
+	// in the root namespace would be a leak (wifi.go).
+	if ws, err := wifi.Wiphys(0); err == nil {
+		for _, w := range ws {
+			if strings.HasPrefix(w.Name, "emu.") {
+				out = append(out, "radio "+w.Name+" (mac80211_hwsim, root namespace)")
 			}
 		}
 	}

@@ -81,12 +81,8 @@ func Doctor() *Report {
 		r.Backends = append(r.Backends, Backend{"delay / jitter / loss / rate / queue", "userspace link engine", "no sch_netem: " + caps.Reasons["netem"]})
 	}
 	r.Backends = append(r.Backends, Backend{"switch (type: linux-bridge)", "Linux bridge in the switch's namespace", "always available"})
-	r.Backends = append(r.Backends, ovsBackends()...) // OVS: system or embedded, socket, datapath (ovs_doctor.go)
-	if hwsim {
-		r.Backends = append(r.Backends, Backend{"Wi-Fi", "not supported by this version", "Wi-Fi support is not built yet"})
-	} else {
-		r.Backends = append(r.Backends, Backend{"Wi-Fi", "unavailable", "no mac80211_hwsim in this kernel"})
-	}
+	r.Backends = append(r.Backends, ovsBackends()...)       // OVS: system or embedded, socket, datapath (ovs_doctor.go)
+	r.Backends = append(r.Backends, wifiBackends(hwsim)...) // Wi-Fi (wifi.go)
 	return r
 }
 

@@ -155,6 +155,7 @@ func (d *deployer) run(ctx context.Context) error {
 		{"externals", d.externals},
 		{"shaping", d.shaping},
 		{"ovs", d.ovsSwitches}, // OVS: ovs switches' bridges and ports (ovs.go)
+		{"wifi", d.wifiSetup},  // Wi-Fi: radios, hostapd, wpa_supplicant, association (wifi.go)
 		{"routes", d.routes},
 		{"sysctls", d.sysctls},
 		{"netcfg", d.netcfg},

@@ -32,6 +32,9 @@ func MaybeRunHelper() {
 		}
 		os.Exit(0)
 	}
+	if len(os.Args) >= 3 && os.Args[1] == respawnArg && os.Args[2] == "--" { // Wi-Fi daemons (respawn.go)
+		os.Exit(runRespawn(os.Args[3:]))
+	}
 	if len(os.Args) < 2 || os.Args[1] != helperArg {
 		return
 	}

@@ -43,6 +43,7 @@ func (d *deployer) externals(ctx context.Context) error {
 				es.Addrs = append(es.Addrs, a.IPNet.String())
 			}
 			es.Moved = true
+			es.Wiphy = wiphyOf(host) // Wi-Fi adapter: its radio moves (wifi_external.go)
 			d.stMu.Lock()
 			d.st.Externals = append(d.st.Externals, es)
 			d.stMu.Unlock()
@@ -55,7 +56,11 @@ func (d *deployer) externals(ctx context.Context) error {
 			if err := netlink.LinkSetAlias(l, extAlias(d.spec.Name, host)); err != nil {
 				return fmt.Errorf("host interface %s: %w", host, err)
 			}
-			if err := netlink.LinkSetNsFd(l, int(n.ns)); err != nil {
+			if es.Wiphy != "" {
+				if err := moveWiphy(es.Wiphy, int(hostNetns), int(n.ns)); err != nil {
+					return fmt.Errorf("host interface %s: move its radio %s into %s: %w", host, es.Wiphy, n.spec.Name, err)
+				}
+			} else if err := netlink.LinkSetNsFd(l, int(n.ns)); err != nil {
 				return fmt.Errorf("host interface %s: move into %s: %w", host, n.spec.Name, err)
 			}
 			d.log.Debug("external moved", "host", host, "node", n.spec.Name, "iface", ifc.Name)
@@ -102,13 +107,19 @@ func restoreExternal(lab, nsName string, es ExtState) error {
 	alias := extAlias(lab, es.HostName)
 	if h, err := netns.GetFromPath(NetnsDir + "/" + nsName); err == nil {
 		nh, herr := netlink.NewHandleAt(h, unix.NETLINK_ROUTE)
-		h.Close()
+		defer h.Close() // a Wi-Fi adapter's radio is moved out of it below
 		if herr == nil {
 			l := findByAlias(nh, alias)
 			if l != nil {
 				nh.LinkSetDown(l)
 				nh.LinkSetNoMaster(l)
-				if err := nh.LinkSetNsFd(l, int(rootNs)); err != nil {
+				var err error
+				if es.Wiphy != "" {
+					err = moveWiphy(es.Wiphy, int(h), int(rootNs))
+				} else {
+					err = nh.LinkSetNsFd(l, int(rootNs))
+				}
+				if err != nil {
 					nh.Close()
 					return fmt.Errorf("move %s back: %w", es.HostName, err)
 				}

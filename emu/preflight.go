@@ -73,9 +73,12 @@ func preflight(spec *topo.Spec, opt Options) error {
 			}
 			if err := checkExternal(n.Name, ifc, opt); err != nil {
 				errs = append(errs, err.Error())
+			} else if err := checkWirelessExternal(&n, ifc); err != nil { // Wi-Fi adapters (wifi_external.go)
+				errs = append(errs, err.Error())
 			}
 		}
 	}
+	errs = append(errs, wifiPreflight(spec)...) // Wi-Fi (wifi.go)
 	if err := netcfg.Preflight(spec, netcfg.PreflightOptions{ExtendAllowedCC: opt.ExtendAllowedCC}); err != nil {
 		errs = append(errs, strings.Split(err.Error(), "\n")...)
 	}

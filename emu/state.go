@@ -70,6 +70,10 @@ type ExtState struct {
 	Addrs    []string `json:"addrs"`
 	Master   string   `json:"master,omitempty"`
 	Moved    bool     `json:"moved"`
+	// Wiphy names the radio of a Wi-Fi adapter: a wireless interface
+	// cannot change namespace alone, so its whole wiphy is moved (and
+	// moved back) instead (wifi_external.go).
+	Wiphy string `json:"wiphy,omitempty"`
 }
 
 // Proc is a process emuctl started inside a node.

@@ -122,17 +122,24 @@ links:
 // goodput after warm; during runs once the flow is warm.
 func cubicFlow(t *testing.T, lab string, dst interface{ String() string }, dur, warm time.Duration, during func()) float64 {
 	t.Helper()
+	return tcpFlow(t, lab, "h1", "h2", dst, "cubic", dur, warm, during)
+}
+
+// tcpFlow runs one bulk TCP flow with congestion control cc from node from
+// to node to (listening on dst) and returns its goodput in bit/s after warm.
+func tcpFlow(t *testing.T, lab, from, to string, dst interface{ String() string }, cc string, dur, warm time.Duration, during func()) float64 {
+	t.Helper()
 	var ln net.Listener
-	if err := emu.InNode(lab, "h2", func() (err error) { ln, err = net.Listen("tcp", net.JoinHostPort(dst.String(), "0")); return }); err != nil {
+	if err := emu.InNode(lab, to, func() (err error) { ln, err = net.Listen("tcp", net.JoinHostPort(dst.String(), "0")); return }); err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
 	var conn net.Conn
-	err := emu.InNode(lab, "h1", func() (err error) {
+	err := emu.InNode(lab, from, func() (err error) {
 		d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 			var serr error
 			c.Control(func(fd uintptr) {
-				serr = unix.SetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION, "cubic")
+				serr = unix.SetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION, cc)
 			})
 			return serr
 		}}

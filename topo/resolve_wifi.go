@@ -248,6 +248,9 @@ func (r *resolver) resolveAP(rn *rawNode) *WiFiAP {
 	secLoc := firstLoc(w.secLoc, w.loc)
 	switch ap.Security {
 	case WiFiOpen:
+		if len(ap.Links) > 1 {
+			r.d.errorf(secLoc, "a multi-link AP needs security: wpa3 with a passphrase (802.11be multi-link is not allowed on open networks)")
+		}
 		if ap.Passphrase != "" {
 			r.d.errorf(w.passLoc, "a passphrase needs security: wpa2 or wpa3 (security is open)")
 		}
@@ -255,6 +258,9 @@ func (r *resolver) resolveAP(rn *rawNode) *WiFiAP {
 			r.d.errorf(secLoc, "the 6 GHz band allows only WPA3 (security: wpa3 with a passphrase), not open networks")
 		}
 	case WiFiWPA2, WiFiWPA3:
+		if ap.Security == WiFiWPA2 && len(ap.Links) > 1 {
+			r.d.errorf(secLoc, "a multi-link AP needs security: wpa3 (802.11be multi-link requires SAE with management frame protection; WPA2-PSK is refused by wpa_supplicant)")
+		}
 		if ap.Passphrase == "" {
 			r.d.errorf(secLoc, "security: %s needs a passphrase: (8-63 printable ASCII characters)", ap.Security)
 		} else if msg := checkPassphrase(ap.Passphrase); msg != "" {

@@ -1,8 +1,22 @@
-// Package wifi is the seed of emuctl's Wi-Fi emulation. Today it holds only
-// the kernel plumbing every Wi-Fi node needs: a minimal client for the
-// mac80211_hwsim generic netlink family (create and delete simulated radios
-// at run time, optionally MLO-capable) and the nl80211 call that moves a
-// radio (wiphy) into a node's network namespace.
+// Package wifi is emuctl's Wi-Fi plumbing: what the runtime needs to run
+// access points (hostapd) and stations (wpa_supplicant) on mac80211_hwsim
+// radios, one radio per node.
+//
+//   - hwsim.go, hwsim_nl80211.go, hwsim_probe.go: a minimal client for the
+//     mac80211_hwsim generic netlink family (create and delete simulated
+//     radios at run time, optionally MLO-capable; ProbeHwsim,
+//     ProbeHwsimMLO) and the nl80211 calls that move a radio (wiphy) into a
+//     node's network namespace and add an interface with a chosen name.
+//   - conf.go: hostapd and wpa_supplicant configuration files generated
+//     from the resolved topology (topo.WiFiAP, topo.WiFiStation), one file
+//     per link for multi-link (MLO) access points.
+//   - tools.go: which hostapd/wpa_supplicant are installed, their versions
+//     and build options (802.11ax/be, MLO, SAE), and what a given AP or
+//     station would lack.
+//   - ctrl.go: the daemons' control socket (STATUS and friends).
+//   - info.go: what nl80211 reports about an interface (type, SSID,
+//     channel, width, power) and its peers (signal, rates, counters), and
+//     the transmit power setting.
 //
 // Radios only hear each other when they were created from the same network
 // namespace (the same hwsim "netgroup"), so create every radio of a lab from
@@ -11,11 +25,14 @@
 // the namespace the radio is in to delete it.
 //
 // The package owns radios it creates and nothing else: it must not delete
-// radios by pattern, load kernel modules, start hostapd or wpa_supplicant
-// (that will come with the access-point/station layer), or log; it returns
-// errors, wrapping ErrNotSupported when the running kernel lacks a feature.
+// radios by pattern, load kernel modules, start or stop hostapd and
+// wpa_supplicant (the runtime does, with the files this package writes), or
+// log; it returns errors, wrapping ErrNotSupported when the running kernel
+// lacks a feature and ErrToolMissing when the installed daemons do.
 //
 // Kernels without mac80211_hwsim (such as emuctl's build/CI kernel) are
 // covered by the kernel lab: `make test-kernel` runs this package's tests in
-// a VM with Debian's kernel.
+// a VM with Debian's kernel, where TestLabWiFiModes associates a station
+// with an access point in modes g, n, ac and ax. Access points on 5 or
+// 6 GHz need wireless-regdb (regulatory.db) there as on any machine.
 package wifi

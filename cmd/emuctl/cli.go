@@ -123,7 +123,14 @@ func cliNet(s *topo.Spec, out io.Writer) {
 			if ifc.External != nil {
 				peer = "host:" + ifc.External.HostName
 			}
-			if i := strings.IndexByte(peer, ':'); i >= 0 && ifc.External == nil {
+			if ifc.Wireless { // Wi-Fi: the BSS it is part of
+				if n.AP != nil {
+					peer = "wifi:" + n.AP.SSID
+				} else if n.Station != nil {
+					peer = "wifi:" + n.Station.SSID
+				}
+			}
+			if i := strings.IndexByte(peer, ':'); i >= 0 && ifc.External == nil && !ifc.Wireless {
 				peer = peer[i+1:]
 			}
 			parts = append(parts, ifc.Name+":"+peer)

@@ -96,8 +96,13 @@ func printLab(st *emu.State, asJSON bool) error {
 	var nodes []nodeRow
 	var links []linkRow
 	for _, n := range st.Spec.Nodes {
-		r := nodeRow{Node: n.Name, Kind: string(n.Kind), Netns: topo.Namespace(st.Lab, n.Name)}
-		if n.Kind == topo.KindSwitch {
+		r := nodeRow{Node: n.Name, Kind: n.DisplayKind(), Netns: topo.Namespace(st.Lab, n.Name)}
+		switch {
+		case n.AP != nil:
+			r.Kind += "/" + n.AP.Mode + " " + n.AP.SSID
+		case n.Station != nil:
+			r.Kind += " -> " + n.Station.AP
+		case n.Kind == topo.KindSwitch:
 			r.Kind += "/" + n.SwitchType
 		}
 		for _, ifc := range n.Interfaces {
@@ -108,11 +113,15 @@ func printLab(st *emu.State, asJSON bool) error {
 	for _, l := range st.Spec.Links {
 		links = append(links, linkRow{A: l.A.String(), B: l.B.String()})
 	}
-	ovsInfo := emu.InspectOVS(st) // OVS: bridges, ports, QoS, queues (nil without ovs switches)
+	ovsInfo := emu.InspectOVS(st)  // OVS: bridges, ports, QoS, queues (nil without ovs switches)
+	wifiInfo := emu.WiFiStatus(st) // Wi-Fi: association, BSSID, frequency, peers (nil without Wi-Fi)
 	if asJSON {
 		out := map[string]any{"lab": st.Lab, "status": st.Status, "nodes": nodes, "links": links}
 		if ovsInfo != nil {
 			out["ovs"] = ovsInfo
+		}
+		if wifiInfo != nil {
+			out["wifi"] = wifiInfo
 		}
 		return json.NewEncoder(os.Stdout).Encode(out)
 	}
@@ -135,7 +144,33 @@ func printLab(st *emu.State, asJSON bool) error {
 	if st.OVS != nil {
 		printOVS(ovsInfo, st.OVS.Warning)
 	}
+	if wifiInfo != nil {
+		printWiFi(wifiInfo)
+	}
 	return nil
+}
+
+// printWiFi prints the Wi-Fi table of `emuctl ls LAB`.
+func printWiFi(ws []emu.WiFiNodeStatus) {
+	fmt.Println()
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WIFI	ROLE	IFACE	DAEMON	STATE	SSID	BSSID	FREQ	PEERS")
+	for _, w := range ws {
+		daemon := w.Daemon
+		if !w.Running {
+			daemon += " (not running)"
+		}
+		var peers []string
+		for _, p := range w.Peers {
+			peers = append(peers, fmt.Sprintf("%s %d dBm %.1f Mbit/s", p.MAC, p.SignalDBm, float64(p.TxBitrateKbps)/1000))
+		}
+		state := w.State
+		if w.Error != "" {
+			state += " (" + w.Error + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d MHz %s\t%s\n", w.Node, w.Role, w.Iface, daemon, state, w.SSID, w.BSSID, w.FreqMHz, w.Width, strings.Join(peers, "; "))
+	}
+	tw.Flush()
 }
 
 func newInspectCmd() *cobra.Command {
@@ -154,13 +189,13 @@ func newInspectCmd() *cobra.Command {
 			}
 			enc := json.NewEncoder(os.Stdout)
 			enc.SetIndent("", "  ")
-			if st.OVS != nil { // OVS: the live view (socket path, bridges, queue counters) beside the record
-				return enc.Encode(struct {
-					*emu.State
-					OVSLive *emu.OVSInfo `json:"ovs_live"`
-				}{st, emu.InspectOVS(st)})
-			}
-			return enc.Encode(st)
+			// the live views beside the record: OVS (socket path, bridges,
+			// queue counters) and Wi-Fi (association, BSSID, signal, bitrate)
+			return enc.Encode(struct {
+				*emu.State
+				OVSLive *emu.OVSInfo         `json:"ovs_live,omitempty"`
+				WiFi    []emu.WiFiNodeStatus `json:"wifi,omitempty"`
+			}{st, emu.InspectOVS(st), emu.WiFiStatus(st)})
 		},
 	}
 	return cmd

@@ -1,0 +1,682 @@
+package emu
+
+// Wi-Fi: mac80211_hwsim radios for access points and stations, hostapd and
+// wpa_supplicant inside the nodes, and the wireless hops' shaping.
+//
+// Every radio of a lab is created from the lab's own medium namespace
+// "<lab>._w" (marked like every lab namespace), so
+//   - the lab's radios share one hwsim netgroup and hear each other, and
+//     hear no radio of another lab or of the host;
+//   - a radio moved into a node namespace is destroyed by the kernel when
+//     that namespace goes (hwsim returns to init_net only radios created
+//     there): down, clean and a crash leave no radio behind.
+// Radios are named "emu.<lab>.<node>" (the wiphy name) and never touched by
+// name alone: deleting the lab's namespaces deletes them.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/wifi"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// wifiNetns is the lab's Wi-Fi medium namespace; node names start with a
+// letter, so it never collides with a node.
+func wifiNetns(lab string) string { return lab + "._w" }
+
+// radioName is the wiphy name of a node's radio (at most 64 bytes).
+func radioName(lab, node string) string {
+	s := "emu." + lab + "." + node
+	if len(s) > 64 { // keep it unique: a hash of the whole name at the end
+		h := fnv.New32a()
+		h.Write([]byte(s))
+		s = fmt.Sprintf("%s-%08x", s[:55], h.Sum32())
+	}
+	return s
+}
+
+// WiFiTimeout bounds how long up waits for access points to start and
+// stations to associate (EMUCTL_WIFI_TIMEOUT overrides it, e.g. 3m).
+func WiFiTimeout() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("EMUCTL_WIFI_TIMEOUT")); err == nil && d > 0 {
+		return d
+	}
+	return 90 * time.Second
+}
+
+// wifiPreflight checks, before anything changes, that this machine can run
+// the lab's Wi-Fi: the hwsim family, hostapd and wpa_supplicant able to do
+// each AP's mode, MLO where asked, and netem where a wireless hop is shaped.
+func wifiPreflight(spec *topo.Spec) []string {
+	if !spec.HasWiFi() {
+		return nil
+	}
+	var errs []string
+	if err := wifi.ProbeHwsim(); err != nil {
+		errs = append(errs, fmt.Sprintf("Wi-Fi nodes need mac80211_hwsim: %v (load it with `modprobe mac80211_hwsim radios=0`; emuctl creates the radios itself)", err))
+	}
+	tools := wifi.ProbeTools()
+	caps := tc.Probe()
+	for i := range spec.Nodes {
+		n := &spec.Nodes[i]
+		switch {
+		case n.AP != nil:
+			if err := tools.CheckAP(n.AP); err != nil {
+				errs = append(errs, fmt.Sprintf("%s: access point %s: %s", n.AP.Pos, n.Name, toolNeeds(err)))
+			}
+			if n.AP.MLO() {
+				if err := wifi.ProbeHwsimMLO(); err != nil {
+					errs = append(errs, fmt.Sprintf("%s: access point %s: multi-link needs hwsim MLO support: %v", n.AP.Pos, n.Name, err))
+				}
+			}
+		case n.Station != nil:
+			ap := spec.Node(n.Station.AP)
+			if ap != nil && ap.AP != nil {
+				if err := tools.CheckStation(n.Station, ap.AP); err != nil {
+					errs = append(errs, fmt.Sprintf("%s: station %s: %s", n.Station.Pos, n.Name, toolNeeds(err)))
+				}
+			}
+			if p := n.Station.Params; p != nil {
+				for _, d := range []topo.LinkParams{p.Dir(true), p.Dir(false)} {
+					impair := d.Delay > 0 || d.Jitter > 0 || d.Loss > 0 || d.GE != nil || d.Duplicate > 0 || d.Corrupt > 0
+					if impair && !caps.Netem {
+						errs = append(errs, fmt.Sprintf("%s: station %s: shaping a wireless hop with delay or loss needs sch_netem (%s)", n.Station.Pos, n.Name, caps.Reasons["netem"]))
+						break
+					}
+				}
+			}
+		}
+	}
+	// Downlink shaping is one qdisc on the AP's wireless egress: all
+	// stations of an AP that shape their downlink must agree.
+	for i := range spec.Nodes {
+		ap := spec.Nodes[i].AP
+		if ap == nil {
+			continue
+		}
+		var first string
+		var want topo.LinkParams
+		for _, s := range ap.Stations {
+			st := spec.Node(s).Station
+			if st.Params == nil {
+				continue
+			}
+			d := st.Params.Dir(false)
+			if first == "" {
+				first, want = s, d
+				continue
+			}
+			if d.String() != want.String() {
+				errs = append(errs, fmt.Sprintf("%s: stations %s and %s of access point %s shape their downlink (b->a) differently (%s vs %s): the downlink is shaped once, on the AP's wireless egress, so give the stations of one AP the same downlink (uplinks may differ)", st.Pos, first, s, spec.Nodes[i].Name, want.String(), d.String()))
+			}
+		}
+	}
+	return errs
+}
+
+// wifiSetup is the deploy phase for Wi-Fi nodes: radios, interfaces,
+// daemons, association, wireless shaping.
+func (d *deployer) wifiSetup(ctx context.Context) error {
+	if !d.spec.HasWiFi() {
+		return nil
+	}
+	mediumName := wifiNetns(d.spec.Name)
+	mh, mnh, err := createNamedNetns(mediumName, d.marker)
+	if err != nil {
+		return fmt.Errorf("wifi medium namespace: %w", err)
+	}
+	mnh.Close()
+	defer mh.Close()
+	d.stMu.Lock()
+	d.st.Namespaces = append(d.st.Namespaces, mediumName)
+	d.stMu.Unlock()
+	if err := d.save(); err != nil {
+		return err
+	}
+	hw, err := wifi.DialHwsim(int(mh))
+	if err != nil {
+		return fmt.Errorf("wifi: %w", err)
+	}
+	defer hw.Close()
+
+	var wnodes []*node
+	for _, n := range d.nodeList() {
+		if n.spec.AP != nil || n.spec.Station != nil {
+			wnodes = append(wnodes, n)
+		}
+	}
+	// Radios one at a time: the medium namespace then holds exactly the
+	// new radio's interface, which moves with its wiphy.
+	for _, n := range wnodes {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := d.createRadio(hw, int(mh), n); err != nil {
+			return err
+		}
+	}
+	if err := d.save(); err != nil {
+		return err
+	}
+	// Access points first, then stations, then wait for every station.
+	for _, n := range wnodes {
+		if n.spec.AP != nil {
+			if err := d.startHostapd(ctx, n); err != nil {
+				return err
+			}
+		}
+	}
+	if err := d.save(); err != nil {
+		return err
+	}
+	if err := d.waitAPs(ctx, wnodes); err != nil {
+		return err
+	}
+	for _, n := range wnodes {
+		if n.spec.Station != nil {
+			if err := d.startWpaSupplicant(n); err != nil {
+				return err
+			}
+		}
+	}
+	if err := d.save(); err != nil {
+		return err
+	}
+	if err := d.waitStations(ctx, wnodes); err != nil {
+		return err
+	}
+	return d.wirelessShaping(wnodes)
+}
+
+// wiFiDir is where a node's daemon configs, control sockets and logs live.
+func wifiDir(lab, node string) string { return filepath.Join(stateDir(lab), "wifi", node) }
+
+// createRadio makes the node's radio in the medium namespace, moves it into
+// the node and prepares its interface (name, MAC, marker, MTU, addresses,
+// tx power).
+func (d *deployer) createRadio(hw *wifi.Hwsim, mediumFd int, n *node) error {
+	name := radioName(d.spec.Name, n.spec.Name)
+	cfg := wifi.RadioConfig{Name: name, Channels: 1}
+	iface, txp := "", 0
+	if ap := n.spec.AP; ap != nil {
+		iface, txp = ap.Iface, ap.TxPowerMBm
+		if ap.MLO() {
+			cfg.Channels, cfg.MLO = uint32(len(ap.Links)), true
+		}
+	} else {
+		st := n.spec.Station
+		iface, txp = st.Iface, st.TxPowerMBm
+		if st.MLO {
+			ap := d.spec.Node(st.AP).AP
+			cfg.Channels, cfg.MLO = uint32(len(ap.Links)), true
+		}
+	}
+	if _, err := hw.NewRadio(cfg); err != nil {
+		return fmt.Errorf("node %s: create radio %s: %w", n.spec.Name, name, err)
+	}
+	w, err := wifi.WiphyByName(mediumFd, name)
+	if err != nil {
+		return fmt.Errorf("node %s: radio %s: %w", n.spec.Name, name, err)
+	}
+	if cfg.MLO && !w.MLO {
+		return fmt.Errorf("node %s: this kernel's mac80211_hwsim created radio %s without multi-link support (it predates HWSIM_ATTR_MLO_SUPPORT); MLO needs Linux ≥ 6.1 built with it", n.spec.Name, name)
+	}
+	if err := wifi.SetWiphyNetns(mediumFd, w.Index, int(n.ns)); err != nil {
+		return fmt.Errorf("node %s: move radio %s into %s: %w", n.spec.Name, name, n.nsName, err)
+	}
+	// The radio's interface is the one in the node that emuctl did not make.
+	links, err := n.h.LinkList()
+	if err != nil && !errors.Is(err, netlink.ErrDumpInterrupted) {
+		return fmt.Errorf("node %s: %w", n.spec.Name, err)
+	}
+	var l netlink.Link
+	for _, x := range links {
+		if x.Type() == "device" && x.Attrs().Name != "lo" && findIface(n.spec, x.Attrs().Name) == nil {
+			if l != nil {
+				return fmt.Errorf("node %s: more than one unknown interface after moving radio %s (%s, %s)", n.spec.Name, name, l.Attrs().Name, x.Attrs().Name)
+			}
+			l = x
+		}
+	}
+	if l == nil {
+		return fmt.Errorf("node %s: radio %s has no interface in %s after the move", n.spec.Name, name, n.nsName)
+	}
+	ifc := findIface(n.spec, iface)
+	if err := n.h.LinkSetDown(l); err != nil {
+		return fmt.Errorf("node %s: %w", n.spec.Name, err)
+	}
+	if err := n.h.LinkSetName(l, iface); err != nil {
+		return fmt.Errorf("node %s: rename %s to %s: %w", n.spec.Name, l.Attrs().Name, iface, err)
+	}
+	if err := n.h.LinkSetAlias(l, d.marker); err != nil {
+		return fmt.Errorf("node %s: %s: %w", n.spec.Name, iface, err)
+	}
+	if mac := parseMAC(ifc.MAC); mac != nil {
+		if err := n.h.LinkSetHardwareAddr(l, mac); err != nil {
+			return fmt.Errorf("node %s: %s: set MAC: %w", n.spec.Name, iface, err)
+		}
+	}
+	if ifc.MTU > 0 && ifc.MTU != l.Attrs().MTU {
+		if err := n.h.LinkSetMTU(l, ifc.MTU); err != nil {
+			return fmt.Errorf("node %s: %s: MTU %d: %w", n.spec.Name, iface, ifc.MTU, err)
+		}
+	}
+	for _, a := range ifc.Addrs {
+		addr := &netlink.Addr{IPNet: &net.IPNet{IP: a.Addr().AsSlice(), Mask: net.CIDRMask(a.Bits(), a.Addr().BitLen())}}
+		if err := n.h.AddrAdd(l, addr); err != nil {
+			return fmt.Errorf("node %s: %s: address %s: %w", n.spec.Name, iface, a, err)
+		}
+	}
+	n.setIndex(iface, l.Attrs().Index)
+	if n.spec.Station != nil {
+		// wpa_supplicant brings a station's interface up itself; up now so
+		// routes through it can be installed.
+		if err := n.h.LinkSetUp(l); err != nil {
+			return fmt.Errorf("node %s: %s up: %w", n.spec.Name, iface, err)
+		}
+	}
+	if txp > 0 {
+		if err := wifi.SetTxPower(int(n.ns), iface, txp); err != nil {
+			return fmt.Errorf("node %s: %s: tx power %d mBm: %w", n.spec.Name, iface, txp, err)
+		}
+	}
+	d.log.Debug("radio created", "node", n.spec.Name, "radio", name, "wiphy", w.Index, "iface", iface)
+	return nil
+}
+
+// startDaemon starts argv inside the node under the daemon keeper
+// (respawn.go: restarted when it exits, up to a burst) with its output in
+// logPath, and records the keeper, so down stops both.
+func (d *deployer) startDaemon(n *node, what string, argv []string, logPath string) error {
+	f, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cmd, err := Command(d.spec.Name, n.spec.Name, respawnArgv(argv))
+	if err != nil {
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr.Setsid = true
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("node %s: start %s: %w", n.spec.Name, what, err)
+	}
+	st, _ := procStart(cmd.Process.Pid)
+	d.stMu.Lock()
+	d.st.Procs = append(d.st.Procs, Proc{Node: n.spec.Name, PID: cmd.Process.Pid, Start: st, Command: strings.Join(argv, " "), Log: logPath})
+	d.stMu.Unlock()
+	go cmd.Wait() // reap; liveness is checked by pid
+	d.log.Debug("daemon started", "node", n.spec.Name, "what", what, "pid", cmd.Process.Pid)
+	return nil
+}
+
+func (d *deployer) startHostapd(ctx context.Context, n *node) error {
+	dir := wifiDir(d.spec.Name, n.spec.Name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	// one file per BSS: a multi-link AP has one per link, all given to
+	// one hostapd
+	files, err := wifi.HostapdConfigs(n.spec.AP, filepath.Join(dir, "ctrl"))
+	if err != nil {
+		return fmt.Errorf("access point %s: %w", n.spec.Name, err)
+	}
+	argv := []string{wifi.HostapdPath()}
+	for _, f := range files {
+		p := filepath.Join(dir, f.Name)
+		if err := os.WriteFile(p, f.Data, 0o600); err != nil {
+			return err
+		}
+		argv = append(argv, p)
+	}
+	return d.startDaemon(n, "hostapd", argv, filepath.Join(dir, "hostapd.log"))
+}
+
+// ctrlPath is the control socket of a node's daemon: the station's, the
+// AP's, or for a multi-link AP its first link's.
+func ctrlPath(lab string, n *topo.Node) string {
+	dir := filepath.Join(wifiDir(lab, n.Name), "ctrl")
+	if n.Station != nil {
+		return filepath.Join(dir, n.Station.Iface)
+	}
+	if n.AP.MLO() {
+		if p, err := wifi.FindCtrlSocket(filepath.Join(dir, "link0"), n.AP.Iface, 0); err == nil {
+			return p
+		}
+		return filepath.Join(dir, "link0", n.AP.Iface)
+	}
+	return filepath.Join(dir, n.AP.Iface)
+}
+
+func (d *deployer) startWpaSupplicant(n *node) error {
+	st := n.spec.Station
+	dir := wifiDir(d.spec.Name, n.spec.Name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	ap := d.spec.Node(st.AP).AP
+	conf, err := wifi.WpaSupplicantConfig(st, filepath.Join(dir, "ctrl"), wifi.APFreqs(ap))
+	if err != nil {
+		return fmt.Errorf("station %s: %w", n.spec.Name, err)
+	}
+	confPath := filepath.Join(dir, "wpa_supplicant.conf")
+	if err := os.WriteFile(confPath, conf, 0o600); err != nil {
+		return err
+	}
+	return d.startDaemon(n, "wpa_supplicant", []string{wifi.WpaSupplicantPath(), "-D", "nl80211", "-i", st.Iface, "-c", confPath},
+		filepath.Join(dir, "wpa_supplicant.log"))
+}
+
+// daemonProc finds the recorded daemon of a node.
+func (d *deployer) daemonProc(node, bin string) (Proc, bool) {
+	d.stMu.Lock()
+	defer d.stMu.Unlock()
+	for _, p := range d.st.Procs {
+		if p.Node == node && strings.Contains(p.Command, bin) {
+			return p, true
+		}
+	}
+	return Proc{}, false
+}
+
+// daemonFailure describes a daemon that exited or did not get ready.
+func daemonFailure(what, node string, p Proc, problem string) error {
+	tail, _ := os.ReadFile(p.Log)
+	return fmt.Errorf("%s %s: %s; last lines of %s:\n%s", what, node, problem, p.Log, indent(lastLines(string(tail), 12)))
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// waitAPs waits until every hostapd reports state=ENABLED.
+func (d *deployer) waitAPs(ctx context.Context, wnodes []*node) error {
+	return d.waitWiFi(ctx, wnodes, true)
+}
+
+// waitStations waits until every station reports wpa_state=COMPLETED.
+func (d *deployer) waitStations(ctx context.Context, wnodes []*node) error {
+	return d.waitWiFi(ctx, wnodes, false)
+}
+
+func (d *deployer) waitWiFi(ctx context.Context, wnodes []*node, aps bool) error {
+	deadline := time.Now().Add(WiFiTimeout())
+	pending := map[string]*node{}
+	for _, n := range wnodes {
+		if (n.spec.AP != nil) == aps {
+			pending[n.spec.Name] = n
+		}
+	}
+	t0 := time.Now()
+	for len(pending) > 0 {
+		for name, n := range pending {
+			bin, key, want := "wpa_supplicant", "wpa_state", "COMPLETED"
+			if aps {
+				bin, key, want = "hostapd", "state", "ENABLED"
+			}
+			p, ok := d.daemonProc(name, bin)
+			if !ok {
+				return fmt.Errorf("%s: no %s recorded", name, bin)
+			}
+			if !alive(p.PID, p.Start) || isZombie(p.PID) {
+				return daemonFailure(bin, name, p, "exited during start-up")
+			}
+			out, err := wifi.CtrlRequest(ctrlPath(d.spec.Name, n.spec), "STATUS", 2*time.Second)
+			if err == nil && wifi.ParseStatus(out)[key] == want {
+				d.log.Debug("wifi ready", "node", name, "what", bin, "after", time.Since(t0))
+				delete(pending, name)
+			}
+		}
+		if len(pending) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			var names []string
+			for name := range pending {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			n := pending[names[0]]
+			bin, what := "wpa_supplicant", "did not associate"
+			if aps {
+				bin, what = "hostapd", "did not enable the access point"
+			}
+			p, _ := d.daemonProc(n.spec.Name, bin)
+			err := daemonFailure(bin, n.spec.Name, p, fmt.Sprintf("%s within %v (EMUCTL_WIFI_TIMEOUT raises the limit); still waiting: %s", what, WiFiTimeout(), strings.Join(names, ", ")))
+			if !aps {
+				if ap, ok := d.daemonProc(n.spec.Station.AP, "hostapd"); ok {
+					tail, _ := os.ReadFile(ap.Log)
+					err = fmt.Errorf("%w\n  hostapd of %s, last lines:\n%s", err, n.spec.Station.AP, indent(lastLines(string(tail), 8)))
+				}
+			}
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// wirelessShaping puts each station's uplink on its wireless egress and the
+// AP's (agreed) downlink on the AP's wireless egress, as for wired links:
+// netem, or TBF for rate-only hops on kernels without netem.
+func (d *deployer) wirelessShaping(wnodes []*node) error {
+	caps := tc.Probe()
+	apply := func(n *node, iface string, p topo.LinkParams, rtt time.Duration) error {
+		link, err := n.h.LinkByName(iface)
+		if err != nil {
+			return fmt.Errorf("node %s: %w", n.spec.Name, err)
+		}
+		dir := toDir(p, rtt, link.Attrs().MTU)
+		if dir.IsZero() && dir.QueuePackets == 0 && dir.QueueBytes == 0 {
+			return nil
+		}
+		if err := dir.Validate(); err != nil {
+			return fmt.Errorf("node %s: %s: %w", n.spec.Name, iface, err)
+		}
+		var plan *tc.KernelPlan
+		if caps.Netem {
+			plan, err = tc.PlanKernel(dir, link.Attrs().MTU)
+		} else {
+			plan, err = tc.PlanShaper(dir, link.Attrs().MTU)
+		}
+		if err != nil {
+			return fmt.Errorf("node %s: %s: %w", n.spec.Name, iface, err)
+		}
+		if err := tc.ApplyKernel(n.ns, link, plan); err != nil {
+			return fmt.Errorf("node %s: %s: %w", n.spec.Name, iface, err)
+		}
+		d.log.Debug("wireless hop shaped", "node", n.spec.Name, "iface", iface, "dir", dir.String())
+		return nil
+	}
+	done := map[string]bool{}
+	for _, n := range wnodes {
+		st := n.spec.Station
+		if st == nil || st.Params == nil {
+			continue
+		}
+		up, down := st.Params.Dir(true), st.Params.Dir(false)
+		rtt := up.Delay + down.Delay
+		if err := apply(n, st.Iface, up, rtt); err != nil {
+			return err
+		}
+		if !done[st.AP] {
+			done[st.AP] = true
+			apn := d.nodes[st.AP]
+			if err := apply(apn, apn.spec.AP.Iface, down, rtt); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// WiFiNodeStatus is what inspect shows of a Wi-Fi node, read live from the
+// kernel (nl80211) and the node's daemon.
+type WiFiNodeStatus struct {
+	Node    string `json:"node"`
+	Role    string `json:"role"` // ap or station
+	Iface   string `json:"iface"`
+	Daemon  string `json:"daemon"`  // hostapd or wpa_supplicant
+	Running bool   `json:"running"` // the daemon answers on its control socket
+	// State is hostapd's state or wpa_supplicant's wpa_state.
+	State string `json:"state,omitempty"`
+	SSID  string `json:"ssid,omitempty"`
+	// BSSID is the AP's address (stations: the AP they are associated with).
+	BSSID   string `json:"bssid,omitempty"`
+	FreqMHz int    `json:"freq_mhz,omitempty"`
+	Width   string `json:"width,omitempty"`
+	// Stations (APs) or the AP (stations) as nl80211 reports them.
+	Peers []wifi.StationInfo `json:"peers,omitempty"`
+	// MLOLinks lists the active links of a multi-link association.
+	MLOLinks []string `json:"mlo_links,omitempty"`
+	Error    string   `json:"error,omitempty"`
+}
+
+// WiFiStatus reads the live Wi-Fi state of every AP and station of a lab.
+func WiFiStatus(st *State) []WiFiNodeStatus {
+	if st.Spec == nil || !st.Spec.HasWiFi() {
+		return nil
+	}
+	var out []WiFiNodeStatus
+	for i := range st.Spec.Nodes {
+		n := &st.Spec.Nodes[i]
+		if n.AP == nil && n.Station == nil {
+			continue
+		}
+		s := WiFiNodeStatus{Node: n.Name, Role: n.DisplayKind()}
+		key := "wpa_state"
+		if n.AP != nil {
+			s.Iface, s.Daemon, key = n.AP.Iface, "hostapd", "state"
+		} else {
+			s.Iface, s.Daemon = n.Station.Iface, "wpa_supplicant"
+		}
+		if out2, err := wifi.CtrlRequest(ctrlPath(st.Lab, n), "STATUS", time.Second); err == nil {
+			s.Running = true // the daemon answers on its control socket
+			kv := wifi.ParseStatus(out2)
+			s.State, s.SSID = kv[key], kv["ssid"]
+			if n.Station != nil {
+				s.BSSID = kv["bssid"]
+			} else {
+				s.BSSID = kv["bssid[0]"]
+			}
+			if s.SSID == "" {
+				s.SSID = kv["ssid[0]"]
+			}
+		}
+		fd, err := unix.Open(filepath.Join(NetnsDir, topo.Namespace(st.Lab, n.Name)), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			s.Error = err.Error()
+			out = append(out, s)
+			continue
+		}
+		if info, err := wifi.InterfaceInfo(fd, s.Iface); err == nil {
+			s.FreqMHz, s.Width = info.FreqMHz, info.Width
+			for _, l := range info.Links { // multi-link: every active link
+				s.MLOLinks = append(s.MLOLinks, fmt.Sprintf("link %d %s %d MHz %s", l.ID, l.MAC, l.FreqMHz, l.Width))
+			}
+		} else {
+			s.Error = err.Error()
+		}
+		if peers, err := wifi.Stations(fd, s.Iface); err == nil {
+			s.Peers = peers
+		} else if s.Error == "" {
+			s.Error = err.Error()
+		}
+		unix.Close(fd)
+		out = append(out, s)
+	}
+	return out
+}
+
+// wifiBackends is the Wi-Fi part of `emuctl doctor`: what runs APs and
+// stations here, which modes the installed daemons can do, and whether
+// multi-link (MLO) can work, naming what is missing.
+func wifiBackends(hwsim bool) []Backend {
+	if !hwsim {
+		return []Backend{{"Wi-Fi (kind: ap / station)", "unavailable", "no mac80211_hwsim in this kernel (`modprobe mac80211_hwsim radios=0` where the kernel has it; emuctl creates the radios itself); Wi-Fi labs are refused before anything changes"}}
+	}
+	t := wifi.ProbeTools()
+	desc := func(x wifi.Tool) string {
+		if x.Path == "" || x.Err != nil && x.Version == "" {
+			if x.Err != nil {
+				return x.Name + ": " + x.Err.Error()
+			}
+			return x.Name + ": not found"
+		}
+		var modes []string
+		modes = append(modes, "g", "n")
+		if x.VHT || x.Name == "wpa_supplicant" {
+			modes = append(modes, "ac")
+		}
+		if x.HE {
+			modes = append(modes, "ax")
+		}
+		if x.EHT {
+			modes = append(modes, "be")
+		}
+		sec := "open, wpa2"
+		if x.SAE {
+			sec += ", wpa3"
+		}
+		s := fmt.Sprintf("%s %s (%s)", x.Name, x.Version, x.Path)
+		if x.Name == "hostapd" {
+			s += "; modes " + strings.Join(modes, "/")
+		}
+		return s + "; security " + sec
+	}
+	out := []Backend{{"Wi-Fi (kind: ap / station)", "mac80211_hwsim radios (one per node, created over generic netlink) + hostapd / wpa_supplicant in the nodes",
+		desc(t.Hostapd) + "; " + desc(t.WpaSupplicant)}}
+	probe := &topo.WiFiAP{Mode: topo.WiFiModeBE, Security: topo.WiFiWPA3,
+		Channel: topo.WiFiChannel{Band: topo.Band24, Channel: 1, Width: 20, FreqMHz: 2412, CenterChannel: 1},
+		Links:   []topo.WiFiChannel{{Band: topo.Band24, Channel: 1, Width: 20, FreqMHz: 2412, CenterChannel: 1}, {Band: topo.Band5, Channel: 36, Width: 80, FreqMHz: 5180, CenterChannel: 42}}}
+	var why []string
+	if err := t.CheckAP(probe); err != nil {
+		why = append(why, toolNeeds(err))
+	}
+	if err := t.CheckStation(&topo.WiFiStation{MLO: true, Security: topo.WiFiWPA3}, probe); err != nil {
+		why = append(why, toolNeeds(err))
+	}
+	if err := wifi.ProbeHwsimMLO(); err != nil {
+		why = append(why, err.Error())
+	}
+	if len(why) == 0 {
+		out = append(out, Backend{"Wi-Fi multi-link (mode be, links:)", "MLD access points and stations", "hostapd, wpa_supplicant and mac80211_hwsim support it"})
+	} else {
+		out = append(out, Backend{"Wi-Fi multi-link (mode be, links:)", "unavailable: such labs are refused before anything changes", strings.Join(why, "; ")})
+	}
+	return out
+}
+
+// toolNeeds drops the "<ErrToolMissing>: access point NAME (POS): " prefix
+// of a wifi.Tools check error, for messages that name the node themselves.
+func toolNeeds(err error) string {
+	msg := err.Error()
+	if !errors.Is(err, wifi.ErrToolMissing) {
+		return msg
+	}
+	rest := strings.TrimPrefix(msg, wifi.ErrToolMissing.Error()+": ")
+	if i := strings.Index(rest, "): "); i >= 0 && strings.Count(rest[:i], " ") <= 3 {
+		return rest[i+3:]
+	}
+	if i := strings.Index(rest, ": "); i >= 0 {
+		return rest[i+2:]
+	}
+	return rest
+}

@@ -1,0 +1,62 @@
+package emu
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/wifi"
+)
+
+// On a kernel without mac80211_hwsim (this build machine) a Wi-Fi lab is
+// refused before anything changes, and the message says what is missing
+// and how to get it. (The Wi-Fi path itself runs in the kernel lab:
+// kernellab/wifi_emuctl_lab_test.go.)
+func TestWiFiRefusedWithoutHwsim(t *testing.T) {
+	needRoot(t)
+	if wifi.ProbeHwsim() == nil {
+		t.Skip("this kernel has mac80211_hwsim: the refusal path does not apply (the kernel lab covers the Wi-Fi path)")
+	}
+	spec, err := topo.LoadFile("../topologies/wifi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := topo.Rename(spec, "twifi"); err != nil {
+		t.Fatal(err)
+	}
+	before := Leaks()
+	_, err = Deploy(context.Background(), spec, Options{})
+	if err == nil {
+		Down("twifi", nil)
+		t.Fatal("a Wi-Fi lab came up on a kernel without mac80211_hwsim")
+	}
+	t.Logf("refused:\n%v", err)
+	for _, want := range []string{"nothing was changed", "mac80211_hwsim", "modprobe mac80211_hwsim radios=0"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not say %q", want)
+		}
+	}
+	if _, err := os.Stat(stateDir("twifi")); err == nil {
+		t.Error("a refused lab left its state dir")
+	}
+	if after := Leaks(); len(after) != len(before) {
+		t.Errorf("refused lab changed the machine: before %v after %v", before, after)
+	}
+}
+
+// Radio names carry the lab and node and fit nl80211's 64 bytes; the medium
+// namespace never collides with a node's.
+func TestWiFiNames(t *testing.T) {
+	if got := radioName("lab", "ap1"); got != "emu.lab.ap1" {
+		t.Errorf("radioName = %q", got)
+	}
+	long := radioName(strings.Repeat("l", 32), strings.Repeat("n", 64))
+	if len(long) != 64 || !strings.HasPrefix(long, "emu.") {
+		t.Errorf("long radio name %q (%d bytes)", long, len(long))
+	}
+	if wifiNetns("lab") != "lab._w" || topo.Namespace("lab", "_w") == "" {
+		t.Error("medium namespace name")
+	}
+}

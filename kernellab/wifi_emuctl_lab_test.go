@@ -1,0 +1,411 @@
+package kernellab
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/wifi"
+)
+
+// radioCount counts the wiphys the kernel has in the root namespace.
+func radioCount(t *testing.T) int {
+	ws, err := wifi.Wiphys(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ws)
+}
+
+// emuctl's Wi-Fi path end to end (topologies/wifi.yaml): an 802.11n WPA2
+// access point bridged to a wired server, two stations. Up waits for the
+// association; every node pings every other; TCP runs between the two
+// stations through the AP and from a station to the server; inspect data
+// comes from nl80211; down leaves no radio, daemon or namespace.
+func TestLabEmuctlWiFi(t *testing.T) {
+	RequireLab(t, "creates mac80211_hwsim radios")
+	err := wifi.ProbeHwsim()
+	Require(t, "mac80211_hwsim", err == nil, errString(err))
+	requireTools(t, "hostapd", "hostapd")
+	requireTools(t, "wpasupplicant", "wpa_supplicant")
+	spec, err := topo.LoadFile("../topologies/wifi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := topo.Rename(spec, "eklwifi"); err != nil {
+		t.Fatal(err)
+	}
+	lab := spec.Name
+	radios0 := radioCount(t)
+	t0 := time.Now()
+	st, err := emu.Deploy(context.Background(), spec, emu.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("up with 3 radios, hostapd and 2 wpa_supplicants, associated: %v", time.Since(t0).Round(time.Millisecond))
+	down := false
+	t.Cleanup(func() {
+		if !down {
+			emu.Down(lab, nil)
+		}
+	})
+	// nothing of the lab's radios is in the root namespace
+	if n := radioCount(t); n != radios0 {
+		t.Errorf("root namespace has %d radios, had %d before up", n, radios0)
+	}
+
+	res := emu.PingAll(context.Background(), st, 3, 3*time.Second)
+	for _, r := range res {
+		if !r.OK {
+			t.Errorf("ping %s -> %s (%s) failed", r.From, r.To, r.Addr)
+		}
+	}
+	t.Logf("pingall: %d pairs", len(res))
+
+	status := emu.WiFiStatus(st)
+	if len(status) != 3 {
+		t.Fatalf("WiFiStatus: %d entries, want 3: %+v", len(status), status)
+	}
+	byNode := map[string]emu.WiFiNodeStatus{}
+	for _, s := range status {
+		byNode[s.Node] = s
+		t.Logf("%s %s %s: state %s ssid %q bssid %s freq %d width %s peers %d err %q", s.Node, s.Role, s.Iface, s.State, s.SSID, s.BSSID, s.FreqMHz, s.Width, len(s.Peers), s.Error)
+		if !s.Running || s.FreqMHz != 2437 || s.Error != "" {
+			t.Errorf("%s: running %v freq %d (want 2437, channel 6) error %q", s.Node, s.Running, s.FreqMHz, s.Error)
+		}
+	}
+	ap := byNode["ap1"]
+	if ap.State != "ENABLED" || len(ap.Peers) != 2 {
+		t.Errorf("ap1: state %q, %d stations (want ENABLED, 2)", ap.State, len(ap.Peers))
+	}
+	apMAC := ""
+	for _, ifc := range spec.Node("ap1").Interfaces {
+		if ifc.Wireless {
+			apMAC = ifc.MAC
+		}
+	}
+	for _, sta := range []string{"sta1", "sta2"} {
+		s := byNode[sta]
+		if s.State != "COMPLETED" || !strings.EqualFold(s.BSSID, apMAC) || s.SSID != "emuctl-lab" || len(s.Peers) != 1 {
+			t.Errorf("%s: state %q bssid %q (AP %s) ssid %q peers %d", sta, s.State, s.BSSID, apMAC, s.SSID, len(s.Peers))
+			continue
+		}
+		p := s.Peers[0]
+		if !strings.EqualFold(p.MAC, apMAC) || p.TxBitrateKbps == 0 {
+			t.Errorf("%s: peer %+v, want the AP %s with a bitrate", sta, p, apMAC)
+		}
+	}
+
+	// the daemons' control sockets work through exec, as the README says
+	cmd, err := emu.Command(lab, "sta1", []string{"wpa_cli", "-p", "/run/emuctl/" + lab + "/wifi/sta1/ctrl", "-i", "sta1-wlan0", "status"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "wpa_state=COMPLETED") {
+		t.Errorf("wpa_cli status through exec: %v\n%s", err, out)
+	}
+
+	// TCP: station to station through the AP, and station to the wired server.
+	for _, f := range [][2]string{{"sta1", "sta2"}, {"sta2", "srv"}} {
+		dst, _ := emu.PrimaryAddr(spec.Node(f[1]))
+		g := tcpFlow(t, lab, f[0], f[1], dst, "cubic", 6*time.Second, 2*time.Second, nil)
+		t.Logf("TCP %s -> %s over hwsim: %.1f Mbit/s", f[0], f[1], g/1e6)
+		if g < 1e6 {
+			t.Errorf("TCP %s -> %s: %.2f Mbit/s, want > 1 Mbit/s", f[0], f[1], g/1e6)
+		}
+	}
+
+	// The keeper restarts a daemon that dies: kill sta1's wpa_supplicant,
+	// the station associates again.
+	var keeper emu.Proc
+	for _, p := range st.Procs {
+		if p.Node == "sta1" && strings.Contains(p.Command, "wpa_supplicant") {
+			keeper = p
+		}
+	}
+	child := childOf(t, keeper.PID)
+	if child <= 1 {
+		t.Fatalf("keeper %d (%s) has no single child", keeper.PID, keeper.Command)
+	}
+	if err := syscall.Kill(child, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	took := waitFor(t, 60*time.Second, "sta1 to associate again after its wpa_supplicant was killed", func() (bool, error) {
+		for _, s := range emu.WiFiStatus(st) {
+			if s.Node == "sta1" {
+				c := childOf(t, keeper.PID)
+				return s.State == "COMPLETED" && c > 1 && c != child, nil
+			}
+		}
+		return false, nil
+	})
+	logb, _ := os.ReadFile(keeper.Log)
+	t.Logf("wpa_supplicant pid %d killed; restarted and associated again after %v", child, took.Round(time.Millisecond))
+	if !strings.Contains(string(logb), "restarting") {
+		t.Errorf("the keeper's log does not record the restart:\n%s", logb)
+	}
+
+	var pids []int
+	for _, p := range st.Procs {
+		pids = append(pids, p.PID)
+	}
+	if err := emu.Down(lab, nil); err != nil {
+		t.Fatal(err)
+	}
+	down = true
+	for _, pid := range pids {
+		if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid))); err == nil && !zombie(pid) {
+			t.Errorf("daemon pid %d still running after down", pid)
+		}
+	}
+	// radios die with their namespaces; the kernel may take a moment
+	waitFor(t, 10*time.Second, "the lab's radios to disappear", func() (bool, error) {
+		ents, _ := os.ReadDir("/sys/class/ieee80211")
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "emu."+lab+".") {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if l := emu.Leaks(); len(l) > 0 {
+		t.Errorf("leaks after down: %v", l)
+	}
+}
+
+// A shaped wireless hop (topologies/sack-wifi.yaml: 802.11g, 54 Mbit/s,
+// 2 ms each way, 5 % uplink loss): the RTT floor is the two delays and the
+// uplink goodput stays under the hop's capacity.
+func TestLabEmuctlWiFiShaped(t *testing.T) {
+	RequireLab(t, "creates mac80211_hwsim radios")
+	err := wifi.ProbeHwsim()
+	Require(t, "mac80211_hwsim", err == nil, errString(err))
+	spec, err := topo.LoadFile("../topologies/sack-wifi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := topo.Rename(spec, "eklwshp"); err != nil {
+		t.Fatal(err)
+	}
+	lab := spec.Name
+	st, err := emu.Deploy(context.Background(), spec, emu.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := emu.Down(lab, nil); err != nil {
+			t.Error(err)
+		}
+	})
+	_ = st
+	dst, _ := emu.PrimaryAddr(spec.Node("srv"))
+	var rtts []time.Duration
+	lost := 0
+	for i := 0; i < 40; i++ {
+		if rtt, err := emu.Ping(context.Background(), lab, "sta1", dst, 2*time.Second); err == nil {
+			rtts = append(rtts, rtt)
+		} else {
+			lost++
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(rtts) < 20 {
+		t.Fatalf("only %d of 40 pings answered", len(rtts))
+	}
+	sort.Slice(rtts, func(i, j int) bool { return rtts[i] < rtts[j] })
+	t.Logf("RTT sta1 -> srv: floor %v median %v, %d of 40 lost (5 %% uplink loss configured)", rtts[0], rtts[len(rtts)/2], lost)
+	if rtts[0] < 4*time.Millisecond || rtts[0] > 15*time.Millisecond {
+		t.Errorf("RTT floor %v, want 4 ms (2 x 2 ms) .. 15 ms under emulation", rtts[0])
+	}
+	g := tcpFlow(t, lab, "sta1", "srv", dst, "reno", 8*time.Second, 2*time.Second, nil)
+	capacity := 54e6 * 1448 / 1514
+	t.Logf("TCP Reno sta1 -> srv with 5 %% loss: %.2f Mbit/s (capacity %.2f)", g/1e6, capacity/1e6)
+	if g > 1.02*capacity || g < 0.1e6 {
+		t.Errorf("goodput %.2f Mbit/s, want (0.1, %.2f]", g/1e6, 1.02*capacity/1e6)
+	}
+}
+
+// Multi-link: a mode-be AP with two links. With hostapd 2.10 (Debian 12)
+// up must refuse before changing anything, naming what is missing; with a
+// hostapd that can do it, the MLD station associates.
+func TestLabEmuctlWiFiMLO(t *testing.T) {
+	RequireLab(t, "creates mac80211_hwsim radios")
+	err := wifi.ProbeHwsim()
+	Require(t, "mac80211_hwsim", err == nil, errString(err))
+	spec, err := topo.Load("mlo.yaml", []byte(`name: eklmlo
+nodes:
+  ap1:
+    kind: ap
+    wifi:
+      mode: be
+      security: wpa3
+      passphrase: "multi link secret"
+      links: [{band: 2.4, channel: 1}, {band: 5, channel: 36, width: 80}]
+  sta1: {kind: station, wifi: {mlo: true}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := wifi.ProbeTools()
+	checkErr := tools.CheckAP(spec.Node("ap1").AP)
+	t.Logf("tools: %+v; CheckAP: %v", tools, checkErr)
+	for _, b := range emu.Doctor().Backends {
+		if strings.HasPrefix(b.Concern, "Wi-Fi") {
+			t.Logf("doctor: %s: %s (%s)", b.Concern, b.Uses, b.Why)
+			if strings.Contains(b.Concern, "multi-link") && (checkErr != nil) != strings.HasPrefix(b.Uses, "unavailable") {
+				t.Errorf("doctor says %q for multi-link while CheckAP says %v", b.Uses, checkErr)
+			}
+		}
+	}
+	radios0 := radioCount(t)
+	_, err = emu.Deploy(context.Background(), spec, emu.Options{})
+	if checkErr != nil {
+		if err == nil {
+			emu.Down("eklmlo", nil)
+			t.Fatalf("up succeeded although the tools cannot do MLO: %v", checkErr)
+		}
+		t.Logf("up refused, as it must with these tools:\n%v", err)
+		for _, want := range []string{"nothing was changed", "hostapd", "2.11"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error does not mention %q", want)
+			}
+		}
+		if n := radioCount(t); n != radios0 {
+			t.Errorf("refused up left radios: %d, had %d", n, radios0)
+		}
+		if l := emu.Leaks(); len(l) > 0 {
+			t.Errorf("refused up left: %v", l)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emu.Down("eklmlo", nil)
+	st, _ := emu.ReadState("eklmlo")
+	for _, s := range emu.WiFiStatus(st) {
+		t.Logf("%+v", s)
+	}
+}
+
+// childOf returns the one child process of pid (any of its threads may
+// have forked it), or -1.
+func childOf(t *testing.T, pid int) int {
+	tasks, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
+	if err != nil {
+		t.Fatalf("threads of %d: %v", pid, err)
+	}
+	var kids []string
+	for _, task := range tasks {
+		b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "task", task.Name(), "children"))
+		kids = append(kids, strings.Fields(string(b))...)
+	}
+	if len(kids) != 1 {
+		return -1
+	}
+	c, _ := strconv.Atoi(kids[0])
+	return c
+}
+
+// zombie reports whether pid is a zombie (exited, not yet reaped).
+func zombie(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
+// A real Wi-Fi adapter assigned to a node (opt-in): a radio created in the
+// root namespace stands in for the machine's card. Its wiphy moves into
+// the node with its interface (renamed, addressed, up) and comes back on
+// down under its own name, radio and all; a switch port or an adapter
+// whose radio carries another interface is refused before anything changes.
+func TestLabEmuctlWiFiAdapter(t *testing.T) {
+	RequireLab(t, "creates mac80211_hwsim radios")
+	err := wifi.ProbeHwsim()
+	Require(t, "mac80211_hwsim", err == nil, errString(err))
+	h, err := wifi.DialHwsim(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const phy = "emutest-card"
+	if _, err := h.NewRadio(wifi.RadioConfig{Name: phy, Channels: 1}); err != nil {
+		h.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := h.DelRadio(phy); err != nil {
+			t.Errorf("delete the stand-in card: %v", err)
+		}
+		h.Close()
+	})
+	var ifs []string
+	ents, _ := os.ReadDir("/sys/class/net")
+	for _, e := range ents {
+		if b, err := os.ReadFile("/sys/class/net/" + e.Name() + "/phy80211/name"); err == nil && strings.TrimSpace(string(b)) == phy {
+			ifs = append(ifs, e.Name())
+		}
+	}
+	if len(ifs) != 1 {
+		t.Fatalf("stand-in card %s: interfaces %v", phy, ifs)
+	}
+	host := ifs[0]
+	t.Logf("stand-in card: radio %s, interface %s", phy, host)
+
+	bad, err := topo.Load("bad.yaml", []byte("name: eklwad\nnodes:\n  s1: {kind: switch, interfaces: {p0: {external: "+host+"}}}\n  h1: {}\nlinks: [{endpoints: [h1, s1]}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := emu.Deploy(context.Background(), bad, emu.Options{AllowExternal: true}); err == nil || !strings.Contains(err.Error(), "cannot be a switch port") {
+		emu.Down("eklwad", nil)
+		t.Fatalf("a Wi-Fi adapter as a switch port: %v", err)
+	}
+
+	spec, err := topo.Load("adapter.yaml", []byte("name: eklwad\nnodes:\n  h1: {interfaces: {wl0: {external: "+host+", ip: 10.77.0.1/24}}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := emu.Deploy(context.Background(), spec, emu.Options{AllowExternal: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat("/sys/class/net/" + host); err == nil {
+		t.Errorf("%s is still in the root namespace after up", host)
+	}
+	if _, err := wifi.WiphyByName(0, phy); err == nil {
+		t.Errorf("radio %s is still in the root namespace after up", phy)
+	}
+	fd, err := os.Open(filepath.Join(emu.NetnsDir, "eklwad.h1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := wifi.InterfaceInfo(int(fd.Fd()), "wl0")
+	fd.Close()
+	if err != nil {
+		t.Errorf("the adapter in the node: %v", err)
+	} else {
+		t.Logf("in eklwad.h1: %s (wiphy %d, %s)", info.Name, info.Wiphy, info.Type)
+	}
+	if err := emu.Down("eklwad", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat("/sys/class/net/" + host); err != nil {
+		t.Errorf("%s did not come back to the root namespace under its name: %v", host, err)
+	}
+	if _, err := wifi.WiphyByName(0, phy); err != nil {
+		t.Errorf("radio %s did not come back: %v", phy, err)
+	}
+	if l := emu.Leaks(); len(l) > 0 {
+		t.Errorf("leaks: %v", l)
+	}
+}

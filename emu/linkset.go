@@ -232,7 +232,50 @@ func ShowLinks(lab string) ([]LinkInfo, error) {
 		}
 		out = append(out, li)
 	}
-	return out, nil
+	return append(out, wirelessHops(st)...), nil
+}
+
+// wirelessHops describes each station's wireless hop for ShowLinks (index
+// -1: `link set` does not change wireless hops): its shaping in force, the
+// interface states and the qdiscs on the station's and the AP's wireless
+// egress (wifi.go).
+func wirelessHops(st *State) []LinkInfo {
+	var out []LinkInfo
+	for i := range st.Spec.Nodes {
+		n := &st.Spec.Nodes[i]
+		if n.Station == nil {
+			continue
+		}
+		ap := st.Spec.Node(n.Station.AP)
+		li := LinkInfo{Index: -1, A: n.Name + ":" + n.Station.Iface, B: ap.Name + ":" + ap.AP.Iface, Backend: "none (wireless)"}
+		if p := n.Station.Params; p != nil {
+			up, down := p.Dir(true), p.Dir(false)
+			li.Backend = BackendNetem + " (wireless)"
+			li.AtoB, li.BtoA = toDir(up, up.Delay+down.Delay, 1500), toDir(down, up.Delay+down.Delay, 1500)
+		}
+		for k, ep := range []topo.Endpoint{{Node: n.Name, Iface: n.Station.Iface}, {Node: ap.Name, Iface: ap.AP.Iface}} {
+			state := "missing"
+			if ns, h, err := openNodeNS(topo.Namespace(st.Lab, ep.Node)); err == nil {
+				if link, err := h.LinkByName(ep.Iface); err == nil {
+					state = link.Attrs().OperState.String()
+					if n.Station.Params != nil {
+						if s, err := tc.ReadBack(ns, link); err == nil {
+							li.Qdiscs = append(li.Qdiscs, ep.String()+": "+s)
+						}
+					}
+				}
+				h.Close()
+				ns.Close()
+			}
+			if k == 0 {
+				li.StateA = state
+			} else {
+				li.StateB = state
+			}
+		}
+		out = append(out, li)
+	}
+	return out
 }
 
 var _ = netlink.OperUp

@@ -45,6 +45,22 @@ func TestLabEmuctlWiFi(t *testing.T) {
 	}
 	lab := spec.Name
 	radios0 := radioCount(t)
+	// a failure after the Wi-Fi phase rolls back radios and daemons too
+	if _, err := emu.Deploy(context.Background(), spec, emu.Options{FaultAt: "routes"}); err == nil || !strings.Contains(err.Error(), "injected fault") {
+		t.Fatalf("deploy with a fault after the wifi phase: %v", err)
+	}
+	waitFor(t, 10*time.Second, "the rolled-back lab's radios to disappear", func() (bool, error) {
+		ents, _ := os.ReadDir("/sys/class/ieee80211")
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "emu.") {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if l := emu.Leaks(); len(l) > 0 {
+		t.Fatalf("rollback after the wifi phase left: %v", l)
+	}
 	t0 := time.Now()
 	st, err := emu.Deploy(context.Background(), spec, emu.Options{})
 	if err != nil {
@@ -206,6 +222,20 @@ func TestLabEmuctlWiFiShaped(t *testing.T) {
 		}
 	})
 	_ = st
+	links, err := emu.ShowLinks(lab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hop *emu.LinkInfo
+	for i := range links {
+		if links[i].Index == -1 {
+			hop = &links[i]
+		}
+	}
+	if hop == nil || len(hop.Qdiscs) != 2 || !strings.Contains(strings.Join(hop.Qdiscs, " "), "netem") || hop.StateA != "up" {
+		t.Fatalf("link show: wireless hop %+v", hop)
+	}
+	t.Logf("link show, wireless hop %s <-> %s:\n%s", hop.A, hop.B, strings.Join(hop.Qdiscs, "\n"))
 	dst, _ := emu.PrimaryAddr(spec.Node("srv"))
 	var rtts []time.Duration
 	lost := 0

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -54,16 +55,16 @@ func newLinkShowCmd(lab *string) *cobra.Command {
 					eng = fmt.Sprintf("%d,%d,%d / %d,%d,%d", s.AToB.OutPackets, s.AToB.LossDrops, s.AToB.QueueDrops,
 						s.BToA.OutPackets, s.BToA.LossDrops, s.BToA.QueueDrops)
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\n", l.Index, l.A, l.B, l.StateA, l.StateB, l.Backend,
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\n", linkLabel(l.Index), l.A, l.B, l.StateA, l.StateB, l.Backend,
 					dirOrDash(l.AtoB), dirOrDash(l.BtoA), eng)
 			}
 			tw.Flush()
 			for _, l := range links {
 				if l.Warning != "" {
-					fmt.Printf("warning: link %d: %s\n", l.Index, l.Warning)
+					fmt.Printf("warning: link %s: %s\n", linkLabel(l.Index), l.Warning)
 				}
 				for _, q := range l.Qdiscs {
-					fmt.Printf("link %d %s\n", l.Index, q)
+					fmt.Printf("link %s %s\n", linkLabel(l.Index), q)
 				}
 			}
 			return nil
@@ -200,4 +201,13 @@ func newLinkUpDownCmd(lab *string, up bool) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// linkLabel is a link's index, or "wifi" for a wireless hop (which `link
+// set` does not address).
+func linkLabel(i int) string {
+	if i < 0 {
+		return "wifi"
+	}
+	return strconv.Itoa(i)
 }

@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/netcfg"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/wifi"
+	"github.com/vishvananda/netns"
 )
 
 // radioCount counts the wiphys the kernel has in the root namespace.
@@ -437,5 +439,69 @@ func TestLabEmuctlWiFiAdapter(t *testing.T) {
 	}
 	if l := emu.Leaks(); len(l) > 0 {
 		t.Errorf("leaks: %v", l)
+	}
+}
+
+// Multihoming: a station with Wi-Fi and a wired link runs MPTCP over both
+// (the bridged AP and the wired link meet at a router in front of the
+// server): two subflows, one per interface, both carry data.
+func TestLabEmuctlWiFiMPTCP(t *testing.T) {
+	RequireLab(t, "creates mac80211_hwsim radios")
+	err := wifi.ProbeHwsim()
+	Require(t, "mac80211_hwsim", err == nil, errString(err))
+	spec, err := topo.Load("mpwifi.yaml", []byte(`name: eklmpw
+nodes:
+  srv: {mptcp: {limits: {subflows: 2}}}
+  r1: {kind: router}
+  ap1: {kind: ap, wifi: {ssid: mpw, mode: n, channel: 1, passphrase: "wifi plus wire"}}
+  sta1:
+    kind: station
+    wifi: {ap: ap1}
+    mptcp:
+      limits: {subflows: 2}
+      endpoints: [{interface: sta1-wlan0, flags: [subflow]}]
+links:
+  - {endpoints: [sta1, r1], link: {rate: 5mbit}}
+  - {endpoints: [ap1, r1]}
+  - {endpoints: [r1, srv]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := emu.Deploy(context.Background(), spec, emu.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := emu.Down("eklmpw", nil); err != nil {
+			t.Error(err)
+		}
+	})
+	open := func(node string) netns.NsHandle {
+		h, err := netns.GetFromPath(filepath.Join(emu.NetnsDir, topo.Namespace("eklmpw", node)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close() })
+		return h
+	}
+	dst, _ := emu.PrimaryAddr(spec.Node("srv"))
+	res, err := netcfg.CheckMPTCP(context.Background(), open("sta1"), open("srv"), netcfg.CheckOptions{Server: dst, Duration: 5 * time.Second, Expect: 2})
+	if res != nil {
+		for _, sf := range res.Subflows {
+			t.Logf("subflow %d %s (%s) -> %s: %d bytes acked, rtt %v, established %v", sf.ID, sf.Local, sf.Interface, sf.Remote, sf.BytesAcked, sf.RTT, sf.Established)
+		}
+		t.Logf("MPTCP %v, %d subflows at once, goodput %.2f Mbit/s", res.MPTCP, res.MaxSubflows, res.Goodput/1e6)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[string]bool{}
+	for _, sf := range res.Subflows {
+		if sf.BytesAcked > 0 {
+			used[sf.Interface] = true
+		}
+	}
+	if !used["sta1-eth0"] || !used["sta1-wlan0"] {
+		t.Errorf("data went over %v, want both sta1-eth0 (wired) and sta1-wlan0 (Wi-Fi)", used)
 	}
 }

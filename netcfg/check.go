@@ -258,7 +258,9 @@ func isTimeout(err error) bool {
 
 func subflows(c *net.TCPConn) ([]Subflow, error) {
 	var sfs []sockinfo.Subflow
-	err := withFD(c, func(fd int) (err error) { _, sfs, err = sockinfo.ReadFullInfo(fd); return err })
+	// MPTCP_FULL_INFO on 6.5+, else MPTCP_TCPINFO with MPTCP_SUBFLOW_ADDRS
+	// (5.17+, e.g. Debian 12's 6.1)
+	err := withFD(c, func(fd int) (err error) { _, sfs, err = sockinfo.ReadSubflows(fd); return err })
 	var out []Subflow
 	for i := range sfs {
 		ti := &sfs[i].TCPInfo

@@ -287,6 +287,11 @@ func gateway(node *topo.Node, ifc topo.Interface, a netip.Prefix, spec *topo.Spe
 	// other ports' peers, breadth first.
 	seen := map[string]bool{node.Name: true}
 	queue := []string{ifc.Peer}
+	if ifc.Wireless && node.Station != nil { // Wi-Fi: the segment starts at the AP
+		if ap := spec.Node(node.Station.AP); ap != nil && ap.AP != nil {
+			queue = []string{ap.Name + ":" + ap.AP.Iface}
+		}
+	}
 	for len(queue) > 0 {
 		peer := queue[0]
 		queue = queue[1:]

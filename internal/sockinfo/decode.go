@@ -173,3 +173,28 @@ func sockaddr(b [128]byte) netip.AddrPort {
 	}
 	return netip.AddrPort{}
 }
+
+// sizeofSubflowAddrs is struct mptcp_subflow_addrs: two sockaddr_storage
+// (local, remote).
+const sizeofSubflowAddrs = 256
+
+// decodeSubflowAddrs decodes an MPTCP_SUBFLOW_ADDRS answer b: the
+// mptcp_subflow_data header, then one local/remote pair per subflow at
+// the stride size_user, in the kernel's subflow order (as MPTCP_TCPINFO).
+func decodeSubflowAddrs(b []byte) ([][2]netip.AddrPort, error) {
+	if len(b) < subflowDataLen {
+		return nil, fmt.Errorf("MPTCP_SUBFLOW_ADDRS: short answer (%d bytes)", len(b))
+	}
+	num := int(binary.NativeEndian.Uint32(b[4:]))
+	sizeUser := int(binary.NativeEndian.Uint32(b[12:]))
+	if sizeUser < sizeofSubflowAddrs {
+		return nil, fmt.Errorf("MPTCP_SUBFLOW_ADDRS: kernel reported element size %d", sizeUser)
+	}
+	n := min((len(b)-subflowDataLen)/sizeUser, num)
+	out := make([][2]netip.AddrPort, n)
+	for i := range out {
+		off := subflowDataLen + i*sizeUser
+		out[i] = [2]netip.AddrPort{sockaddr([128]byte(b[off : off+128])), sockaddr([128]byte(b[off+128 : off+256]))}
+	}
+	return out, nil
+}

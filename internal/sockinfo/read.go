@@ -3,6 +3,7 @@ package sockinfo
 import (
 	"encoding/binary"
 	"errors"
+	"net/netip"
 	"runtime"
 	"unsafe"
 
@@ -14,6 +15,7 @@ import (
 const (
 	optInfo     = 1 // struct mptcp_info (5.16+)
 	optTCPInfo  = 2 // mptcp_subflow_data + tcp_info[] (5.16+)
+	optAddrs    = 3 // mptcp_subflow_data + mptcp_subflow_addrs[] (5.17+)
 	optFullInfo = 4 // struct mptcp_full_info (6.5+)
 )
 
@@ -110,7 +112,28 @@ func ReadSubflows(fd int) (*MPTCPInfo, []Subflow, error) {
 	for i := range tis {
 		sfs[i] = Subflow{ID: uint32(i + 1), TCPInfo: tis[i]}
 	}
+	// MPTCP_SUBFLOW_ADDRS (5.17+) lists the same subflows in the same
+	// order with their addresses; a subflow added or closed between the
+	// two calls makes the lists disagree, and then addresses are left out.
+	if addrs, err := readSubflowAddrs(fd); err == nil && len(addrs) == len(sfs) {
+		for i := range sfs {
+			sfs[i].Local, sfs[i].Remote = addrs[i][0], addrs[i][1]
+		}
+	}
 	return mi, sfs, nil
+}
+
+// readSubflowAddrs reads MPTCP_SUBFLOW_ADDRS: each subflow's local and
+// remote address.
+func readSubflowAddrs(fd int) ([][2]netip.AddrPort, error) {
+	buf := make([]byte, subflowDataLen+maxSubflows*sizeofSubflowAddrs)
+	binary.NativeEndian.PutUint32(buf[0:], subflowDataLen)
+	binary.NativeEndian.PutUint32(buf[12:], sizeofSubflowAddrs)
+	l := uint32(len(buf))
+	if err := getsockopt(fd, unix.SOL_MPTCP, optAddrs, unsafe.Pointer(&buf[0]), &l); err != nil {
+		return nil, mapFallback(err)
+	}
+	return decodeSubflowAddrs(buf[:min(int(l), len(buf))])
 }
 
 // readSubflowData reads MPTCP_TCPINFO: one tcp_info per subflow.

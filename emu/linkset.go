@@ -97,7 +97,7 @@ func SetLink(lab string, i int, dir string, change func(*tc.Dir)) (*LinkState, e
 			ep topo.Endpoint
 			d  tc.Dir
 		}{{l.A, a}, {l.B, b}} {
-			if err := applyKernelEnd(lab, end.ep, ls.Backend, end.d); err != nil {
+			if err := applyKernelEnd(st, end.ep, ls.Backend, end.d); err != nil {
 				return nil, err
 			}
 		}
@@ -110,14 +110,14 @@ func SetLink(lab string, i int, dir string, change func(*tc.Dir)) (*LinkState, e
 	return &ls, nil
 }
 
-func applyKernelEnd(lab string, ep topo.Endpoint, backend string, d tc.Dir) error {
-	ns, h, err := openNodeNS(topo.Namespace(lab, ep.Node))
+func applyKernelEnd(st *State, ep topo.Endpoint, backend string, d tc.Dir) error {
+	ns, h, name, err := openEnd(st, ep) // an ovs switch's port is in the root namespace
 	if err != nil {
 		return err
 	}
 	defer ns.Close()
 	defer h.Close()
-	link, err := h.LinkByName(ep.Iface)
+	link, err := h.LinkByName(name)
 	if err != nil {
 		return fmt.Errorf("%s: %w", ep, err)
 	}
@@ -145,11 +145,11 @@ func SetLinkState(lab string, i int, up bool) error {
 	}
 	l := st.Spec.Links[i]
 	for _, ep := range []topo.Endpoint{l.A, l.B} {
-		ns, h, err := openNodeNS(topo.Namespace(lab, ep.Node))
+		ns, h, name, err := openEnd(st, ep)
 		if err != nil {
 			return err
 		}
-		link, err := h.LinkByName(ep.Iface)
+		link, err := h.LinkByName(name)
 		if err == nil {
 			if up {
 				err = h.LinkSetUp(link)
@@ -212,8 +212,8 @@ func ShowLinks(lab string) ([]LinkInfo, error) {
 		}
 		for k, ep := range []topo.Endpoint{l.A, l.B} {
 			state := "missing"
-			if ns, h, err := openNodeNS(topo.Namespace(lab, ep.Node)); err == nil {
-				if link, err := h.LinkByName(ep.Iface); err == nil {
+			if ns, h, name, err := openEnd(st, ep); err == nil {
+				if link, err := h.LinkByName(name); err == nil {
 					state = link.Attrs().OperState.String()
 					if li.Backend == BackendNetem || li.Backend == BackendShaper {
 						if s, err := tc.ReadBack(ns, link); err == nil {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -97,7 +96,7 @@ func Verify(ctx context.Context, lab string, opt VerifyOptions) ([]DirResult, er
 			}
 			r := DirResult{Link: i, Name: ls.Name, Dir: dir.name, Backend: ls.Backend,
 				WantDelay: dir.want.Delay, WantRate: dir.want.Rate, WantLoss: effectiveLoss(dir.want)}
-			if err := measureDir(lab, dir.from, dir.to, dir.want, opt, &r); err != nil {
+			if err := measureDir(st, dir.from, dir.to, dir.want, opt, &r); err != nil {
 				r.Problems = append(r.Problems, "measurement failed: "+err.Error())
 			}
 			out = append(out, r)
@@ -126,15 +125,16 @@ type probeSock struct {
 	mac   net.HardwareAddr
 }
 
-func openProbe(lab string, ep topo.Endpoint) (*probeSock, error) {
-	h, err := netns.GetFromPath(filepath.Join(NetnsDir, topo.Namespace(lab, ep.Node)))
+func openProbe(st *State, ep topo.Endpoint) (*probeSock, error) {
+	path, name := EndpointNetns(st, ep.Node, ep.Iface) // an ovs switch's port is in the root namespace
+	h, err := netns.GetFromPath(path)
 	if err != nil {
 		return nil, err
 	}
 	defer h.Close()
 	var ps probeSock
 	err = do(h, func() error {
-		ifc, err := net.InterfaceByName(ep.Iface)
+		ifc, err := net.InterfaceByName(name)
 		if err != nil {
 			return err
 		}
@@ -232,13 +232,13 @@ func (p *probeSock) collect(stop <-chan struct{}, quiet time.Duration) []arrival
 	}
 }
 
-func measureDir(lab string, from, to topo.Endpoint, want tc.Dir, opt VerifyOptions, r *DirResult) error {
-	tx, err := openProbe(lab, from)
+func measureDir(st *State, from, to topo.Endpoint, want tc.Dir, opt VerifyOptions, r *DirResult) error {
+	tx, err := openProbe(st, from)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(tx.fd)
-	rx, err := openProbe(lab, to)
+	rx, err := openProbe(st, to)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/emuctl/emuctl/capture"
 	"github.com/emuctl/emuctl/capture/packet"
 	"github.com/emuctl/emuctl/emu"
-	"github.com/emuctl/emuctl/topo"
 	"github.com/spf13/cobra"
 )
 
@@ -68,7 +66,8 @@ of TCP/IPv4 packets and keeps long captures small.
 				}
 				return fmt.Errorf("lab %s has no node %q (nodes: %s)", st.Lab, node, strings.Join(names, ", "))
 			}
-			nsPath := filepath.Join(emu.NetnsDir, topo.Namespace(st.Lab, node))
+			// an ovs switch's port lives in the root namespace under emuctl's port name
+			nsPath, ifname := emu.EndpointNetns(st, node, iface)
 			var w io.Writer = cmd.OutOrStdout()
 			if out != "-" {
 				f, err := os.Create(out)
@@ -84,7 +83,7 @@ of TCP/IPv4 packets and keeps long captures small.
 				Ready: func() {
 					fmt.Fprintf(cmd.ErrOrStderr(), "capturing on %s:%s (%s), Ctrl-C to stop\n", node, iface, describe(flt))
 				}}
-			stats, err := capture.Capture(ctx, nsPath, iface, o, w)
+			stats, err := capture.Capture(ctx, nsPath, ifname, o, w)
 			if err != nil {
 				return err
 			}

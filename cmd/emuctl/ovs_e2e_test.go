@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,6 +26,19 @@ func TestOVSUpLinearE2E(t *testing.T) {
 	show := must(t, run(t, "", "exec", "-l", "tove2e", "s2", "--", "ovs-ofctl", "show", "s2"), "ovs-ofctl show s2")
 	if !strings.Contains(show.stdout, "dpid:0000000000000002") {
 		t.Errorf("ovs-ofctl show s2 inside s2:\n%s", show.stdout)
+	}
+	// capture on a switch port (in the root namespace under emuctl's port
+	// name) while h1 pings h3 across it
+	pcap := filepath.Join(t.TempDir(), "s1.pcapng")
+	pinger := exec.Command(bin, "exec", "-l", "tove2e", "h1", "--", "ping", "-c", "8", "-i", "0.25", "h3")
+	if err := pinger.Start(); err != nil {
+		t.Fatal(err)
+	}
+	must(t, run(t, "", "capture", "-l", "tove2e", "s1:s1-eth1", "--filter", "icmp", "-c", "4", "-d", "5s", "-w", pcap), "capture on an ovs port")
+	pinger.Wait()
+	acks := run(t, "", "capture", "acks", pcap)
+	if fi, err := os.Stat(pcap); err != nil || fi.Size() < 200 {
+		t.Errorf("capture on s1:s1-eth1 wrote %v (%v); capture acks: %s %s", fi, err, acks.stdout, acks.stderr)
 	}
 	ls := must(t, run(t, "", "ls", "tove2e"), "ls")
 	for _, want := range []string{"switch/ovs", "OVS: ", "db unix:", "s1:s1-eth1", "OVS_RUNDIR="} {

@@ -48,6 +48,7 @@ func Leaks() []string {
 			}
 		}
 	}
+	out = append(out, ovsLeaks()...)       // OVS rows with a marker (ovs_clean.go)
 	stale, _ := staleTraceInstances(false) // tracefs.go
 	out = append(out, stale...)
 	// Wi-Fi radios die with the namespace they are in; one named by emuctl

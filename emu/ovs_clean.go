@@ -131,3 +131,41 @@ func rootLinks() []netlink.Link {
 	links, _ := h.LinkList()
 	return links
 }
+
+// ovsLeaks lists, for Leaks, the Open vSwitch rows that carry an emuctl
+// marker, per database that answers (the system one and emuctl's
+// embedded one), as "open vswitch rows of LAB (ENDPOINT)".
+func ovsLeaks() []string {
+	var eps []string
+	if ep, _ := systemOVSDB(); fileExists(socketPath(ep)) {
+		eps = append(eps, ep)
+	}
+	if e := embeddedOVS(); len(e.Running()) > 0 {
+		eps = append(eps, e.Endpoint())
+	}
+	var out []string
+	for _, ep := range eps {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		c, err := ovs.Dial(ctx, ep)
+		cancel()
+		if err != nil {
+			continue
+		}
+		markers, err := c.Markers(context.Background())
+		c.Close()
+		if err != nil {
+			continue
+		}
+		var labs []string
+		for m := range markers {
+			if lab, ok := labFromMarker(m); ok {
+				labs = append(labs, lab)
+			}
+		}
+		sort.Strings(labs)
+		for _, lab := range labs {
+			out = append(out, fmt.Sprintf("open vswitch rows of %s (%s)", lab, ep))
+		}
+	}
+	return out
+}

@@ -24,6 +24,10 @@ links:
 `)
 	st := up(t, spec, Options{})
 	requirePingAll(t, st)
+	// clean --check (Leaks) lists the lab's OVS rows while they exist
+	if l := strings.Join(Leaks(), "\n"); !strings.Contains(l, "open vswitch rows of tove") {
+		t.Errorf("Leaks does not list the lab's OVS rows:\n%s", l)
+	}
 
 	res, err := Verify(context.Background(), "tove", VerifyOptions{LossProbes: 500})
 	if err != nil {

@@ -392,10 +392,16 @@ func (d *deployer) daemonProc(node, bin string) (Proc, bool) {
 	return Proc{}, false
 }
 
-// daemonFailure describes a daemon that exited or did not get ready.
+// daemonFailure describes a daemon that exited or did not get ready, with
+// its last log lines (the log itself goes with the lab's state dir when
+// the deploy rolls back).
 func daemonFailure(what, node string, p Proc, problem string) error {
 	tail, _ := os.ReadFile(p.Log)
-	return fmt.Errorf("%s %s: %s; last lines of %s:\n%s", what, node, problem, p.Log, indent(lastLines(string(tail), 12)))
+	lines := strings.TrimSpace(lastLines(string(tail), 12))
+	if lines == "" {
+		return fmt.Errorf("%s %s: %s; %s had logged nothing yet", what, node, problem, what)
+	}
+	return fmt.Errorf("%s %s: %s; its last log lines:\n%s", what, node, problem, indent(lines))
 }
 
 func indent(s string) string {
@@ -459,7 +465,7 @@ func (d *deployer) waitWiFi(ctx context.Context, wnodes []*node, aps bool) error
 			if !aps {
 				if ap, ok := d.daemonProc(n.spec.Station.AP, "hostapd"); ok {
 					tail, _ := os.ReadFile(ap.Log)
-					err = fmt.Errorf("%w\n  hostapd of %s, last lines:\n%s", err, n.spec.Station.AP, indent(lastLines(string(tail), 8)))
+					err = fmt.Errorf("%w\n  hostapd of %s, last log lines:\n%s", err, n.spec.Station.AP, indent(lastLines(string(tail), 8)))
 				}
 			}
 			return err

@@ -505,3 +505,84 @@ links:
 		t.Errorf("data went over %v, want both sta1-eth0 (wired) and sta1-wlan0 (Wi-Fi)", used)
 	}
 }
+
+// A routed access point on 5 GHz (802.11ac, 80 MHz, WPA3-SAE) through
+// emuctl: the station associates, the AP routes between its Wi-Fi subnet
+// and a wired server, the channel is what the file says.
+func TestLabEmuctlWiFiRoutedAC(t *testing.T) {
+	RequireLab(t, "creates mac80211_hwsim radios")
+	err := wifi.ProbeHwsim()
+	Require(t, "mac80211_hwsim", err == nil, errString(err))
+	if _, err := os.Stat("/lib/firmware/regulatory.db"); err != nil {
+		t.Fatalf("5 GHz access points need the wireless-regdb package (scripts/kernel-lab setup installs it): %v", err)
+	}
+	spec, err := topo.Load("routed.yaml", []byte(`name: eklwrt
+nodes:
+  srv: {}
+  ap1:
+    kind: ap
+    wifi: {ssid: routed-ac, mode: ac, band: 5, channel: 36, width: 80, security: wpa3, passphrase: "routed and sae", routed: true}
+  sta1: {kind: station, wifi: {ap: ap1}}
+links:
+  - {endpoints: [ap1, srv]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := emu.Deploy(context.Background(), spec, emu.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := emu.Down("eklwrt", nil); err != nil {
+			t.Error(err)
+		}
+	})
+	for _, r := range emu.PingAll(context.Background(), st, 3, 3*time.Second) {
+		if !r.OK {
+			t.Errorf("ping %s -> %s (%s) failed", r.From, r.To, r.Addr)
+		}
+	}
+	for _, s := range emu.WiFiStatus(st) {
+		t.Logf("%s %s: state %s freq %d width %s peers %d", s.Node, s.Role, s.State, s.FreqMHz, s.Width, len(s.Peers))
+		if s.FreqMHz != 5180 || !strings.HasPrefix(s.Width, "80") {
+			t.Errorf("%s: %d MHz %q, want 5180 MHz at 80 MHz", s.Node, s.FreqMHz, s.Width)
+		}
+	}
+	// the station's traffic to the server is routed by the AP
+	dst, _ := emu.PrimaryAddr(spec.Node("srv"))
+	if _, err := emu.Ping(context.Background(), "eklwrt", "sta1", dst, 3*time.Second); err != nil {
+		t.Errorf("sta1 -> srv through the routed AP: %v", err)
+	}
+}
+
+// When an access point does not come up in time, up fails naming the
+// daemon and showing its last log lines, and rolls everything back (radios,
+// daemons, namespaces).
+func TestLabEmuctlWiFiTimeoutRollsBack(t *testing.T) {
+	RequireLab(t, "creates mac80211_hwsim radios")
+	err := wifi.ProbeHwsim()
+	Require(t, "mac80211_hwsim", err == nil, errString(err))
+	spec, err := topo.LoadFile("../topologies/wifi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := topo.Rename(spec, "eklwto"); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("EMUCTL_WIFI_TIMEOUT", "1ms")
+	_, err = emu.Deploy(context.Background(), spec, emu.Options{})
+	if err == nil {
+		emu.Down("eklwto", nil)
+		t.Fatal("up succeeded with a 1 ms Wi-Fi timeout")
+	}
+	t.Logf("up failed as it must:\n%v", err)
+	for _, want := range []string{"hostapd", "ap1", "EMUCTL_WIFI_TIMEOUT", "log"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not mention %q", want)
+		}
+	}
+	if l := emu.Leaks(); len(l) > 0 {
+		t.Errorf("a failed Wi-Fi up left: %v", l)
+	}
+}

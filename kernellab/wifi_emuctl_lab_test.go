@@ -586,3 +586,37 @@ func TestLabEmuctlWiFiTimeoutRollsBack(t *testing.T) {
 		t.Errorf("a failed Wi-Fi up left: %v", l)
 	}
 }
+
+// The wifi,N generator (Mininet-WiFi's default topology) comes up: every
+// station associates and reaches every other through ap1, and --link
+// shapes each wireless hop.
+func TestLabEmuctlWiFiGenerator(t *testing.T) {
+	RequireLab(t, "creates mac80211_hwsim radios")
+	err := wifi.ProbeHwsim()
+	Require(t, "mac80211_hwsim", err == nil, errString(err))
+	spec, err := topo.Generate("wifi,3", topo.GenOptions{Name: "eklwgen", Link: "delay=5ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := emu.Deploy(context.Background(), spec, emu.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := emu.Down("eklwgen", nil); err != nil {
+			t.Error(err)
+		}
+	})
+	res := emu.PingAll(context.Background(), st, 3, 3*time.Second)
+	if len(res) != 6 {
+		t.Errorf("pingall: %d pairs, want 6", len(res))
+	}
+	for _, r := range res {
+		t.Logf("%s -> %s: %v ok %v", r.From, r.To, r.RTT, r.OK)
+		// two shaped hops (5 ms uplink at the sender, 5 ms downlink at
+		// the AP, and back): at least 20 ms
+		if !r.OK || r.RTT < 20*time.Millisecond {
+			t.Errorf("ping %s -> %s: ok %v rtt %v (want >= 20 ms: 4 shaped wireless hops)", r.From, r.To, r.OK, r.RTT)
+		}
+	}
+}

@@ -31,6 +31,7 @@ var generators = []struct {
 	{"linear", []string{"k", "n"}, []int{2, 1}},
 	{"tree", []string{"depth", "fanout"}, []int{1, 2}},
 	{"dumbbell", []string{"n"}, []int{2}},
+	{"wifi", []string{"n"}, []int{2}}, // Mininet-WiFi's default: ap1 with sta1, sta2
 }
 
 // Generate builds a Mininet-style topology and resolves it like a file:
@@ -45,6 +46,10 @@ var generators = []struct {
 //     leaves from left to right.
 //   - "dumbbell,N": hosts h1..hN on switch s1 and hN+1..h2N on switch s2;
 //     the bottleneck s1-s2 is links[0], so it is always s1-eth1 <-> s2-eth1.
+//   - "wifi,N": access point ap1 (802.11n, 2.4 GHz channel 1, open, SSID
+//     the lab's name) with stations sta1..staN (Mininet-WiFi's default
+//     topology for N=2); the link parameters shape every station's
+//     wireless hop.
 //
 // Parameters may also be given by name as in Mininet ("tree,depth=2,fanout=3")
 // and default to Mininet's values (single,2; linear,2; tree,1,2; dumbbell,2).
@@ -95,6 +100,8 @@ func Generate(gen string, opt GenOptions) (*Spec, error) {
 		g.tree(args[0], args[1])
 	case "dumbbell":
 		g.dumbbell(args[0])
+	case "wifi":
+		g.wifi(args[0], doc.name)
 	}
 	doc.nodes = append(g.hosts, g.switches...)
 	return resolve(d, doc)
@@ -193,6 +200,8 @@ func genSize(name string, a []int) (int, bool) {
 		return min(total, limit), true
 	case "dumbbell":
 		return mul(a[0], 2) + 2, a[0] < limit
+	case "wifi":
+		return a[0] + 1, a[0] < limit
 	}
 	return 0, false
 }
@@ -288,4 +297,19 @@ func (g *genDoc) dumbbell(n int) {
 		}
 		g.link(g.host("h"+strconv.Itoa(i)), s)
 	}
+}
+
+// wifi: ap1 and stations sta1..staN; --link shapes each wireless hop (the
+// file-level link defaults do not reach wireless hops, so the generator
+// puts them on each station).
+func (g *genDoc) wifi(n int, ssid string) {
+	for i := 1; i <= n; i++ {
+		w := &rawWiFi{ap: "ap1"}
+		if !g.doc.defLink.empty() {
+			w.params, w.hasLink = g.doc.defLink, true
+		}
+		g.hosts = append(g.hosts, &rawNode{name: "sta" + strconv.Itoa(i), kind: KindHost, wifiKind: kindStation, wifi: w})
+	}
+	g.switches = append(g.switches, &rawNode{name: "ap1", kind: KindSwitch, wifiKind: kindAP,
+		wifi: &rawWiFi{isAP: true, ssid: ssid, mode: WiFiModeN, channel: 1}})
 }

@@ -1,6 +1,7 @@
 package topo
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -157,7 +158,7 @@ func TestGenerateErrors(t *testing.T) {
 		opt  GenOptions
 		want string
 	}{
-		{"star,3", GenOptions{}, `star,3: unknown topology "star" (valid: minimal, single, linear, tree, dumbbell)`},
+		{"star,3", GenOptions{}, `star,3: unknown topology "star" (valid: minimal, single, linear, tree, dumbbell, wifi)`},
 		{"minimal,3", GenOptions{}, `minimal takes no parameters`},
 		{"lineer,3", GenOptions{}, `did you mean "linear"?`},
 		{"linear,0", GenOptions{}, `linear,0: linear: k must be a whole number >= 1, got "0"`},
@@ -205,5 +206,40 @@ func BenchmarkGenerateTree3x10(b *testing.B) {
 		if _, err := Generate("tree,3,10", GenOptions{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// wifi,N is Mininet-WiFi's default topology: ap1 with stations sta1..staN
+// in one L2 segment, addressed in order; --link shapes every wireless hop.
+func TestGenerateWiFi(t *testing.T) {
+	s := gen(t, "wifi,3", GenOptions{Link: "rate=54mbit,delay=2ms,loss=1%"})
+	if got := nodeNames(s); got != "sta1 sta2 sta3 ap1" {
+		t.Fatalf("nodes %s", got)
+	}
+	ap := s.Node("ap1")
+	if ap.AP == nil || ap.Kind != KindSwitch || ap.AP.SSID != "wifi3" || ap.AP.Mode != WiFiModeN || ap.AP.Channel.FreqMHz != 2412 || ap.AP.Security != WiFiOpen {
+		t.Fatalf("ap1: kind %s AP %+v", ap.Kind, ap.AP)
+	}
+	if !reflect.DeepEqual(ap.AP.Stations, []string{"sta1", "sta2", "sta3"}) {
+		t.Errorf("ap1 stations %v", ap.AP.Stations)
+	}
+	for i, name := range []string{"sta1", "sta2", "sta3"} {
+		n := s.Node(name)
+		if n.Station == nil || n.Station.AP != "ap1" || len(n.Interfaces) != 1 || !n.Interfaces[0].Wireless {
+			t.Fatalf("%s: %+v", name, n)
+		}
+		if got, want := n.Interfaces[0].Addrs[0].String(), fmt.Sprintf("10.0.0.%d/24", i+1); got != want {
+			t.Errorf("%s address %s, want %s", name, got, want)
+		}
+		p := n.Station.Params
+		if p == nil || p.Rate != 54_000_000 || p.Delay != 2*time.Millisecond || p.Loss != 1 {
+			t.Errorf("%s wireless hop params %v", name, p)
+		}
+	}
+	if len(s.Links) != 0 {
+		t.Errorf("wifi,3 has wired links: %v", linkList(s))
+	}
+	if d := gen(t, "wifi", GenOptions{}); nodeNames(d) != "sta1 sta2 ap1" || d.Node("sta1").Station.Params != nil {
+		t.Errorf("wifi default: %s", nodeNames(d))
 	}
 }

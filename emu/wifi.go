@@ -200,7 +200,7 @@ func (d *deployer) wifiSetup(ctx context.Context) error {
 	return d.wirelessShaping(wnodes)
 }
 
-// wiFiDir is where a node's daemon configs, control sockets and logs live.
+// wifiDir is where a node's daemon configs, control sockets and logs live.
 func wifiDir(lab, node string) string { return filepath.Join(stateDir(lab), "wifi", node) }
 
 // createRadio makes the node's radio in the medium namespace, moves it into

@@ -85,7 +85,20 @@ func newUpCmd() *cobra.Command {
 					fmt.Fprintf(os.Stderr, "warning: link %d (%s): %s\n", l.Index, l.Name, l.Warning)
 				}
 			}
-			fmt.Printf("lab %s up: %d nodes, %d links in %.2fs\n", st.Lab, len(spec.Nodes), len(spec.Links), time.Since(t0).Seconds())
+			aps, stas := 0, 0
+			for _, n := range spec.Nodes {
+				if n.AP != nil {
+					aps++
+				}
+				if n.Station != nil {
+					stas++
+				}
+			}
+			wifiPart := ""
+			if aps > 0 { // Wi-Fi: up returns once every station is associated
+				wifiPart = fmt.Sprintf(" (Wi-Fi: %d access point(s), %d station(s) associated)", aps, stas)
+			}
+			fmt.Printf("lab %s up: %d nodes, %d links%s in %.2fs\n", st.Lab, len(spec.Nodes), len(spec.Links), wifiPart, time.Since(t0).Seconds())
 			return nil
 		},
 	}

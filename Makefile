@@ -75,7 +75,7 @@ KERNEL_LAB_BIN := bin/kernel-lab
 kernel-lab-setup:
 	./scripts/kernel-lab setup
 
-test-kernel: kernel-lab-setup
+test-kernel: kernel-lab-setup build
 	rm -rf $(KERNEL_LAB_BIN) && mkdir -p $(KERNEL_LAB_BIN)
 	CGO_ENABLED=0 $(GO) test -c -o $(KERNEL_LAB_BIN)/ $(KERNEL_LAB_PKGS)
 	./scripts/kernel-lab run --timeout 1800 -- ./scripts/kernel-lab-gotest $(KERNEL_LAB_BIN) $(KERNEL_LAB_PKGS) -- $(KERNEL_LAB_TESTFLAGS)

@@ -2,7 +2,9 @@ package kernellab
 
 import (
 	"context"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -618,5 +620,63 @@ func TestLabEmuctlWiFiGenerator(t *testing.T) {
 		if !r.OK || r.RTT < 20*time.Millisecond {
 			t.Errorf("ping %s -> %s: ok %v rtt %v (want >= 20 ms: 4 shaped wireless hops)", r.From, r.To, r.OK, r.RTT)
 		}
+	}
+}
+
+// The CLI as users type it, on a Wi-Fi lab: up (with its summary), ls (the
+// Wi-Fi table), inspect (the live wifi list), link show (wireless hops),
+// exec with names, doctor, down. Uses bin/emuctl, which `make test-kernel`
+// builds first.
+func TestLabEmuctlWiFiCLI(t *testing.T) {
+	RequireLab(t, "creates mac80211_hwsim radios")
+	err := wifi.ProbeHwsim()
+	Require(t, "mac80211_hwsim", err == nil, errString(err))
+	bin, err := filepath.Abs("../bin/emuctl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("%s: %v (make test-kernel builds it)", bin, err)
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("emuctl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	out := run("up", "--topo", "wifi,2", "--name", "eklcli", "--link", "rate=20mbit,delay=1ms")
+	t.Logf("%s", out)
+	defer exec.Command(bin, "down", "eklcli").Run()
+	if !strings.Contains(out, "1 access point(s), 2 station(s) associated") {
+		t.Errorf("up summary: %s", out)
+	}
+	ls := run("ls", "eklcli")
+	t.Logf("ls:\n%s", ls)
+	for _, want := range []string{"ap/n eklcli", "station -> ap1", "WIFI", "COMPLETED", "ENABLED", "2412 MHz"} {
+		if !strings.Contains(ls, want) {
+			t.Errorf("ls lacks %q", want)
+		}
+	}
+	var insp struct {
+		WiFi []emu.WiFiNodeStatus `json:"wifi"`
+	}
+	if err := json.Unmarshal([]byte(run("inspect", "eklcli")), &insp); err != nil || len(insp.WiFi) != 3 {
+		t.Errorf("inspect wifi: %v %+v", err, insp.WiFi)
+	}
+	links := run("link", "show", "-l", "eklcli")
+	t.Logf("link show:\n%s", links)
+	if strings.Count(links, "wifi ") < 2 || !strings.Contains(links, "netem") {
+		t.Errorf("link show lacks the two wireless hops and their qdiscs")
+	}
+	run("exec", "-l", "eklcli", "sta1", "--", "ping", "-c", "2", "-W", "3", "sta2")
+	doc := run("doctor")
+	if !strings.Contains(doc, "mac80211_hwsim radios") || !strings.Contains(doc, "Wi-Fi multi-link") {
+		t.Errorf("doctor:\n%s", doc)
+	}
+	run("down", "eklcli")
+	if left := run("clean", "--check"); strings.Contains(left, "eklcli") {
+		t.Errorf("left behind: %s", left)
 	}
 }

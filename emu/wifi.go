@@ -99,30 +99,6 @@ func wifiPreflight(spec *topo.Spec) []string {
 			}
 		}
 	}
-	// Downlink shaping is one qdisc on the AP's wireless egress: all
-	// stations of an AP that shape their downlink must agree.
-	for i := range spec.Nodes {
-		ap := spec.Nodes[i].AP
-		if ap == nil {
-			continue
-		}
-		var first string
-		var want topo.LinkParams
-		for _, s := range ap.Stations {
-			st := spec.Node(s).Station
-			if st.Params == nil {
-				continue
-			}
-			d := st.Params.Dir(false)
-			if first == "" {
-				first, want = s, d
-				continue
-			}
-			if d.String() != want.String() {
-				errs = append(errs, fmt.Sprintf("%s: stations %s and %s of access point %s shape their downlink (b->a) differently (%s vs %s): the downlink is shaped once, on the AP's wireless egress, so give the stations of one AP the same downlink (uplinks may differ)", st.Pos, first, s, spec.Nodes[i].Name, want.String(), d.String()))
-			}
-		}
-	}
 	return errs
 }
 
@@ -479,55 +455,70 @@ func (d *deployer) waitWiFi(ctx context.Context, wnodes []*node, aps bool) error
 	return nil
 }
 
-// wirelessShaping puts each station's uplink on its wireless egress and the
-// AP's (agreed) downlink on the AP's wireless egress, as for wired links:
-// netem, or TBF for rate-only hops on kernels without netem.
+// wirelessShaping puts each station's uplink on its wireless egress, and
+// the downlinks on the AP's wireless egress, one plan per station picked
+// by its MAC (tc.ApplyPerDestination): netem, or TBF for rate-only hops on
+// kernels without netem.
 func (d *deployer) wirelessShaping(wnodes []*node) error {
 	caps := tc.Probe()
-	apply := func(n *node, iface string, p topo.LinkParams, rtt time.Duration) error {
+	plan := func(n *node, iface string, p topo.LinkParams, rtt time.Duration) (netlink.Link, *tc.KernelPlan, error) {
 		link, err := n.h.LinkByName(iface)
 		if err != nil {
-			return fmt.Errorf("node %s: %w", n.spec.Name, err)
+			return nil, nil, fmt.Errorf("node %s: %w", n.spec.Name, err)
 		}
 		dir := toDir(p, rtt, link.Attrs().MTU)
 		if dir.IsZero() && dir.QueuePackets == 0 && dir.QueueBytes == 0 {
-			return nil
+			return link, nil, nil
 		}
 		if err := dir.Validate(); err != nil {
-			return fmt.Errorf("node %s: %s: %w", n.spec.Name, iface, err)
+			return nil, nil, fmt.Errorf("node %s: %s: %w", n.spec.Name, iface, err)
 		}
-		var plan *tc.KernelPlan
+		var kp *tc.KernelPlan
 		if caps.Netem {
-			plan, err = tc.PlanKernel(dir, link.Attrs().MTU)
+			kp, err = tc.PlanKernel(dir, link.Attrs().MTU)
 		} else {
-			plan, err = tc.PlanShaper(dir, link.Attrs().MTU)
+			kp, err = tc.PlanShaper(dir, link.Attrs().MTU)
 		}
 		if err != nil {
-			return fmt.Errorf("node %s: %s: %w", n.spec.Name, iface, err)
-		}
-		if err := tc.ApplyKernel(n.ns, link, plan); err != nil {
-			return fmt.Errorf("node %s: %s: %w", n.spec.Name, iface, err)
+			return nil, nil, fmt.Errorf("node %s: %s: %w", n.spec.Name, iface, err)
 		}
 		d.log.Debug("wireless hop shaped", "node", n.spec.Name, "iface", iface, "dir", dir.String())
-		return nil
+		return link, kp, nil
 	}
-	done := map[string]bool{}
+	down := map[string][]tc.DestPlan{} // per AP
 	for _, n := range wnodes {
 		st := n.spec.Station
 		if st == nil || st.Params == nil {
 			continue
 		}
-		up, down := st.Params.Dir(true), st.Params.Dir(false)
-		rtt := up.Delay + down.Delay
-		if err := apply(n, st.Iface, up, rtt); err != nil {
+		up, dn := st.Params.Dir(true), st.Params.Dir(false)
+		rtt := up.Delay + dn.Delay
+		link, kp, err := plan(n, st.Iface, up, rtt)
+		if err != nil {
 			return err
 		}
-		if !done[st.AP] {
-			done[st.AP] = true
-			apn := d.nodes[st.AP]
-			if err := apply(apn, apn.spec.AP.Iface, down, rtt); err != nil {
-				return err
+		if kp != nil {
+			if err := tc.ApplyKernel(n.ns, link, kp); err != nil {
+				return fmt.Errorf("node %s: %s: %w", n.spec.Name, st.Iface, err)
 			}
+		}
+		apn := d.nodes[st.AP]
+		_, kp, err = plan(apn, apn.spec.AP.Iface, dn, rtt)
+		if err != nil {
+			return err
+		}
+		if kp != nil {
+			down[st.AP] = append(down[st.AP], tc.DestPlan{MAC: parseMAC(findIface(n.spec, st.Iface).MAC), Plan: kp})
+		}
+	}
+	for ap, dests := range down {
+		apn := d.nodes[ap]
+		link, err := apn.h.LinkByName(apn.spec.AP.Iface)
+		if err != nil {
+			return fmt.Errorf("node %s: %w", ap, err)
+		}
+		if err := tc.ApplyPerDestination(apn.ns, link, dests); err != nil {
+			return fmt.Errorf("access point %s: downlink shaping: %w", ap, err)
 		}
 	}
 	return nil

@@ -680,3 +680,66 @@ func TestLabEmuctlWiFiCLI(t *testing.T) {
 		t.Errorf("left behind: %s", left)
 	}
 }
+
+// Each station's downlink has its own plan on the AP's egress: 10 ms to
+// sta1, 30 ms to sta2, nothing to sta3; the RTT floors from the wired
+// server show each.
+func TestLabEmuctlWiFiPerStationDownlink(t *testing.T) {
+	RequireLab(t, "creates mac80211_hwsim radios")
+	err := wifi.ProbeHwsim()
+	Require(t, "mac80211_hwsim", err == nil, errString(err))
+	spec, err := topo.Load("down.yaml", []byte(`name: ekldown
+nodes:
+  srv: {}
+  ap1: {kind: ap, wifi: {ssid: down, channel: 11}}
+  sta1: {kind: station, wifi: {link: {b->a: {delay: 10ms}}}}
+  sta2: {kind: station, wifi: {link: {b->a: {delay: 30ms, rate: 20mbit}}}}
+  sta3: {kind: station}
+links:
+  - {endpoints: [srv, ap1]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := emu.Deploy(context.Background(), spec, emu.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := emu.Down("ekldown", nil); err != nil {
+			t.Error(err)
+		}
+	})
+	floor := func(to string) time.Duration {
+		dst, _ := emu.PrimaryAddr(spec.Node(to))
+		best := time.Hour
+		for i := 0; i < 15; i++ {
+			if rtt, err := emu.Ping(context.Background(), "ekldown", "srv", dst, 2*time.Second); err == nil && rtt < best {
+				best = rtt
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return best
+	}
+	for _, c := range []struct {
+		sta  string
+		want time.Duration
+	}{{"sta1", 10 * time.Millisecond}, {"sta2", 30 * time.Millisecond}, {"sta3", 0}} {
+		got := floor(c.sta)
+		t.Logf("srv -> %s: RTT floor %v (downlink delay %v)", c.sta, got, c.want)
+		if got < c.want || got > c.want+10*time.Millisecond {
+			t.Errorf("srv -> %s: RTT floor %v, want %v .. %v", c.sta, got, c.want, c.want+10*time.Millisecond)
+		}
+	}
+	links, err := emu.ShowLinks("ekldown")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range links {
+		if l.Index == -1 && l.A == "sta2:sta2-wlan0" {
+			t.Logf("link show, sta2's hop:\n%s", strings.Join(l.Qdiscs, "\n"))
+			if q := strings.Join(l.Qdiscs, " "); !strings.Contains(q, "htb") || !strings.Contains(q, "30ms") || !strings.Contains(q, "10ms") {
+				t.Errorf("AP egress tree lacks the per-station classes: %v", l.Qdiscs)
+			}
+		}
+	}
+}

@@ -248,17 +248,18 @@ func wirelessHops(st *State) []LinkInfo {
 		}
 		ap := st.Spec.Node(n.Station.AP)
 		li := LinkInfo{Index: -1, A: n.Name + ":" + n.Station.Iface, B: ap.Name + ":" + ap.AP.Iface, Backend: "none (wireless)"}
-		if p := n.Station.Params; p != nil {
-			up, down := p.Dir(true), p.Dir(false)
-			li.Backend = BackendNetem + " (wireless)"
-			li.AtoB, li.BtoA = toDir(up, up.Delay+down.Delay, 1500), toDir(down, up.Delay+down.Delay, 1500)
+		shaped := false
+		for _, h := range st.WiFiHops {
+			if h.Station == n.Name && !(h.Up.IsZero() && h.Down.IsZero()) {
+				li.Backend, li.AtoB, li.BtoA, shaped = BackendNetem+" (wireless)", h.Up, h.Down, true
+			}
 		}
 		for k, ep := range []topo.Endpoint{{Node: n.Name, Iface: n.Station.Iface}, {Node: ap.Name, Iface: ap.AP.Iface}} {
 			state := "missing"
 			if ns, h, err := openNodeNS(topo.Namespace(st.Lab, ep.Node)); err == nil {
 				if link, err := h.LinkByName(ep.Iface); err == nil {
 					state = link.Attrs().OperState.String()
-					if n.Station.Params != nil {
+					if shaped {
 						if s, err := tc.ReadBack(ns, link); err == nil {
 							li.Qdiscs = append(li.Qdiscs, ep.String()+": "+s)
 						}

@@ -56,7 +56,11 @@ type State struct {
 	// NodeEnv is environment emuctl adds to a node's exec, shell and
 	// start commands (ovs switches: OVS_RUNDIR and the bridge's name).
 	NodeEnv map[string][]topo.KV `json:"node_env,omitempty"`
-	Spec    *topo.Spec           `json:"spec"`
+	// WiFiHops is each station's wireless hop shaping in force (uplink on
+	// the station's egress, downlink on its AP's); `link set` changes it
+	// (wifi.go).
+	WiFiHops []WiFiHop  `json:"wifi_hops,omitempty"`
+	Spec     *topo.Spec `json:"spec"`
 }
 
 // ExtState is the original state of a real interface taken into the lab.

@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,15 +37,26 @@ import (
 // letter, so it never collides with a node.
 func wifiNetns(lab string) string { return lab + "._w" }
 
-// radioName is the wiphy name of a node's radio (at most 64 bytes).
-func radioName(lab, node string) string {
-	s := "emu." + lab + "." + node
+// radioName is the wiphy name of a node's radio in one deployment
+// ("emu.<lab>.<node>.<deploy>", at most 64 bytes). The deployment tag
+// keeps it unique while the radios of a lab just torn down are still
+// being destroyed (the kernel frees namespaces asynchronously): hwsim
+// silently names a radio phyN when the requested name is taken.
+func radioName(lab, node, deploy string) string {
+	s := "emu." + lab + "." + node + "." + deploy
 	if len(s) > 64 { // keep it unique: a hash of the whole name at the end
 		h := fnv.New32a()
 		h.Write([]byte(s))
 		s = fmt.Sprintf("%s-%08x", s[:55], h.Sum32())
 	}
 	return s
+}
+
+// deployTag is a short tag for one deployment of a lab (base 36 of its
+// creation time in ms, last 6 digits).
+func deployTag(created time.Time) string {
+	v := created.UnixMilli() % (36 * 36 * 36 * 36 * 36 * 36)
+	return fmt.Sprintf("%06s", strconv.FormatInt(v, 36))
 }
 
 // WiFiTimeout bounds how long up waits for access points to start and
@@ -183,7 +195,7 @@ func wifiDir(lab, node string) string { return filepath.Join(stateDir(lab), "wif
 // the node and prepares its interface (name, MAC, marker, MTU, addresses,
 // tx power).
 func (d *deployer) createRadio(hw *wifi.Hwsim, mediumFd int, n *node) error {
-	name := radioName(d.spec.Name, n.spec.Name)
+	name := radioName(d.spec.Name, n.spec.Name, deployTag(d.st.Created))
 	cfg := wifi.RadioConfig{Name: name, Channels: 1}
 	iface, txp := "", 0
 	if ap := n.spec.AP; ap != nil {
@@ -455,73 +467,210 @@ func (d *deployer) waitWiFi(ctx context.Context, wnodes []*node, aps bool) error
 	return nil
 }
 
-// wirelessShaping puts each station's uplink on its wireless egress, and
-// the downlinks on the AP's wireless egress, one plan per station picked
-// by its MAC (tc.ApplyPerDestination): netem, or TBF for rate-only hops on
-// kernels without netem.
+// WiFiHop is the shaping of one station's wireless hop: Up on the
+// station's egress, Down on its AP's egress towards it (zero: unshaped).
+type WiFiHop struct {
+	Station string `json:"station"`
+	AP      string `json:"ap"`
+	Up      tc.Dir `json:"up"`
+	Down    tc.Dir `json:"down"`
+}
+
+// wirelessShaping records every station's hop and installs the shaping:
+// uplinks on the stations' wireless egress, downlinks on the AP's wireless
+// egress with one plan per station picked by its MAC
+// (tc.ApplyPerDestination); netem, or TBF for rate-only hops on kernels
+// without netem.
 func (d *deployer) wirelessShaping(wnodes []*node) error {
-	caps := tc.Probe()
-	plan := func(n *node, iface string, p topo.LinkParams, rtt time.Duration) (netlink.Link, *tc.KernelPlan, error) {
-		link, err := n.h.LinkByName(iface)
-		if err != nil {
-			return nil, nil, fmt.Errorf("node %s: %w", n.spec.Name, err)
-		}
-		dir := toDir(p, rtt, link.Attrs().MTU)
-		if dir.IsZero() && dir.QueuePackets == 0 && dir.QueueBytes == 0 {
-			return link, nil, nil
-		}
-		if err := dir.Validate(); err != nil {
-			return nil, nil, fmt.Errorf("node %s: %s: %w", n.spec.Name, iface, err)
-		}
-		var kp *tc.KernelPlan
-		if caps.Netem {
-			kp, err = tc.PlanKernel(dir, link.Attrs().MTU)
-		} else {
-			kp, err = tc.PlanShaper(dir, link.Attrs().MTU)
-		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("node %s: %s: %w", n.spec.Name, iface, err)
-		}
-		d.log.Debug("wireless hop shaped", "node", n.spec.Name, "iface", iface, "dir", dir.String())
-		return link, kp, nil
-	}
-	down := map[string][]tc.DestPlan{} // per AP
+	var hops []WiFiHop
 	for _, n := range wnodes {
 		st := n.spec.Station
-		if st == nil || st.Params == nil {
+		if st == nil {
 			continue
 		}
-		up, dn := st.Params.Dir(true), st.Params.Dir(false)
-		rtt := up.Delay + dn.Delay
-		link, kp, err := plan(n, st.Iface, up, rtt)
-		if err != nil {
-			return err
+		h := WiFiHop{Station: n.spec.Name, AP: st.AP}
+		if st.Params != nil {
+			up, dn := st.Params.Dir(true), st.Params.Dir(false)
+			rtt := up.Delay + dn.Delay
+			h.Up, h.Down = toDir(up, rtt, findIface(n.spec, st.Iface).MTU), toDir(dn, rtt, findIface(n.spec, st.Iface).MTU)
 		}
-		if kp != nil {
-			if err := tc.ApplyKernel(n.ns, link, kp); err != nil {
-				return fmt.Errorf("node %s: %s: %w", n.spec.Name, st.Iface, err)
-			}
-		}
-		apn := d.nodes[st.AP]
-		_, kp, err = plan(apn, apn.spec.AP.Iface, dn, rtt)
-		if err != nil {
-			return err
-		}
-		if kp != nil {
-			down[st.AP] = append(down[st.AP], tc.DestPlan{MAC: parseMAC(findIface(n.spec, st.Iface).MAC), Plan: kp})
-		}
+		hops = append(hops, h)
 	}
-	for ap, dests := range down {
-		apn := d.nodes[ap]
-		link, err := apn.h.LinkByName(apn.spec.AP.Iface)
-		if err != nil {
-			return fmt.Errorf("node %s: %w", ap, err)
+	d.stMu.Lock()
+	d.st.WiFiHops = hops
+	d.stMu.Unlock()
+	aps := map[string]bool{}
+	for _, h := range hops {
+		if h.Up.IsZero() && h.Down.IsZero() && !hasQueue(h.Up) && !hasQueue(h.Down) {
+			continue
 		}
-		if err := tc.ApplyPerDestination(apn.ns, link, dests); err != nil {
-			return fmt.Errorf("access point %s: downlink shaping: %w", ap, err)
+		if err := applyUplink(d.st, h); err != nil {
+			return err
+		}
+		aps[h.AP] = true
+	}
+	for ap := range aps {
+		if err := applyDownlinks(d.st, ap); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+func hasQueue(d tc.Dir) bool { return d.QueuePackets > 0 || d.QueueBytes > 0 }
+
+// hopPlan plans one direction of a wireless hop for an interface of mtu;
+// nil for an unshaped direction.
+func hopPlan(dir tc.Dir, mtu int) (*tc.KernelPlan, error) {
+	if dir.IsZero() && !hasQueue(dir) {
+		return nil, nil
+	}
+	if err := dir.Validate(); err != nil {
+		return nil, err
+	}
+	if tc.Probe().Netem {
+		return tc.PlanKernel(dir, mtu)
+	}
+	return tc.PlanShaper(dir, mtu)
+}
+
+// applyUplink (re)installs a station's uplink on its wireless egress (none
+// removes it).
+func applyUplink(st *State, h WiFiHop) error {
+	n := st.Spec.Node(h.Station)
+	ns, nh, name, err := openEnd(st, topo.Endpoint{Node: n.Name, Iface: n.Station.Iface})
+	if err != nil {
+		return fmt.Errorf("station %s: %w", n.Name, err)
+	}
+	defer ns.Close()
+	defer nh.Close()
+	link, err := nh.LinkByName(name)
+	if err != nil {
+		return fmt.Errorf("station %s: %w", n.Name, err)
+	}
+	kp, err := hopPlan(h.Up, link.Attrs().MTU)
+	if err != nil {
+		return fmt.Errorf("station %s: uplink: %w", n.Name, err)
+	}
+	if kp == nil {
+		kp = &tc.KernelPlan{}
+	}
+	if err := tc.ApplyKernel(ns, link, kp); err != nil {
+		return fmt.Errorf("station %s: uplink: %w", n.Name, err)
+	}
+	return nil
+}
+
+// applyDownlinks (re)builds an AP's per-station downlink tree from the
+// recorded hops.
+func applyDownlinks(st *State, ap string) error {
+	a := st.Spec.Node(ap)
+	ns, nh, name, err := openEnd(st, topo.Endpoint{Node: ap, Iface: a.AP.Iface})
+	if err != nil {
+		return fmt.Errorf("access point %s: %w", ap, err)
+	}
+	defer ns.Close()
+	defer nh.Close()
+	link, err := nh.LinkByName(name)
+	if err != nil {
+		return fmt.Errorf("access point %s: %w", ap, err)
+	}
+	var dests []tc.DestPlan
+	for _, h := range st.WiFiHops {
+		if h.AP != ap {
+			continue
+		}
+		kp, err := hopPlan(h.Down, link.Attrs().MTU)
+		if err != nil {
+			return fmt.Errorf("station %s: downlink: %w", h.Station, err)
+		}
+		if kp == nil {
+			continue
+		}
+		sn := st.Spec.Node(h.Station)
+		dests = append(dests, tc.DestPlan{MAC: parseMAC(findIface(sn, sn.Station.Iface).MAC), Plan: kp})
+	}
+	if err := tc.ApplyPerDestination(ns, link, dests); err != nil {
+		return fmt.Errorf("access point %s: downlink shaping: %w", ap, err)
+	}
+	return nil
+}
+
+// FindWirelessHop resolves a wireless hop reference — the station
+// ("sta1"), its interface ("sta1:sta1-wlan0") or station and AP ("sta1-ap1",
+// "ap1-sta1") — to the station's name; ok is false when ref names none.
+func FindWirelessHop(spec *topo.Spec, ref string) (string, bool) {
+	for i := range spec.Nodes {
+		n := &spec.Nodes[i]
+		if n.Station == nil {
+			continue
+		}
+		for _, sep := range []string{"-", ","} {
+			if ref == n.Name+sep+n.Station.AP || ref == n.Station.AP+sep+n.Name {
+				return n.Name, true
+			}
+		}
+		if ref == n.Name || ref == n.Name+":"+n.Station.Iface {
+			return n.Name, true
+		}
+	}
+	return "", false
+}
+
+// SetWirelessHop changes a station's wireless hop in a running lab: dir is
+// "a->b" (uplink), "b->a" (downlink) or "" for both; only what change sets
+// is changed. The station's and the AP's qdiscs are replaced.
+func SetWirelessHop(lab, station, dir string, change func(*tc.Dir)) (*WiFiHop, error) {
+	unlock, err := lockLab(lab)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	st, err := ReadState(lab)
+	if err != nil {
+		return nil, err
+	}
+	k := -1
+	for i, h := range st.WiFiHops {
+		if h.Station == station {
+			k = i
+		}
+	}
+	if k < 0 {
+		return nil, fmt.Errorf("lab %s has no wireless hop of station %q", lab, station)
+	}
+	h := st.WiFiHops[k]
+	switch dir {
+	case "", "both":
+		change(&h.Up)
+		change(&h.Down)
+	case "a->b", "up":
+		change(&h.Up)
+	case "b->a", "down":
+		change(&h.Down)
+	default:
+		return nil, fmt.Errorf("direction %q (valid: a->b (uplink), b->a (downlink), both)", dir)
+	}
+	if err := errors.Join(h.Up.Validate(), h.Down.Validate()); err != nil {
+		return nil, err
+	}
+	impair := func(d tc.Dir) bool {
+		return d.Delay > 0 || d.Jitter > 0 || d.Loss > 0 || d.GE != nil || d.Duplicate > 0 || d.Corrupt > 0
+	}
+	if caps := tc.Probe(); !caps.Netem && (impair(h.Up) || impair(h.Down)) {
+		return nil, fmt.Errorf("delay, jitter or loss on a wireless hop needs sch_netem (%s)", caps.Reasons["netem"])
+	}
+	st.WiFiHops[k] = h
+	if err := applyUplink(st, h); err != nil {
+		return nil, err
+	}
+	if err := applyDownlinks(st, h.AP); err != nil {
+		return nil, err
+	}
+	if err := writeState(st); err != nil {
+		return nil, err
+	}
+	return &h, nil
 }
 
 // WiFiNodeStatus is what inspect shows of a Wi-Fi node, read live from the

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/wifi"
@@ -49,10 +50,13 @@ func TestWiFiRefusedWithoutHwsim(t *testing.T) {
 // Radio names carry the lab and node and fit nl80211's 64 bytes; the medium
 // namespace never collides with a node's.
 func TestWiFiNames(t *testing.T) {
-	if got := radioName("lab", "ap1"); got != "emu.lab.ap1" {
+	if got := radioName("lab", "ap1", "00abcd"); got != "emu.lab.ap1.00abcd" {
 		t.Errorf("radioName = %q", got)
 	}
-	long := radioName(strings.Repeat("l", 32), strings.Repeat("n", 64))
+	if a, b := deployTag(time.UnixMilli(1000)), deployTag(time.UnixMilli(1001)); a == b || len(a) != 6 {
+		t.Errorf("deploy tags %q %q", a, b)
+	}
+	long := radioName(strings.Repeat("l", 32), strings.Repeat("n", 64), "zzzzzz")
 	if len(long) != 64 || !strings.HasPrefix(long, "emu.") {
 		t.Errorf("long radio name %q (%d bytes)", long, len(long))
 	}

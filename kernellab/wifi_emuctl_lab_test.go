@@ -15,6 +15,7 @@ import (
 
 	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/netcfg"
+	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/wifi"
 	"github.com/vishvananda/netns"
@@ -671,6 +672,11 @@ func TestLabEmuctlWiFiCLI(t *testing.T) {
 		t.Errorf("link show lacks the two wireless hops and their qdiscs")
 	}
 	run("exec", "-l", "eklcli", "sta1", "--", "ping", "-c", "2", "-W", "3", "sta2")
+	set := run("link", "set", "-l", "eklcli", "sta2-ap1", "--dir", "b->a", "--delay", "25ms")
+	t.Logf("%s", set)
+	if !strings.Contains(set, "downlink (b->a) rate 20Mbit delay 25ms") {
+		t.Errorf("link set on a wireless hop: %s", set)
+	}
 	doc := run("doctor")
 	if !strings.Contains(doc, "mac80211_hwsim radios") || !strings.Contains(doc, "Wi-Fi multi-link") {
 		t.Errorf("doctor:\n%s", doc)
@@ -730,6 +736,27 @@ links:
 			t.Errorf("srv -> %s: RTT floor %v, want %v .. %v", c.sta, got, c.want, c.want+10*time.Millisecond)
 		}
 	}
+	// link set at run time: sta1's downlink 10 -> 40 ms, sta3 gets a
+	// 15 ms uplink; sta2 keeps its 30 ms
+	if st, ok := emu.FindWirelessHop(spec, "sta1-ap1"); !ok || st != "sta1" {
+		t.Fatalf("FindWirelessHop(sta1-ap1) = %q %v", st, ok)
+	}
+	if _, err := emu.SetWirelessHop("ekldown", "sta1", "b->a", func(d *tc.Dir) { d.Delay = 40 * time.Millisecond }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := emu.SetWirelessHop("ekldown", "sta3", "a->b", func(d *tc.Dir) { d.Delay = 15 * time.Millisecond }); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		sta  string
+		want time.Duration
+	}{{"sta1", 40 * time.Millisecond}, {"sta2", 30 * time.Millisecond}, {"sta3", 15 * time.Millisecond}} {
+		got := floor(c.sta)
+		t.Logf("after link set: srv -> %s: RTT floor %v (want %v)", c.sta, got, c.want)
+		if got < c.want || got > c.want+10*time.Millisecond {
+			t.Errorf("after link set: srv -> %s: RTT floor %v, want %v .. %v", c.sta, got, c.want, c.want+10*time.Millisecond)
+		}
+	}
 	links, err := emu.ShowLinks("ekldown")
 	if err != nil {
 		t.Fatal(err)
@@ -737,7 +764,7 @@ links:
 	for _, l := range links {
 		if l.Index == -1 && l.A == "sta2:sta2-wlan0" {
 			t.Logf("link show, sta2's hop:\n%s", strings.Join(l.Qdiscs, "\n"))
-			if q := strings.Join(l.Qdiscs, " "); !strings.Contains(q, "htb") || !strings.Contains(q, "30ms") || !strings.Contains(q, "10ms") {
+			if q := strings.Join(l.Qdiscs, " "); !strings.Contains(q, "htb") || !strings.Contains(q, "30ms") || !strings.Contains(q, "40ms") {
 				t.Errorf("AP egress tree lacks the per-station classes: %v", l.Qdiscs)
 			}
 		}

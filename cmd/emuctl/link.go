@@ -93,18 +93,25 @@ func newLinkSetCmd(lab *string) *cobra.Command {
 		Long: `<link> is an index (see 'emuctl link show'), one end (h1:h1-eth0) or the two
 nodes (h1-s1). Values use the topology syntax: --rate 10mbit --delay 5ms
 --loss 1% --queue 100 (packets) or 150kB. --dir limits the change to one
-direction (a is the link's first endpoint).`,
+direction (a is the link's first endpoint). A station's wireless hop is
+named by the station (sta1, sta1-ap1 or sta1:sta1-wlan0); a->b is its
+uplink, b->a its downlink.`,
 		Example: `  sudo emuctl link set h1-s1 --rate 5mbit --delay 20ms
-  sudo emuctl link set 0 --dir b->a --loss 2%`,
+  sudo emuctl link set 0 --dir b->a --loss 2%
+  sudo emuctl link set sta1 --dir b->a --delay 30ms --loss 5%`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := resolveLab(*lab)
 			if err != nil {
 				return err
 			}
-			i, err := emu.FindLink(st.Spec, args[0])
-			if err != nil {
-				return err
+			// a station's wireless hop ("sta1", "sta1-ap1", "sta1:sta1-wlan0")
+			station, wireless := emu.FindWirelessHop(st.Spec, args[0])
+			i := -1
+			if !wireless {
+				if i, err = emu.FindLink(st.Spec, args[0]); err != nil {
+					return err
+				}
 			}
 			var sets []func(*tc.Dir)
 			var errs []error
@@ -152,11 +159,20 @@ direction (a is the link's first endpoint).`,
 			if len(sets) == 0 {
 				return errors.New("nothing to change: give at least one of --rate, --delay, --jitter, --loss, --duplicate, --corrupt, --queue")
 			}
-			ls, err := emu.SetLink(st.Lab, i, dir, func(d *tc.Dir) {
+			apply := func(d *tc.Dir) {
 				for _, s := range sets {
 					s(d)
 				}
-			})
+			}
+			if wireless {
+				h, err := emu.SetWirelessHop(st.Lab, station, dir, apply)
+				if err != nil {
+					return err
+				}
+				fmt.Printf("wireless hop %s <-> %s: uplink (a->b) %s; downlink (b->a) %s\n", h.Station, h.AP, dirOrDash(h.Up), dirOrDash(h.Down))
+				return nil
+			}
+			ls, err := emu.SetLink(st.Lab, i, dir, apply)
 			if err != nil {
 				return err
 			}

@@ -210,36 +210,46 @@ func ShowLinks(lab string) ([]LinkInfo, error) {
 				li.Stats = &s
 			}
 		}
-		for k, ep := range []topo.Endpoint{l.A, l.B} {
-			state := "missing"
-			if ns, h, name, err := openEnd(st, ep); err == nil {
-				if link, err := h.LinkByName(name); err == nil {
-					state = link.Attrs().OperState.String()
-					if li.Backend == BackendNetem || li.Backend == BackendShaper {
-						if s, err := tc.ReadBack(ns, link); err == nil {
-							li.Qdiscs = append(li.Qdiscs, ep.String()+": "+s)
-						}
-					}
-				}
-				h.Close()
-				ns.Close()
-			}
-			if k == 0 {
-				li.StateA = state
-			} else {
-				li.StateB = state
-			}
-		}
+		readEnds(st, &li, l.A, l.B, li.Backend == BackendNetem || li.Backend == BackendShaper)
 		out = append(out, li)
 	}
 	return append(out, wirelessHops(st)...), nil
 }
 
+// readEnds fills a LinkInfo's interface states and, with qdiscs, the
+// trees installed on both ends' egress.
+func readEnds(st *State, li *LinkInfo, a, b topo.Endpoint, qdiscs bool) {
+	for k, ep := range []topo.Endpoint{a, b} {
+		state := "missing"
+		if ns, h, name, err := openEnd(st, ep); err == nil {
+			if link, err := h.LinkByName(name); err == nil {
+				state = link.Attrs().OperState.String()
+				if qdiscs {
+					if s, err := tc.ReadBack(ns, link); err == nil {
+						li.Qdiscs = append(li.Qdiscs, ep.String()+": "+s)
+					}
+				}
+			}
+			h.Close()
+			ns.Close()
+		}
+		if k == 0 {
+			li.StateA = state
+		} else {
+			li.StateB = state
+		}
+	}
+}
+
 // wirelessHops describes each station's wireless hop for ShowLinks (index
-// -1: `link set` does not change wireless hops): its shaping in force, the
+// -1; `link set` names it by the station): its shaping in force, the
 // interface states and the qdiscs on the station's and the AP's wireless
 // egress (wifi.go).
 func wirelessHops(st *State) []LinkInfo {
+	hops := map[string]WiFiHop{}
+	for _, h := range st.WiFiHops {
+		hops[h.Station] = h
+	}
 	var out []LinkInfo
 	for i := range st.Spec.Nodes {
 		n := &st.Spec.Nodes[i]
@@ -248,32 +258,12 @@ func wirelessHops(st *State) []LinkInfo {
 		}
 		ap := st.Spec.Node(n.Station.AP)
 		li := LinkInfo{Index: -1, A: n.Name + ":" + n.Station.Iface, B: ap.Name + ":" + ap.AP.Iface, Backend: "none (wireless)"}
-		shaped := false
-		for _, h := range st.WiFiHops {
-			if h.Station == n.Name && !(h.Up.IsZero() && h.Down.IsZero()) {
-				li.Backend, li.AtoB, li.BtoA, shaped = BackendNetem+" (wireless)", h.Up, h.Down, true
-			}
+		h, shaped := hops[n.Name]
+		shaped = shaped && !(h.Up.IsZero() && h.Down.IsZero())
+		if shaped {
+			li.Backend, li.AtoB, li.BtoA = BackendNetem+" (wireless)", h.Up, h.Down
 		}
-		for k, ep := range []topo.Endpoint{{Node: n.Name, Iface: n.Station.Iface}, {Node: ap.Name, Iface: ap.AP.Iface}} {
-			state := "missing"
-			if ns, h, err := openNodeNS(topo.Namespace(st.Lab, ep.Node)); err == nil {
-				if link, err := h.LinkByName(ep.Iface); err == nil {
-					state = link.Attrs().OperState.String()
-					if shaped {
-						if s, err := tc.ReadBack(ns, link); err == nil {
-							li.Qdiscs = append(li.Qdiscs, ep.String()+": "+s)
-						}
-					}
-				}
-				h.Close()
-				ns.Close()
-			}
-			if k == 0 {
-				li.StateA = state
-			} else {
-				li.StateB = state
-			}
-		}
+		readEnds(st, &li, topo.Endpoint{Node: n.Name, Iface: n.Station.Iface}, topo.Endpoint{Node: ap.Name, Iface: ap.AP.Iface}, shaped)
 		out = append(out, li)
 	}
 	return out

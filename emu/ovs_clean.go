@@ -24,36 +24,21 @@ func cleanOVS(rep *CleanReport, log *slog.Logger) {
 		_, err := os.Stat(stateDir(lab))
 		return os.IsNotExist(err)
 	}
-	var eps []string
-	if ep, _ := systemOVSDB(); fileExists(socketPath(ep)) {
-		eps = append(eps, ep)
-	}
-	if e := embeddedOVS(); len(e.Running()) > 0 {
-		eps = append(eps, e.Endpoint())
-	}
-	for _, ep := range eps {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		c, err := ovs.Dial(ctx, ep)
-		cancel()
-		if err != nil {
+	for _, db := range ovsMarkers() {
+		if db.err != nil {
+			rep.Errors = append(rep.Errors, fmt.Sprintf("open vswitch %s: %v", db.ep, db.err))
 			continue
 		}
-		markers, err := c.Markers(context.Background())
-		c.Close()
-		if err != nil {
-			rep.Errors = append(rep.Errors, fmt.Sprintf("open vswitch %s: %v", ep, err))
-			continue
-		}
-		for m := range markers {
+		for _, m := range db.markers {
 			lab, ok := labFromMarker(m)
 			if !ok || !gone(lab) {
 				continue
 			}
-			if err := deleteOVSRows(ep, m, log); err != nil {
+			if err := deleteOVSRows(db.ep, m, log); err != nil {
 				rep.Errors = append(rep.Errors, err.Error())
 				continue
 			}
-			rep.Removed = append(rep.Removed, fmt.Sprintf("open vswitch rows of %s (%s)", lab, ep))
+			rep.Removed = append(rep.Removed, fmt.Sprintf("open vswitch rows of %s (%s)", lab, db.ep))
 		}
 	}
 	for _, lab := range markedRootLabs() {
@@ -132,10 +117,18 @@ func rootLinks() []netlink.Link {
 	return links
 }
 
-// ovsLeaks lists, for Leaks, the Open vSwitch rows that carry an emuctl
-// marker, per database that answers (the system one and emuctl's
-// embedded one), as "open vswitch rows of LAB (ENDPOINT)".
-func ovsLeaks() []string {
+// ovsDBMarkers is what one Open vSwitch database holds of emuctl: the
+// markers on its rows, sorted, or the error the query gave.
+type ovsDBMarkers struct {
+	ep      string
+	markers []string
+	err     error
+}
+
+// ovsMarkers asks every Open vSwitch database that answers (the system one
+// and emuctl's embedded one) for the emuctl markers on its rows; one that
+// cannot be dialled is left out.
+func ovsMarkers() []ovsDBMarkers {
 	var eps []string
 	if ep, _ := systemOVSDB(); fileExists(socketPath(ep)) {
 		eps = append(eps, ep)
@@ -143,7 +136,7 @@ func ovsLeaks() []string {
 	if e := embeddedOVS(); len(e.Running()) > 0 {
 		eps = append(eps, e.Endpoint())
 	}
-	var out []string
+	var out []ovsDBMarkers
 	for _, ep := range eps {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		c, err := ovs.Dial(ctx, ep)
@@ -153,18 +146,25 @@ func ovsLeaks() []string {
 		}
 		markers, err := c.Markers(context.Background())
 		c.Close()
-		if err != nil {
-			continue
-		}
-		var labs []string
+		db := ovsDBMarkers{ep: ep, err: err}
 		for m := range markers {
-			if lab, ok := labFromMarker(m); ok {
-				labs = append(labs, lab)
-			}
+			db.markers = append(db.markers, m)
 		}
-		sort.Strings(labs)
-		for _, lab := range labs {
-			out = append(out, fmt.Sprintf("open vswitch rows of %s (%s)", lab, ep))
+		sort.Strings(db.markers)
+		out = append(out, db)
+	}
+	return out
+}
+
+// ovsLeaks lists, for Leaks, the Open vSwitch rows that carry an emuctl
+// marker, as "open vswitch rows of LAB (ENDPOINT)".
+func ovsLeaks() []string {
+	var out []string
+	for _, db := range ovsMarkers() {
+		for _, m := range db.markers {
+			if lab, ok := labFromMarker(m); ok {
+				out = append(out, fmt.Sprintf("open vswitch rows of %s (%s)", lab, db.ep))
+			}
 		}
 	}
 	return out

@@ -72,6 +72,13 @@ func toDir(p topo.LinkParams, rtt time.Duration, mtu int) tc.Dir {
 	return d
 }
 
+// needsNetem reports whether a direction asks for more than a rate and a
+// queue: delay, jitter, loss, duplication or corruption, which only netem
+// (or the userspace engine) can do.
+func needsNetem(d tc.Dir) bool {
+	return d.Delay > 0 || d.Jitter > 0 || d.Loss > 0 || d.GE != nil || d.Duplicate > 0 || d.Corrupt > 0
+}
+
 // planLinks decides the backend of every shaped link and checks the
 // parameters, before anything is created.
 func planLinks(spec *topo.Spec, caps tc.Caps) ([]LinkState, []string) {
@@ -104,9 +111,6 @@ func planLinks(spec *topo.Spec, caps tc.Caps) ([]LinkState, []string) {
 			}
 		}
 		backend := l.Params.Backend
-		onlyRate := func(d tc.Dir) bool {
-			return d.Delay == 0 && d.Jitter == 0 && d.Loss == 0 && d.GE == nil && d.Duplicate == 0 && d.Corrupt == 0
-		}
 		switch backend {
 		case "", "auto":
 			if caps.Netem {
@@ -120,7 +124,7 @@ func planLinks(spec *topo.Spec, caps tc.Caps) ([]LinkState, []string) {
 			switch {
 			case caps.Netem:
 				ls.Backend = BackendNetem
-			case onlyRate(ls.AtoB) && onlyRate(ls.BtoA) && caps.TBF:
+			case !needsNetem(ls.AtoB) && !needsNetem(ls.BtoA) && caps.TBF:
 				ls.Backend = BackendShaper
 				ls.Warning = "kernel-only layout without netem: TBF on each end's egress; on paths without an IP hop TCP Small Queues keep its queue about two packets deep, so queueing delay and bufferbloat will not show (use backend: userspace or auto for a faithful queue)"
 			default:

@@ -102,8 +102,7 @@ func wifiPreflight(spec *topo.Spec) []string {
 			}
 			if p := n.Station.Params; p != nil {
 				for _, d := range []topo.LinkParams{p.Dir(true), p.Dir(false)} {
-					impair := d.Delay > 0 || d.Jitter > 0 || d.Loss > 0 || d.GE != nil || d.Duplicate > 0 || d.Corrupt > 0
-					if impair && !caps.Netem {
+					if needsNetem(toDir(d, 0, 1500)) && !caps.Netem {
 						errs = append(errs, fmt.Sprintf("%s: station %s: shaping a wireless hop with delay or loss needs sch_netem (%s)", n.Station.Pos, n.Name, caps.Reasons["netem"]))
 						break
 					}
@@ -161,7 +160,7 @@ func (d *deployer) wifiSetup(ctx context.Context) error {
 	// Access points first, then stations, then wait for every station.
 	for _, n := range wnodes {
 		if n.spec.AP != nil {
-			if err := d.startHostapd(ctx, n); err != nil {
+			if err := d.startHostapd(n); err != nil {
 				return err
 			}
 		}
@@ -169,7 +168,7 @@ func (d *deployer) wifiSetup(ctx context.Context) error {
 	if err := d.save(); err != nil {
 		return err
 	}
-	if err := d.waitAPs(ctx, wnodes); err != nil {
+	if err := d.waitWiFi(ctx, wnodes, true); err != nil {
 		return err
 	}
 	for _, n := range wnodes {
@@ -182,7 +181,7 @@ func (d *deployer) wifiSetup(ctx context.Context) error {
 	if err := d.save(); err != nil {
 		return err
 	}
-	if err := d.waitStations(ctx, wnodes); err != nil {
+	if err := d.waitWiFi(ctx, wnodes, false); err != nil {
 		return err
 	}
 	return d.wirelessShaping(wnodes)
@@ -311,7 +310,7 @@ func (d *deployer) startDaemon(n *node, what string, argv []string, logPath stri
 	return nil
 }
 
-func (d *deployer) startHostapd(ctx context.Context, n *node) error {
+func (d *deployer) startHostapd(n *node) error {
 	dir := wifiDir(d.spec.Name, n.spec.Name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -396,16 +395,8 @@ func indent(s string) string {
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
 }
 
-// waitAPs waits until every hostapd reports state=ENABLED.
-func (d *deployer) waitAPs(ctx context.Context, wnodes []*node) error {
-	return d.waitWiFi(ctx, wnodes, true)
-}
-
-// waitStations waits until every station reports wpa_state=COMPLETED.
-func (d *deployer) waitStations(ctx context.Context, wnodes []*node) error {
-	return d.waitWiFi(ctx, wnodes, false)
-}
-
+// waitWiFi waits until every hostapd reports state=ENABLED (aps) or every
+// wpa_supplicant wpa_state=COMPLETED.
 func (d *deployer) waitWiFi(ctx context.Context, wnodes []*node, aps bool) error {
 	deadline := time.Now().Add(WiFiTimeout())
 	pending := map[string]*node{}
@@ -491,26 +482,27 @@ func (d *deployer) wirelessShaping(wnodes []*node) error {
 		h := WiFiHop{Station: n.spec.Name, AP: st.AP}
 		if st.Params != nil {
 			up, dn := st.Params.Dir(true), st.Params.Dir(false)
-			rtt := up.Delay + dn.Delay
-			h.Up, h.Down = toDir(up, rtt, findIface(n.spec, st.Iface).MTU), toDir(dn, rtt, findIface(n.spec, st.Iface).MTU)
+			rtt, mtu := up.Delay+dn.Delay, findIface(n.spec, st.Iface).MTU
+			h.Up, h.Down = toDir(up, rtt, mtu), toDir(dn, rtt, mtu)
 		}
 		hops = append(hops, h)
 	}
 	d.stMu.Lock()
 	d.st.WiFiHops = hops
 	d.stMu.Unlock()
+	netem := tc.Probe().Netem
 	aps := map[string]bool{}
 	for _, h := range hops {
 		if h.Up.IsZero() && h.Down.IsZero() && !hasQueue(h.Up) && !hasQueue(h.Down) {
 			continue
 		}
-		if err := applyUplink(d.st, h); err != nil {
+		if err := applyUplink(d.st, h, netem); err != nil {
 			return err
 		}
 		aps[h.AP] = true
 	}
 	for ap := range aps {
-		if err := applyDownlinks(d.st, ap); err != nil {
+		if err := applyDownlinks(d.st, ap, netem); err != nil {
 			return err
 		}
 	}
@@ -519,16 +511,17 @@ func (d *deployer) wirelessShaping(wnodes []*node) error {
 
 func hasQueue(d tc.Dir) bool { return d.QueuePackets > 0 || d.QueueBytes > 0 }
 
-// hopPlan plans one direction of a wireless hop for an interface of mtu;
-// nil for an unshaped direction.
-func hopPlan(dir tc.Dir, mtu int) (*tc.KernelPlan, error) {
+// hopPlan plans one direction of a wireless hop for an interface of mtu
+// (netem: the kernel has sch_netem, else TBF); nil for an unshaped
+// direction.
+func hopPlan(dir tc.Dir, mtu int, netem bool) (*tc.KernelPlan, error) {
 	if dir.IsZero() && !hasQueue(dir) {
 		return nil, nil
 	}
 	if err := dir.Validate(); err != nil {
 		return nil, err
 	}
-	if tc.Probe().Netem {
+	if netem {
 		return tc.PlanKernel(dir, mtu)
 	}
 	return tc.PlanShaper(dir, mtu)
@@ -536,7 +529,7 @@ func hopPlan(dir tc.Dir, mtu int) (*tc.KernelPlan, error) {
 
 // applyUplink (re)installs a station's uplink on its wireless egress (none
 // removes it).
-func applyUplink(st *State, h WiFiHop) error {
+func applyUplink(st *State, h WiFiHop, netem bool) error {
 	n := st.Spec.Node(h.Station)
 	ns, nh, name, err := openEnd(st, topo.Endpoint{Node: n.Name, Iface: n.Station.Iface})
 	if err != nil {
@@ -548,7 +541,7 @@ func applyUplink(st *State, h WiFiHop) error {
 	if err != nil {
 		return fmt.Errorf("station %s: %w", n.Name, err)
 	}
-	kp, err := hopPlan(h.Up, link.Attrs().MTU)
+	kp, err := hopPlan(h.Up, link.Attrs().MTU, netem)
 	if err != nil {
 		return fmt.Errorf("station %s: uplink: %w", n.Name, err)
 	}
@@ -563,7 +556,7 @@ func applyUplink(st *State, h WiFiHop) error {
 
 // applyDownlinks (re)builds an AP's per-station downlink tree from the
 // recorded hops.
-func applyDownlinks(st *State, ap string) error {
+func applyDownlinks(st *State, ap string, netem bool) error {
 	a := st.Spec.Node(ap)
 	ns, nh, name, err := openEnd(st, topo.Endpoint{Node: ap, Iface: a.AP.Iface})
 	if err != nil {
@@ -580,7 +573,7 @@ func applyDownlinks(st *State, ap string) error {
 		if h.AP != ap {
 			continue
 		}
-		kp, err := hopPlan(h.Down, link.Attrs().MTU)
+		kp, err := hopPlan(h.Down, link.Attrs().MTU, netem)
 		if err != nil {
 			return fmt.Errorf("station %s: downlink: %w", h.Station, err)
 		}
@@ -654,17 +647,15 @@ func SetWirelessHop(lab, station, dir string, change func(*tc.Dir)) (*WiFiHop, e
 	if err := errors.Join(h.Up.Validate(), h.Down.Validate()); err != nil {
 		return nil, err
 	}
-	impair := func(d tc.Dir) bool {
-		return d.Delay > 0 || d.Jitter > 0 || d.Loss > 0 || d.GE != nil || d.Duplicate > 0 || d.Corrupt > 0
-	}
-	if caps := tc.Probe(); !caps.Netem && (impair(h.Up) || impair(h.Down)) {
+	caps := tc.Probe()
+	if !caps.Netem && (needsNetem(h.Up) || needsNetem(h.Down)) {
 		return nil, fmt.Errorf("delay, jitter or loss on a wireless hop needs sch_netem (%s)", caps.Reasons["netem"])
 	}
 	st.WiFiHops[k] = h
-	if err := applyUplink(st, h); err != nil {
+	if err := applyUplink(st, h, caps.Netem); err != nil {
 		return nil, err
 	}
-	if err := applyDownlinks(st, h.AP); err != nil {
+	if err := applyDownlinks(st, h.AP, caps.Netem); err != nil {
 		return nil, err
 	}
 	if err := writeState(st); err != nil {

@@ -21,6 +21,30 @@ import (
 	"github.com/vishvananda/netns"
 )
 
+// requireHwsim skips outside the kernel lab and fails inside it when
+// mac80211_hwsim is missing.
+func requireHwsim(t *testing.T) {
+	t.Helper()
+	RequireLab(t, "creates mac80211_hwsim radios")
+	err := wifi.ProbeHwsim()
+	Require(t, "mac80211_hwsim", err == nil, errString(err))
+}
+
+// upWiFi deploys spec and tears it down (checking the teardown) when t ends.
+func upWiFi(t *testing.T, spec *topo.Spec) *emu.State {
+	t.Helper()
+	st, err := emu.Deploy(context.Background(), spec, emu.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := emu.Down(spec.Name, nil); err != nil {
+			t.Error(err)
+		}
+	})
+	return st
+}
+
 // radioCount counts the wiphys the kernel has in the root namespace.
 func radioCount(t *testing.T) int {
 	ws, err := wifi.Wiphys(0)
@@ -36,9 +60,7 @@ func radioCount(t *testing.T) int {
 // stations through the AP and from a station to the server; inspect data
 // comes from nl80211; down leaves no radio, daemon or namespace.
 func TestLabEmuctlWiFi(t *testing.T) {
-	RequireLab(t, "creates mac80211_hwsim radios")
-	err := wifi.ProbeHwsim()
-	Require(t, "mac80211_hwsim", err == nil, errString(err))
+	requireHwsim(t)
 	requireTools(t, "hostapd", "hostapd")
 	requireTools(t, "wpasupplicant", "wpa_supplicant")
 	spec, err := topo.LoadFile("../topologies/wifi.yaml")
@@ -206,9 +228,7 @@ func TestLabEmuctlWiFi(t *testing.T) {
 // 2 ms each way, 5 % uplink loss): the RTT floor is the two delays and the
 // uplink goodput stays under the hop's capacity.
 func TestLabEmuctlWiFiShaped(t *testing.T) {
-	RequireLab(t, "creates mac80211_hwsim radios")
-	err := wifi.ProbeHwsim()
-	Require(t, "mac80211_hwsim", err == nil, errString(err))
+	requireHwsim(t)
 	spec, err := topo.LoadFile("../topologies/sack-wifi.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -217,16 +237,7 @@ func TestLabEmuctlWiFiShaped(t *testing.T) {
 		t.Fatal(err)
 	}
 	lab := spec.Name
-	st, err := emu.Deploy(context.Background(), spec, emu.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := emu.Down(lab, nil); err != nil {
-			t.Error(err)
-		}
-	})
-	_ = st
+	upWiFi(t, spec)
 	links, err := emu.ShowLinks(lab)
 	if err != nil {
 		t.Fatal(err)
@@ -272,9 +283,7 @@ func TestLabEmuctlWiFiShaped(t *testing.T) {
 // up must refuse before changing anything, naming what is missing; with a
 // hostapd that can do it, the MLD station associates.
 func TestLabEmuctlWiFiMLO(t *testing.T) {
-	RequireLab(t, "creates mac80211_hwsim radios")
-	err := wifi.ProbeHwsim()
-	Require(t, "mac80211_hwsim", err == nil, errString(err))
+	requireHwsim(t)
 	spec, err := topo.Load("mlo.yaml", []byte(`name: eklmlo
 nodes:
   ap1:
@@ -367,9 +376,7 @@ func zombie(pid int) bool {
 // down under its own name, radio and all; a switch port or an adapter
 // whose radio carries another interface is refused before anything changes.
 func TestLabEmuctlWiFiAdapter(t *testing.T) {
-	RequireLab(t, "creates mac80211_hwsim radios")
-	err := wifi.ProbeHwsim()
-	Require(t, "mac80211_hwsim", err == nil, errString(err))
+	requireHwsim(t)
 	h, err := wifi.DialHwsim(0)
 	if err != nil {
 		t.Fatal(err)
@@ -449,9 +456,7 @@ func TestLabEmuctlWiFiAdapter(t *testing.T) {
 // (the bridged AP and the wired link meet at a router in front of the
 // server): two subflows, one per interface, both carry data.
 func TestLabEmuctlWiFiMPTCP(t *testing.T) {
-	RequireLab(t, "creates mac80211_hwsim radios")
-	err := wifi.ProbeHwsim()
-	Require(t, "mac80211_hwsim", err == nil, errString(err))
+	requireHwsim(t)
 	spec, err := topo.Load("mpwifi.yaml", []byte(`name: eklmpw
 nodes:
   srv: {mptcp: {limits: {subflows: 2}}}
@@ -471,14 +476,7 @@ links:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := emu.Deploy(context.Background(), spec, emu.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := emu.Down("eklmpw", nil); err != nil {
-			t.Error(err)
-		}
-	})
+	upWiFi(t, spec)
 	open := func(node string) netns.NsHandle {
 		h, err := netns.GetFromPath(filepath.Join(emu.NetnsDir, topo.Namespace("eklmpw", node)))
 		if err != nil {
@@ -513,9 +511,7 @@ links:
 // emuctl: the station associates, the AP routes between its Wi-Fi subnet
 // and a wired server, the channel is what the file says.
 func TestLabEmuctlWiFiRoutedAC(t *testing.T) {
-	RequireLab(t, "creates mac80211_hwsim radios")
-	err := wifi.ProbeHwsim()
-	Require(t, "mac80211_hwsim", err == nil, errString(err))
+	requireHwsim(t)
 	if _, err := os.Stat("/lib/firmware/regulatory.db"); err != nil {
 		t.Fatalf("5 GHz access points need the wireless-regdb package (scripts/kernel-lab setup installs it): %v", err)
 	}
@@ -532,15 +528,7 @@ links:
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := emu.Deploy(context.Background(), spec, emu.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := emu.Down("eklwrt", nil); err != nil {
-			t.Error(err)
-		}
-	})
+	st := upWiFi(t, spec)
 	for _, r := range emu.PingAll(context.Background(), st, 3, 3*time.Second) {
 		if !r.OK {
 			t.Errorf("ping %s -> %s (%s) failed", r.From, r.To, r.Addr)
@@ -563,9 +551,7 @@ links:
 // daemon and showing its last log lines, and rolls everything back (radios,
 // daemons, namespaces).
 func TestLabEmuctlWiFiTimeoutRollsBack(t *testing.T) {
-	RequireLab(t, "creates mac80211_hwsim radios")
-	err := wifi.ProbeHwsim()
-	Require(t, "mac80211_hwsim", err == nil, errString(err))
+	requireHwsim(t)
 	spec, err := topo.LoadFile("../topologies/wifi.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -594,22 +580,12 @@ func TestLabEmuctlWiFiTimeoutRollsBack(t *testing.T) {
 // station associates and reaches every other through ap1, and --link
 // shapes each wireless hop.
 func TestLabEmuctlWiFiGenerator(t *testing.T) {
-	RequireLab(t, "creates mac80211_hwsim radios")
-	err := wifi.ProbeHwsim()
-	Require(t, "mac80211_hwsim", err == nil, errString(err))
+	requireHwsim(t)
 	spec, err := topo.Generate("wifi,3", topo.GenOptions{Name: "eklwgen", Link: "delay=5ms"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := emu.Deploy(context.Background(), spec, emu.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := emu.Down("eklwgen", nil); err != nil {
-			t.Error(err)
-		}
-	})
+	st := upWiFi(t, spec)
 	res := emu.PingAll(context.Background(), st, 3, 3*time.Second)
 	if len(res) != 6 {
 		t.Errorf("pingall: %d pairs, want 6", len(res))
@@ -629,9 +605,7 @@ func TestLabEmuctlWiFiGenerator(t *testing.T) {
 // exec with names, doctor, down. Uses bin/emuctl, which `make test-kernel`
 // builds first.
 func TestLabEmuctlWiFiCLI(t *testing.T) {
-	RequireLab(t, "creates mac80211_hwsim radios")
-	err := wifi.ProbeHwsim()
-	Require(t, "mac80211_hwsim", err == nil, errString(err))
+	requireHwsim(t)
 	bin, err := filepath.Abs("../bin/emuctl")
 	if err != nil {
 		t.Fatal(err)
@@ -691,9 +665,7 @@ func TestLabEmuctlWiFiCLI(t *testing.T) {
 // sta1, 30 ms to sta2, nothing to sta3; the RTT floors from the wired
 // server show each.
 func TestLabEmuctlWiFiPerStationDownlink(t *testing.T) {
-	RequireLab(t, "creates mac80211_hwsim radios")
-	err := wifi.ProbeHwsim()
-	Require(t, "mac80211_hwsim", err == nil, errString(err))
+	requireHwsim(t)
 	spec, err := topo.Load("down.yaml", []byte(`name: ekldown
 nodes:
   srv: {}
@@ -707,14 +679,7 @@ links:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := emu.Deploy(context.Background(), spec, emu.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := emu.Down("ekldown", nil); err != nil {
-			t.Error(err)
-		}
-	})
+	upWiFi(t, spec)
 	floor := func(to string) time.Duration {
 		dst, _ := emu.PrimaryAddr(spec.Node(to))
 		best := time.Hour

@@ -1,7 +1,6 @@
 package tc
 
 import (
-	"errors"
 	"fmt"
 	"net"
 
@@ -113,5 +112,3 @@ func moveMajor(h uint32, k int) uint32 {
 	major := h >> 16
 	return (uint32(0x100*(k+1))+major)<<16 | h&0xffff
 }
-
-var _ = errors.New

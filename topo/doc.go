@@ -58,7 +58,7 @@
 //	      sack: true
 //	      timestamps: true
 //	      window_scaling: true
-//	      ecn: 1               # 0, 1 or 2
+//	      ecn: 1               # 0, 1, 2, true (= 1) or false (= 0)
 //	      no_metrics_save: true
 //	      rmem: [4096, 131072, 6291456]        # min <= default <= max, bytes
 //	      wmem: [4096, 16384, 4194304]

@@ -186,7 +186,7 @@ type TCPProfile struct {
 	SACK              *bool  `json:"sack,omitempty"`
 	Timestamps        *bool  `json:"timestamps,omitempty"`
 	WindowScaling     *bool  `json:"window_scaling,omitempty"`
-	ECN               *int   `json:"ecn,omitempty"` // 0,1,2
+	ECN               *int   `json:"ecn,omitempty"` // tcp_ecn 0, 1, 2 (true in the file is 1, false 0)
 	NoMetricsSave     *bool  `json:"no_metrics_save,omitempty"`
 	Rmem              []int  `json:"rmem,omitempty"` // min default max
 	Wmem              []int  `json:"wmem,omitempty"`

@@ -50,7 +50,7 @@ func (d *dec) tcp(n *yaml.Node, path string) *TCPProfile {
 		case "no_metrics_save":
 			t.NoMetricsSave = d.optBool(e.v, p)
 		case "ecn":
-			t.ECN = d.optInt(e.v, p, 0, 2)
+			t.ECN = d.ecn(e.v, p)
 		case "recovery":
 			t.Recovery = d.optInt(e.v, p, 0, 7)
 		case "early_retrans":
@@ -233,6 +233,36 @@ func (d *dec) optInt(n *yaml.Node, path string, lo, hi int64) *int {
 		return &i
 	}
 	return nil
+}
+
+// ecn decodes tcp.ecn: the kernel's tcp_ecn mode (0 off, 1 request ECN
+// on outgoing connections and accept it on incoming ones, 2 accept it
+// only) or a boolean, which is what people write for "ECN on": true is 1
+// and false is 0, as in sysctls:.
+func (d *dec) ecn(n *yaml.Node, path string) *int {
+	const valid = "0, 1, 2, true or false"
+	v := deref(n)
+	if v != nil && v.Kind == yaml.ScalarNode && v.Tag == "!!bool" {
+		if b, ok := d.boolean(n, path); ok {
+			i := 0
+			if b {
+				i = 1
+			}
+			return &i
+		}
+		return nil
+	}
+	var x int64
+	if v == nil || v.Kind != yaml.ScalarNode || v.Tag != "!!int" || v.Decode(&x) != nil {
+		d.errorf(at(n, path), "must be %s (1 or true: request ECN and accept it; 2: accept it only; 0 or false: off), got %s", valid, describe(n))
+		return nil
+	}
+	if x < 0 || x > 2 {
+		d.errorf(at(n, path), "%d is out of range (valid: %s)", x, valid)
+		return nil
+	}
+	i := int(x)
+	return &i
 }
 
 // memTriple decodes [min, default, max] socket buffer sizes in bytes.

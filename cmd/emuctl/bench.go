@@ -56,6 +56,21 @@ func newBenchCmd() *cobra.Command {
 					runs = append(runs, run{t, topo.SwitchOVS})
 				}
 			}
+			// What Mininet lacks, per switch type, said once up front.
+			peerMissing := map[string]peerTool{}
+			said := map[string]bool{}
+			for _, rn := range runs {
+				if _, seen := peerMissing[rn.sw]; !mininet || seen {
+					continue
+				}
+				if tl, ok := missingPeerTool(mininetTools(rn.sw), exec.LookPath); ok {
+					peerMissing[rn.sw] = tl
+					if msg := peerSkipMessage(tl); !said[msg] {
+						said[msg] = true
+						fmt.Fprintln(os.Stderr, "bench: "+msg)
+					}
+				}
+			}
 			for _, rn := range runs {
 				t := rn.topo
 				row := benchRow{topo: t, sw: rn.sw}
@@ -86,7 +101,9 @@ func newBenchCmd() *cobra.Command {
 						row.up, row.down = up, down
 					}
 				}
-				if mininet {
+				if tl, ok := peerMissing[rn.sw]; ok {
+					row.mininetErr = peerSkipCell(tl)
+				} else if mininet {
 					row.mininet, row.mininetErr = runMininet(t, row.sw)
 				}
 				rows = append(rows, row)
@@ -135,7 +152,7 @@ func newBenchCmd() *cobra.Command {
 func runMininet(t, sw string) (time.Duration, string) {
 	mn, err := exec.LookPath("mn")
 	if err != nil {
-		return 0, "not installed"
+		return 0, peerSkipCell(peerTool{"mn", "mininet"})
 	}
 	if !strings.HasPrefix(t, "linear,") && !strings.HasPrefix(t, "tree,") && !strings.HasPrefix(t, "single,") {
 		return 0, "n/a"
@@ -174,6 +191,11 @@ func runMininet(t, sw string) (time.Duration, string) {
 	c.Stdout, c.Stderr = &out, &out
 	t0 := time.Now()
 	if err := c.Run(); err != nil {
+		if tl, ok := mininetMissing(out.String(), sw); ok {
+			// Mininet's own message ends with the whole PATH.
+			fmt.Fprintln(os.Stderr, "bench: "+peerSkipMessage(tl))
+			return 0, peerSkipCell(tl)
+		}
 		tail := strings.TrimSpace(out.String())
 		if i := strings.LastIndexByte(tail, '\n'); i >= 0 {
 			tail = tail[i+1:]

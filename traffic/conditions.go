@@ -10,11 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"runtime/debug"
 	"sort"
 	"strings"
 
 	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/internal/buildinfo"
 	"github.com/emuctl/emuctl/topo"
 	"golang.org/x/sys/unix"
 )
@@ -137,22 +137,9 @@ func bufString(n int) string {
 	return fmt.Sprint(n)
 }
 
-// toolVersion is "emuctl <module version> <vcs revision>".
-func toolVersion() string {
-	v := "emuctl"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		v += " " + bi.Main.Version
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v += " " + s.Value[:12]
-			}
-			if s.Key == "vcs.modified" && s.Value == "true" {
-				v += "+dirty"
-			}
-		}
-	}
-	return v
-}
+// toolVersion is "emuctl <version> <vcs revision>", as `emuctl version`
+// reports the build.
+func toolVersion() string { return buildinfo.Read().Short() }
 
 // kernelHZ reads CONFIG_HZ from /proc/config.gz when the kernel has it.
 func kernelHZ() string {

@@ -8,8 +8,18 @@ PKGS    := ./...
 
 all: build
 
+# What `emuctl version` reports (internal/buildinfo), passed explicitly:
+# Go's own VCS stamp is missing when -buildvcs is off (a GOFLAGS setting).
+# Without git, buildinfo falls back to the stamp, then to "dev".
+BUILDINFO := github.com/emuctl/emuctl/internal/buildinfo
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+LDFLAGS    = -X $(BUILDINFO).Version=$(VERSION) \
+	-X $(BUILDINFO).Revision=$(shell git rev-parse HEAD 2>/dev/null) \
+	-X $(BUILDINFO).RevisionTime=$(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null) \
+	-X $(BUILDINFO).Modified=$(shell git rev-parse HEAD >/dev/null 2>&1 && (git status --porcelain | grep -q . && echo true || echo false))
+
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/emuctl
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/emuctl
 
 install: build
 	install -m 0755 $(BIN) /usr/local/bin/emuctl

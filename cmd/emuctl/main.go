@@ -44,6 +44,7 @@ func newRoot() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log every host change to stderr")
+	setVersion(root) // --version (version.go)
 	root.AddCommand(newUpCmd(), newDownCmd(), newLsCmd(), newInspectCmd(), newExecCmd(), newShellCmd(),
 		newCLICmd(), newValidateCmd(), newCleanCmd(), newBenchCmd())
 	for _, f := range extraCommands {

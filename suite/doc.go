@@ -38,7 +38,9 @@
 // ours and never gate.
 //
 // The runner (Run) gives every repetition a fresh lab, in an order
-// shuffled by a recorded seed, measures the idle path (pings), CPU load
+// shuffled by a recorded seed, once the kernel has finished freeing
+// earlier labs' namespaces (settle.go; the wait is a run condition),
+// measures the idle path (pings), CPU load
 // and host stalls, link-engine and OVS queue counters and, when asked,
 // recovery episodes in a private tracefs instance; Ctrl-C (a cancelled
 // context) stops the flows, tears the lab down and keeps the runs made.

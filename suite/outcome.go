@@ -43,6 +43,11 @@ type RunRecord struct {
 	// Error is why the run could not be made (deploy or traffic failure).
 	Error       string `json:"error,omitempty"`
 	Interrupted bool   `json:"interrupted,omitempty"`
+	// NetnsSettle is how the wait for the kernel to free deleted network
+	// namespaces before the deploy went (also the raw result's
+	// netns_settle condition); NetnsSettleS is its length.
+	NetnsSettle  string  `json:"netns_settle,omitempty"`
+	NetnsSettleS float64 `json:"netns_settle_s"`
 	// Invalid lists the fidelity checks the run failed; an invalid run
 	// is left out of every other check.
 	Invalid []string `json:"invalid,omitempty"`

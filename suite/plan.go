@@ -53,8 +53,9 @@ func (p *Plan) Estimate() time.Duration {
 	return total
 }
 
-// runOverhead is the measured cost of a run beyond its traffic.
-const runOverhead = 1500 * time.Millisecond
+// runOverhead is the measured cost of a run beyond its traffic (1.5 s)
+// plus the ~1 s that settle.go's probe must hold before every deploy.
+const runOverhead = 2500 * time.Millisecond
 
 // span is how long a scenario's traffic lasts.
 func (sc *Scenario) span() time.Duration {

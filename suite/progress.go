@@ -20,6 +20,7 @@ type progress struct {
 	started time.Time
 	jobT0   time.Time
 	cur     string
+	waitFor string // cur while the bar shows a wait
 	curPlan time.Duration
 	done_   int
 	spent   time.Duration // actual time of finished jobs
@@ -118,6 +119,40 @@ func (pr *progress) finish(rec *RunRecord) {
 		return
 	}
 	fmt.Fprintln(pr.w, line)
+}
+
+// waiting says the runner waits for something before the current run:
+// on a terminal the bar shows it in place of the run, otherwise a line
+// is begun that waited ends.
+func (pr *progress) waiting(what string) {
+	if pr == nil || pr.w == nil {
+		return
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.tty {
+		pr.waitFor, pr.cur = pr.cur, what+" ..."
+		pr.draw()
+		return
+	}
+	fmt.Fprintf(pr.w, "%s ...", what)
+}
+
+// waited ends a wait with its result ("3.4 s"), as one line above the
+// bar on a terminal.
+func (pr *progress) waited(what, result string) {
+	if pr == nil || pr.w == nil {
+		return
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.tty {
+		pr.cur = pr.waitFor
+		fmt.Fprintf(pr.w, "\r%s ... %s\x1b[K\n", what, result)
+		pr.draw()
+		return
+	}
+	fmt.Fprintf(pr.w, " %s\n", result)
 }
 
 // runLine is the one-line summary of a run.

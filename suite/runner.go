@@ -36,7 +36,8 @@ type job struct {
 	rep int
 }
 
-// Run runs a plan: for each repetition, in random order, it builds a
+// Run runs a plan: for each repetition, in random order, it waits for
+// the kernel to finish freeing deleted namespaces (settle.go), builds a
 // fresh lab, runs the flows, tears the lab down, and judges the run's
 // fidelity (an invalid run is made again up to the profile's
 // retry_invalid); then it judges every check and writes the results
@@ -81,6 +82,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Outcome, error) {
 		r.runJob(ctx, j)
 	}
 	r.bar.done()
+	out.Conditions["netns_settle"] = settleSummary(out.Runs)
 	out.Interrupted = ctx.Err() != nil
 	out.Finished = time.Now()
 	r.ev.runs = out.Runs

@@ -12,8 +12,8 @@ import (
 	"github.com/emuctl/emuctl/traffic"
 )
 
-// runOne builds the scenario's lab, runs its flows and tears the lab
-// down, whatever happens (Ctrl-C included).
+// runOne waits for the kernel to settle, builds the scenario's lab, runs
+// its flows and tears the lab down, whatever happens (Ctrl-C included).
 func (r *runner) runOne(ctx context.Context, j job, attempt int) (rec *RunRecord) {
 	rec = &RunRecord{ID: runID(j.sc, j.rep, attempt), Scenario: j.sc.Name, Labels: j.sc.Labels, Rep: j.rep,
 		Attempt: attempt, Started: time.Now()}
@@ -22,6 +22,12 @@ func (r *runner) runOne(ctx context.Context, j job, attempt int) (rec *RunRecord
 	spec, err := j.sc.spec(lab)
 	if err != nil {
 		rec.Error = "topology: " + err.Error()
+		return rec
+	}
+	settle := waitNetnsSettled(ctx, r.bar)
+	rec.NetnsSettle, rec.NetnsSettleS = settle.condition(), settle.took.Seconds()
+	if settle.interrupted {
+		rec.Interrupted = true
 		return rec
 	}
 	if _, err := emu.Deploy(ctx, spec, emu.Options{Log: r.opt.Log}); err != nil {
@@ -69,6 +75,7 @@ func (r *runner) runOne(ctx context.Context, j job, attempt int) (rec *RunRecord
 	}
 	links := deltas(before, after)
 	annotate(res, r, links, cpu)
+	res.Conditions["netns_settle"] = rec.NetnsSettle
 	rec.data = newRunData(res, r.plan.Profile.Warmup.Seconds(), links, cpu)
 	rec.data.idle = idle
 	if ovsAfter != nil {

@@ -1,0 +1,152 @@
+package suite
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// churnNetns makes the kernel busy the way a large lab's teardown does:
+// it creates n network namespaces, each on its own locked thread, then
+// lets every thread exit at once, so the kernel frees all n in the
+// background. Nothing is named, mounted or left behind.
+func churnNetns(t *testing.T, n int) {
+	t.Helper()
+	before := threads()
+	release := make(chan struct{})
+	var created sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	for i := 0; i < n; i++ {
+		created.Add(1)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread exits with its namespace
+			err := unix.Unshare(unix.CLONE_NEWNET)
+			if err != nil {
+				mu.Lock()
+				firstErr = err
+				mu.Unlock()
+			}
+			created.Done()
+			<-release
+		}()
+	}
+	created.Wait()
+	close(release)
+	if firstErr != nil {
+		t.Fatalf("unshare: %v", firstErr)
+	}
+	// The namespaces are put when their threads exit: wait for that, so
+	// the kernel has them all to free when the caller starts looking.
+	for deadline := time.Now().Add(20 * time.Second); threads() > before+16; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d threads still running (%d before)", threads(), before)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// threads is this process's thread count.
+func threads() int {
+	b, _ := os.ReadFile("/proc/self/status")
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "Threads:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
+}
+
+// netnsCreate times one namespace creation (on a thread that then exits).
+func netnsCreate() time.Duration {
+	ch := make(chan time.Duration, 1)
+	go func() {
+		runtime.LockOSThread()
+		t0 := time.Now()
+		unix.Unshare(unix.CLONE_NEWNET)
+		ch <- time.Since(t0)
+	}()
+	return <-ch
+}
+
+// TestNetnsSettleAfterChurn: after thousands of namespaces were deleted
+// the runner waits before the deploy, says so on the progress line and
+// records it; afterwards a namespace is quick to create again.
+func TestNetnsSettleAfterChurn(t *testing.T) {
+	needRoot(t)
+	t0 := time.Now()
+	churnNetns(t, 2000)
+	t.Logf("2000 namespaces created in %v, released", time.Since(t0))
+	var buf bytes.Buffer
+	bar := &progress{w: &buf}
+	s := waitNetnsSettled(context.Background(), bar)
+	d := netnsCreate()
+	t.Logf("waited %v (settled %v, busy %v); then a namespace creation took %v; progress: %q", s.took, s.settled, s.busy, d, buf.String())
+	if !s.settled || !s.busy || s.took < netnsSettleQuiet+netnsSettleHold {
+		t.Fatalf("wait after the churn: %+v", s)
+	}
+	c := s.condition()
+	if !strings.HasPrefix(c, "settled after ") || !strings.Contains(c, "3 namespace creations in a row < 3 ms") {
+		t.Errorf("condition %q", c)
+	}
+	if out := buf.String(); !strings.HasPrefix(out, netnsWaitText+" ... ") || !strings.HasSuffix(out, " s\n") {
+		t.Errorf("progress line %q", out)
+	}
+	if d >= 3*time.Millisecond {
+		t.Errorf("a namespace creation after the wait took %v", d)
+	}
+}
+
+// TestNetnsSettleQuiet: on a settled kernel the wait is short, silent
+// and recorded as settled.
+func TestNetnsSettleQuiet(t *testing.T) {
+	needRoot(t)
+	waitNetnsSettled(context.Background(), nil) // whatever an earlier test left
+	var buf bytes.Buffer
+	s := waitNetnsSettled(context.Background(), &progress{w: &buf})
+	t.Logf("waited %v: %s", s.took, s.condition())
+	if !s.settled || s.busy || s.took > netnsSettleHold+500*time.Millisecond {
+		t.Fatalf("wait on a settled kernel: %+v", s)
+	}
+	if c := s.condition(); !strings.HasPrefix(c, "settled (probe passed at once") {
+		t.Errorf("condition %q", c)
+	}
+	if buf.Len() != 0 {
+		t.Errorf("progress printed %q for a short wait", buf.String())
+	}
+}
+
+// TestProgressWaitLines: a wait is one line in plain mode; on a terminal
+// the bar shows it in place of the run and a line above it says how long.
+func TestProgressWaitLines(t *testing.T) {
+	var plain bytes.Buffer
+	pr := &progress{w: &plain}
+	pr.waiting("waiting for X")
+	pr.waited("waiting for X", "3.4 s")
+	if got := plain.String(); got != "waiting for X ... 3.4 s\n" {
+		t.Errorf("plain: %q", got)
+	}
+	var tty bytes.Buffer
+	pr = &progress{w: &tty, tty: true, total: 2, cur: "rate=10mbit #1", started: time.Now(), jobT0: time.Now()}
+	pr.waiting("waiting for X")
+	if got := tty.String(); !strings.Contains(got, "waiting for X ...") || strings.Contains(got, "rate=10mbit") {
+		t.Errorf("bar while waiting: %q", got)
+	}
+	tty.Reset()
+	pr.waited("waiting for X", "3.4 s")
+	if got := tty.String(); !strings.HasPrefix(got, "\rwaiting for X ... 3.4 s\x1b[K\n") || !strings.Contains(got, "rate=10mbit #1") {
+		t.Errorf("bar after the wait: %q", got)
+	}
+	var nilBar *progress
+	nilBar.waiting("x") // a runner without progress output
+	nilBar.waited("x", "1 s")
+}

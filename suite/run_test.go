@@ -96,7 +96,7 @@ func TestRunTinySuite(t *testing.T) {
 	}
 	report, _ := os.ReadFile(filepath.Join(dir, "report.md"))
 	for _, want := range []string{"# tsu-tiny", "**Verdict: PASS**", "| PASS | C1 | physics |", "| ref | R1 | reference |",
-		"| 100 % |", "## Scenarios", "rate=40mbit", "## Conditions"} {
+		"| 100 % |", "## Scenarios", "rate=40mbit", "## Conditions", "| netns_settle | before every deploy"} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -113,8 +113,18 @@ func TestRunTinySuite(t *testing.T) {
 		if !strings.HasPrefix(r.Result.Scenario, "rate=") || r.Result.Repetition != 1 || r.Result.Conditions["suite"] != "tsu-tiny" {
 			t.Errorf("raw result %s: scenario %q rep %d", r.Path, r.Result.Scenario, r.Result.Repetition)
 		}
+		if c := r.Result.Conditions["netns_settle"]; !strings.Contains(c, "settled") {
+			t.Errorf("raw result %s: netns_settle %q", r.Path, c)
+		}
+	}
+	if c := out.Conditions["netns_settle"]; !strings.HasPrefix(c, "before every deploy") {
+		t.Errorf("outcome netns_settle %q", c)
 	}
 	for _, r := range out.Runs {
+		t.Logf("%s: netns_settle %s (%.2f s)", r.ID, r.NetnsSettle, r.NetnsSettleS)
+		if r.NetnsSettle == "" || r.NetnsSettleS < netnsSettleHold.Seconds() {
+			t.Errorf("%s: netns settle %q after %.2f s", r.ID, r.NetnsSettle, r.NetnsSettleS)
+		}
 		if g := r.Metrics["goodput"]; g < 15 || g > 39 {
 			t.Errorf("%s: goodput %v Mbit/s", r.ID, g)
 		}

@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -57,21 +58,18 @@ type node struct {
 
 	mu    sync.Mutex
 	index map[string]int // iface name -> ifindex
+
+	// handles.go: ns and h are valid between acquire and release.
+	pool    *handlePool
+	refs    int
+	opening bool
+	elem    *list.Element
 }
 
 func (n *node) setIndex(name string, idx int) {
 	n.mu.Lock()
 	n.index[name] = idx
 	n.mu.Unlock()
-}
-
-func (n *node) close() {
-	if n.h != nil {
-		n.h.Close()
-	}
-	if n.ns >= 0 {
-		n.ns.Close()
-	}
 }
 
 type deployer struct {
@@ -84,6 +82,7 @@ type deployer struct {
 	stMu      sync.Mutex
 	nodes     map[string]*node
 	ovs       *ovsDeploy // OVS: names and ports of ovs switches (ovs.go)
+	pool      *handlePool
 }
 
 // Deploy builds the lab described by spec and returns its state once every
@@ -117,6 +116,7 @@ func Deploy(ctx context.Context, spec *topo.Spec, opt Options) (*State, error) {
 	start, _ := procStart(os.Getpid())
 	d := &deployer{
 		spec: spec, opt: opt, log: log, marker: Marker(spec.Name), nodes: map[string]*node{}, linkNodes: map[int]*node{},
+		pool: newHandlePool(maxOpenNodes),
 		st: &State{Lab: spec.Name, Status: StatusDeploying, PID: os.Getpid(), PIDStart: start, Created: time.Now().UTC(), Spec: spec, Links: links},
 	}
 	if err := writeState(d.st); err != nil {
@@ -124,12 +124,7 @@ func Deploy(ctx context.Context, spec *topo.Spec, opt Options) (*State, error) {
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
 	err = d.run(ctx)
-	for _, n := range d.nodes {
-		n.close()
-	}
-	for _, n := range d.linkNodes {
-		n.close()
-	}
+	d.pool.closeAll(d.allNodes())
 	if err != nil {
 		log.Debug("deploy failed, rolling back", "err", err)
 		d.stMu.Lock()
@@ -255,15 +250,18 @@ func (d *deployer) namespaces(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("link %d: %w", ls.Index, err)
 		}
-		n := &node{spec: &topo.Node{Name: ls.Netns}, nsName: ls.Netns, ns: h, h: nh, index: map[string]int{}}
+		n := &node{spec: &topo.Node{Name: ls.Netns}, nsName: ls.Netns, index: map[string]int{}}
+		d.pool.register(n, h, nh)
 		mu.Lock()
 		d.linkNodes[ls.Index] = n
 		mu.Unlock()
 		d.stMu.Lock()
 		d.st.Namespaces = append(d.st.Namespaces, ls.Netns)
 		d.stMu.Unlock()
-		return writeSysctls(h, []topo.KV{{Key: "net.ipv6.conf.all.disable_ipv6", Value: "1"},
-			{Key: "net.ipv6.conf.default.disable_ipv6", Value: "1"}, {Key: "net.ipv4.ip_forward", Value: "0"}})
+		return with(func() error {
+			return writeSysctls(n.ns, []topo.KV{{Key: "net.ipv6.conf.all.disable_ipv6", Value: "1"},
+				{Key: "net.ipv6.conf.default.disable_ipv6", Value: "1"}, {Key: "net.ipv4.ip_forward", Value: "0"}})
+		}, n)
 	})
 	if err != nil {
 		return err
@@ -274,7 +272,8 @@ func (d *deployer) namespaces(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("node %s: %w", sn.Name, err)
 		}
-		n := &node{spec: sn, nsName: name, ns: h, h: nh, index: map[string]int{}}
+		n := &node{spec: sn, nsName: name, index: map[string]int{}}
+		d.pool.register(n, h, nh)
 		mu.Lock()
 		d.nodes[sn.Name] = n
 		mu.Unlock()
@@ -282,7 +281,9 @@ func (d *deployer) namespaces(ctx context.Context) error {
 		d.st.Namespaces = append(d.st.Namespaces, name)
 		d.stMu.Unlock()
 		d.log.Debug("netns created", "node", sn.Name, "netns", name)
-		return nil
+		// The node's own settings and bridge now, while its handles are
+		// fresh: a large lab would otherwise reopen every namespace.
+		return with(func() error { return d.setupNode(n) }, n)
 	})
 }
 
@@ -298,10 +299,14 @@ func hasV6(n *topo.Node) bool {
 	return false
 }
 
-// nodeSetup writes the kernel settings every node needs before its
+// nodeSetup is a phase of its own for fault injection only: each node's
+// setup (setupNode) runs as soon as its namespace exists.
+func (d *deployer) nodeSetup(ctx context.Context) error { return nil }
+
+// setupNode writes the kernel settings every node needs before its
 // interfaces exist, and creates switch bridges.
-func (d *deployer) nodeSetup(ctx context.Context) error {
-	return parallel(ctx, d.opt.Workers, d.nodeList(), func(n *node) error {
+func (d *deployer) setupNode(n *node) error {
+	{
 		sys := []topo.KV{}
 		v6 := hasV6(n.spec)
 		if !v6 {
@@ -328,15 +333,40 @@ func (d *deployer) nodeSetup(ctx context.Context) error {
 			return d.createBridge(n)
 		}
 		return nil
-	})
+	}
 }
 
 func (d *deployer) nodeList() []*node {
 	out := make([]*node, 0, len(d.spec.Nodes))
 	for i := range d.spec.Nodes {
-		out = append(out, d.nodes[d.spec.Nodes[i].Name])
+		if n := d.nodes[d.spec.Nodes[i].Name]; n != nil {
+			out = append(out, n)
+		}
 	}
 	return out
+}
+
+// allNodes lists node and link namespaces alike.
+func (d *deployer) allNodes() []*node {
+	out := d.nodeList()
+	for _, n := range d.linkNodes {
+		out = append(out, n)
+	}
+	return out
+}
+
+// eachNode runs fn for the nodes that keep (all when keep is nil) in
+// parallel, each held (handles.go) while fn runs.
+func (d *deployer) eachNode(ctx context.Context, keep func(*node) bool, fn func(*node) error) error {
+	var ns []*node
+	for _, n := range d.nodeList() {
+		if keep == nil || keep(n) {
+			ns = append(ns, n)
+		}
+	}
+	return parallel(ctx, d.opt.Workers, ns, func(n *node) error {
+		return with(func() error { return fn(n) }, n)
+	})
 }
 
 func (d *deployer) createBridge(n *node) error {
@@ -398,12 +428,13 @@ func (d *deployer) links(ctx context.Context) error {
 		idx[i] = i
 	}
 	return parallel(ctx, d.opt.Workers, idx, func(i int) error {
-		var err error
-		if ls, ok := d.linkStateFor(i); ok && ls.Backend == BackendEngine {
-			err = d.createEngineLink(d.spec.Links[i], i, ls)
-		} else {
-			err = d.createLink(d.spec.Links[i], i)
-		}
+		l := d.spec.Links[i]
+		err := with(func() error {
+			if ls, ok := d.linkStateFor(i); ok && ls.Backend == BackendEngine {
+				return d.createEngineLink(l, i, ls)
+			}
+			return d.createLink(l, i)
+		}, d.nodes[l.A.Node], d.nodes[l.B.Node], d.linkNodes[i])
 		if err != nil {
 			return fmt.Errorf("link %s <-> %s: %w", d.spec.Links[i].A, d.spec.Links[i].B, err)
 		}
@@ -499,7 +530,7 @@ func addAddrs(h *netlink.Handle, l netlink.Link, addrs []netip.Prefix) error {
 }
 
 func (d *deployer) routes(ctx context.Context) error {
-	return parallel(ctx, d.opt.Workers, d.nodeList(), func(n *node) error {
+	return d.eachNode(ctx, func(n *node) bool { return len(n.spec.Routes) > 0 }, func(n *node) error {
 		for _, r := range n.spec.Routes {
 			rt := &netlink.Route{Dst: prefixToIPNet(r.Dst)}
 			if r.Via.IsValid() {
@@ -530,10 +561,7 @@ func prefixToIPNet(p netip.Prefix) *net.IPNet {
 }
 
 func (d *deployer) sysctls(ctx context.Context) error {
-	return parallel(ctx, d.opt.Workers, d.nodeList(), func(n *node) error {
-		if len(n.spec.Sysctls) == 0 {
-			return nil
-		}
+	return d.eachNode(ctx, func(n *node) bool { return len(n.spec.Sysctls) > 0 }, func(n *node) error {
 		if err := writeSysctls(n.ns, n.spec.Sysctls); err != nil {
 			return fmt.Errorf("node %s: %w", n.spec.Name, err)
 		}
@@ -542,12 +570,26 @@ func (d *deployer) sysctls(ctx context.Context) error {
 }
 
 // waitUp returns when every interface of the lab reports carrier, or fails
-// after 10 s naming the interfaces that did not come up.
+// after 10 s naming the interfaces that did not come up. It checks the
+// nodes in passes, each pass only those still waiting, so a large lab
+// reopens (handles.go) only the namespaces that are slow.
 func (d *deployer) waitUp(ctx context.Context) error {
 	deadline := time.Now().Add(10 * time.Second)
+	pending := map[*node][]string{}
+	for _, n := range d.nodeList() {
+		if isOVS(n.spec) {
+			continue // OVS: the ports live in the root namespace; the ovs phase checked them
+		}
+		for _, ifc := range n.spec.Interfaces {
+			if ifc.External == nil { // a real adapter may have no carrier; that is the user's cable
+				pending[n] = append(pending[n], ifc.Name)
+			}
+		}
+	}
+	var mu sync.Mutex
 	for {
-		var down []string
-		for _, n := range d.nodeList() {
+		down := map[*node][]string{}
+		err := d.eachNode(ctx, func(n *node) bool { return len(pending[n]) > 0 }, func(n *node) error {
 			links, err := n.h.LinkList()
 			if err != nil && !errors.Is(err, netlink.ErrDumpInterrupted) {
 				return fmt.Errorf("node %s: list links: %w", n.spec.Name, err)
@@ -556,23 +598,35 @@ func (d *deployer) waitUp(ctx context.Context) error {
 			for _, l := range links {
 				state[l.Attrs().Name] = l.Attrs().OperState
 			}
-			for _, ifc := range n.spec.Interfaces {
-				if ifc.External != nil {
-					continue // a real adapter may have no carrier; that is the user's cable
-				}
-				if isOVS(n.spec) {
-					continue // OVS: the port lives in the root namespace; the ovs phase checked it
-				}
-				if s := state[ifc.Name]; s != netlink.OperUp {
-					down = append(down, fmt.Sprintf("%s:%s (%s)", n.spec.Name, ifc.Name, s))
+			var left []string
+			for _, name := range pending[n] {
+				if state[name] != netlink.OperUp {
+					left = append(left, name)
 				}
 			}
+			if len(left) > 0 {
+				mu.Lock()
+				down[n] = left
+				mu.Unlock()
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		if len(down) == 0 {
 			return d.waitSTP(ctx)
 		}
+		pending = down
 		if time.Now().After(deadline) {
-			return fmt.Errorf("interfaces not up after 10s: %s", strings.Join(down, ", "))
+			var names []string
+			for n, ifs := range down {
+				for _, i := range ifs {
+					names = append(names, n.spec.Name+":"+i)
+				}
+			}
+			sort.Strings(names)
+			return fmt.Errorf("interfaces not up after 10s: %s", strings.Join(names, ", "))
 		}
 		select {
 		case <-ctx.Done():

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/emuctl/emuctl/topo"
 	"strings"
 
 	"github.com/vishvananda/netlink"
@@ -19,6 +20,28 @@ func extAlias(lab, host string) string { return Marker(lab) + " ext=" + host }
 // enslaves them to its bridge), recording their original state first.
 func (d *deployer) externals(ctx context.Context) error {
 	for _, n := range d.nodeList() {
+		if !hasExternal(n.spec) {
+			continue
+		}
+		if err := with(func() error { return d.externalsOf(n) }, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func hasExternal(n *topo.Node) bool {
+	for _, ifc := range n.Interfaces {
+		if ifc.External != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// externalsOf takes node n's real interfaces in; n is held.
+func (d *deployer) externalsOf(n *node) error {
+	{
 		for _, ifc := range n.spec.Interfaces {
 			if ifc.External == nil {
 				continue

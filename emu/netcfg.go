@@ -33,10 +33,7 @@ func (d *deployer) netcfg(ctx context.Context) error {
 	}
 	var mu sync.Mutex
 	applied := map[string]*netcfg.Applied{}
-	err := parallel(ctx, d.opt.Workers, d.nodeList(), func(n *node) error {
-		if n.spec.Kind == topo.KindSwitch {
-			return nil
-		}
+	err := d.eachNode(ctx, func(n *node) bool { return n.spec.Kind != topo.KindSwitch }, func(n *node) error {
 		a, err := netcfg.ApplyNode(n.ns, n.h, n.spec, d.spec)
 		if err != nil {
 			return fmt.Errorf("node %s: %w", n.spec.Name, err)

@@ -419,19 +419,25 @@ func (d *deployer) prepareOVSPort(root *netlink.Handle, ep topo.Endpoint, ifc *t
 	// sent by the datapath itself.
 	if node, iface, ok := strings.Cut(ifc.Peer, ":"); ok {
 		if far := d.nodes[node]; far != nil && !isOVS(far.spec) {
-			if netdev {
-				if err := setTxChecksum(far.ns, iface, false); err != nil {
-					return err
+			err := with(func() error {
+				if netdev {
+					if err := setTxChecksum(far.ns, iface, false); err != nil {
+						return err
+					}
 				}
-			}
-			if d.ovs.gso {
-				fl, err := far.h.LinkByName(iface)
-				if err == nil {
-					err = tc.SetGSOLimits(far.h, fl)
+				if d.ovs.gso {
+					fl, err := far.h.LinkByName(iface)
+					if err == nil {
+						err = tc.SetGSOLimits(far.h, fl)
+					}
+					if err != nil {
+						return fmt.Errorf("%s: %w", ifc.Peer, err)
+					}
 				}
-				if err != nil {
-					return fmt.Errorf("%s: %w", ifc.Peer, err)
-				}
+				return nil
+			}, far)
+			if err != nil {
+				return err
 			}
 		}
 	}
@@ -479,7 +485,7 @@ func (d *deployer) ovsSwitches(ctx context.Context) error {
 		}
 	}
 	err = parallel(ctx, d.opt.Workers, jobs, func(j job) error {
-		if err := d.moveToOVS(root, j.n, j.ifc, j.ps); err != nil {
+		if err := with(func() error { return d.moveToOVS(root, j.n, j.ifc, j.ps) }, j.n); err != nil {
 			return fmt.Errorf("switch %s: %w", j.n.spec.Name, err)
 		}
 		return nil

@@ -151,30 +151,38 @@ func (d *deployer) applyKernelShaping(ls LinkState) error {
 		dir tc.Dir
 	}{{l.A, ls.AtoB}, {l.B, ls.BtoA}} {
 		n := d.nodes[end.ep.Node]
-		link, err := n.h.LinkByName(end.ep.Iface)
-		if err != nil {
-			return fmt.Errorf("%s: %w", end.ep, err)
+		if err := with(func() error { return d.shapeEnd(n, end.ep, end.dir, ls.Backend) }, n); err != nil {
+			return err
 		}
-		if err := tc.SetGSOLimits(n.h, link); err != nil {
-			return fmt.Errorf("%s: GSO limits: %w", end.ep, err)
-		}
-		if end.dir.IsZero() && end.dir.QueuePackets == 0 && end.dir.QueueBytes == 0 {
-			continue
-		}
-		var plan *tc.KernelPlan
-		if ls.Backend == BackendShaper {
-			plan, err = tc.PlanShaper(end.dir, link.Attrs().MTU)
-		} else {
-			plan, err = tc.PlanKernel(end.dir, link.Attrs().MTU)
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", end.ep, err)
-		}
-		if err := tc.ApplyKernel(n.ns, link, plan); err != nil {
-			return fmt.Errorf("%s: %w", end.ep, err)
-		}
-		d.log.Debug("qdiscs applied", "iface", end.ep.String(), "backend", ls.Backend)
 	}
+	return nil
+}
+
+// shapeEnd installs one end's plan; n is held.
+func (d *deployer) shapeEnd(n *node, ep topo.Endpoint, dir tc.Dir, backend string) error {
+	link, err := n.h.LinkByName(ep.Iface)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ep, err)
+	}
+	if err := tc.SetGSOLimits(n.h, link); err != nil {
+		return fmt.Errorf("%s: GSO limits: %w", ep, err)
+	}
+	if dir.IsZero() && dir.QueuePackets == 0 && dir.QueueBytes == 0 {
+		return nil
+	}
+	var plan *tc.KernelPlan
+	if backend == BackendShaper {
+		plan, err = tc.PlanShaper(dir, link.Attrs().MTU)
+	} else {
+		plan, err = tc.PlanKernel(dir, link.Attrs().MTU)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", ep, err)
+	}
+	if err := tc.ApplyKernel(n.ns, link, plan); err != nil {
+		return fmt.Errorf("%s: %w", ep, err)
+	}
+	d.log.Debug("qdiscs applied", "iface", ep.String(), "backend", backend)
 	return nil
 }
 

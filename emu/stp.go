@@ -73,7 +73,8 @@ func (d *deployer) waitSTP(ctx context.Context) error {
 	for {
 		var pending []string
 		for _, n := range stp {
-			states, err := bridgePortStates(n.ns)
+			var states map[string]string
+			err := with(func() (err error) { states, err = bridgePortStates(n.ns); return err }, n)
 			if err != nil {
 				return fmt.Errorf("switch %s: read STP state: %w", n.spec.Name, err)
 			}

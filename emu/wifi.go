@@ -150,7 +150,7 @@ func (d *deployer) wifiSetup(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := d.createRadio(hw, int(mh), n); err != nil {
+		if err := with(func() error { return d.createRadio(hw, int(mh), n) }, n); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // CleanReport says what Clean removed and what it left alone.
@@ -31,6 +32,12 @@ func Clean(all bool, log *slog.Logger) (*CleanReport, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("emuctl clean needs root: run it with sudo")
 	}
+	// Two cleans at once take turns: the second finds what the first left.
+	unlockClean, err := lockClean()
+	if err != nil {
+		return nil, err
+	}
+	defer unlockClean()
 	labs := map[string]*State{}
 	found := map[string][]string{}
 	names, err := listNetns()
@@ -77,6 +84,10 @@ func Clean(all bool, log *slog.Logger) (*CleanReport, error) {
 		st := labs[lab]
 		if !all {
 			switch {
+			case st.Status == StatusUp && supervisorDied(st):
+				// A lab whose supervisor is gone has links that forward
+				// nothing: it is a leftover, not a running lab.
+				log.Debug("lab is up but its supervisor died", "lab", lab)
 			case st.Status == StatusUp:
 				rep.Skipped = append(rep.Skipped, lab+" (running; use `emuctl down "+lab+"` or clean --all)")
 				continue
@@ -169,4 +180,36 @@ func cleanDanglingHosts(rep *CleanReport) {
 		os.Remove(filepath.Dir(p))
 		rep.Removed = append(rep.Removed, "stale "+p)
 	}
+}
+
+// supervisorDied reports whether a lab has a supervisor on record and it
+// no longer runs.
+func supervisorDied(st *State) bool {
+	for _, p := range st.Procs {
+		if p.Node == "" && p.Command == "supervisor" {
+			return !alive(p.PID, p.Start) || isZombie(p.PID)
+		}
+	}
+	return false
+}
+
+// lockClean serialises clean runs (blocking): each removes what it finds
+// under the lab locks, and a second one started meanwhile then finds the
+// host already clean instead of racing on the same objects.
+func lockClean() (func(), error) {
+	if err := os.MkdirAll(RunDir(), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(RunDir(), "._clean.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("clean lock: %w", err)
+	}
+	return func() {
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"os"
@@ -83,6 +84,8 @@ type deployer struct {
 	nodes     map[string]*node
 	ovs       *ovsDeploy // OVS: names and ports of ovs switches (ovs.go)
 	pool      *handlePool
+	j         *journal     // journal.go
+	anchor    *netnsAnchor // nsutil.go: every namespace file links to it
 }
 
 // Deploy builds the lab described by spec and returns its state once every
@@ -123,8 +126,12 @@ func Deploy(ctx context.Context, spec *topo.Spec, opt Options) (*State, error) {
 		os.RemoveAll(stateDir(spec.Name))
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
-	err = d.run(ctx)
+	if d.j, err = openJournal(spec.Name); err == nil {
+		err = d.run(ctx)
+	}
 	d.pool.closeAll(d.allNodes())
+	d.anchor.remove()
+	d.j.close()
 	if err != nil {
 		log.Debug("deploy failed, rolling back", "err", err)
 		d.stMu.Lock()
@@ -164,6 +171,9 @@ func (d *deployer) run(ctx context.Context) error {
 		}
 		if d.opt.FaultAt == p.name {
 			return fmt.Errorf("injected fault at phase %q", p.name)
+		}
+		if err := d.j.add("phase", p.name); err != nil {
+			return err
 		}
 		if crashAt == p.name {
 			os.Exit(9) // tests: die like kill -9, with no rollback
@@ -234,6 +244,11 @@ func (d *deployer) namespaces(ctx context.Context) error {
 	if err := ensureNetnsDir(); err != nil {
 		return err
 	}
+	a, err := newNetnsAnchor(d.spec.Name, fmt.Sprintf("%s%08x", deployTag(d.st.Created), rand.Uint32()), d.j)
+	if err != nil {
+		return err
+	}
+	d.anchor = a
 	var mu sync.Mutex
 	nodes := make([]*topo.Node, len(d.spec.Nodes))
 	for i := range d.spec.Nodes {
@@ -245,8 +260,8 @@ func (d *deployer) namespaces(ctx context.Context) error {
 			engineLinks = append(engineLinks, ls)
 		}
 	}
-	err := parallel(ctx, d.opt.Workers, engineLinks, func(ls LinkState) error {
-		h, nh, err := createNamedNetns(ls.Netns, d.marker)
+	err = parallel(ctx, d.opt.Workers, engineLinks, func(ls LinkState) error {
+		h, nh, err := createNamedNetns(ls.Netns, d.marker, d.anchor)
 		if err != nil {
 			return fmt.Errorf("link %d: %w", ls.Index, err)
 		}
@@ -268,7 +283,7 @@ func (d *deployer) namespaces(ctx context.Context) error {
 	}
 	return parallel(ctx, d.opt.Workers, nodes, func(sn *topo.Node) error {
 		name := topo.Namespace(d.spec.Name, sn.Name)
-		h, nh, err := createNamedNetns(name, d.marker)
+		h, nh, err := createNamedNetns(name, d.marker, d.anchor)
 		if err != nil {
 			return fmt.Errorf("node %s: %w", sn.Name, err)
 		}

@@ -49,9 +49,13 @@ func (d *deployer) hostsFiles(ctx context.Context) error {
 	for _, n := range d.nodeList() {
 		dir := filepath.Join("/etc/netns", n.nsName)
 		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			if err := d.j.add("hostsdir", dir); err != nil {
+				return err
+			}
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
 			}
+			crashPoint("hostsdir-made")
 			d.stMu.Lock()
 			d.st.HostsDirs = append(d.st.HostsDirs, dir)
 			d.stMu.Unlock()

@@ -64,6 +64,9 @@ func Leaks() []string {
 		for _, e := range ents {
 			if e.IsDir() {
 				out = append(out, "state dir "+filepath.Join(RunDir(), e.Name()))
+				for _, p := range netnsRemains(readJournal(e.Name())) { // teardown.go
+					out = append(out, "namespace file "+p+" (unmounted, of lab "+e.Name()+")")
+				}
 			}
 		}
 	}

@@ -50,13 +50,70 @@ func ensureNetnsDir() error {
 	return nil
 }
 
+// netnsAnchor is the one file every /run/netns file of a deploy is a hard
+// link to. A link is made atomically with its name, and its inode is the
+// anchor's, recorded in the lab's journal before any link exists: so a
+// namespace file left unmounted by a kill (between link and mount, or
+// between unmount and unlink in teardown) is provably the lab's, and a
+// same-named file emuctl did not make never is. Links are also ~100x
+// cheaper than creating an inode per namespace on some tmpfs set-ups
+// (measured here: 12 µs vs 1 ms).
+type netnsAnchor struct {
+	path string
+	id   fileID
+}
+
+// newNetnsAnchor makes the anchor /run/netns/.emuctl-<lab>-<tag>,
+// journalling its name before and its inode after.
+func newNetnsAnchor(lab, tag string, j *journal) (*netnsAnchor, error) {
+	a := &netnsAnchor{path: filepath.Join(NetnsDir, ".emuctl-"+lab+"-"+tag)}
+	if err := j.add("anchor", a.path); err != nil {
+		return nil, err
+	}
+	fd, err := unix.Open(a.path, unix.O_CREAT|unix.O_EXCL|unix.O_RDONLY|unix.O_CLOEXEC, 0o444)
+	if err != nil {
+		return nil, fmt.Errorf("namespace anchor %s: %w", a.path, err)
+	}
+	crashPoint("netns-anchor")
+	var st unix.Stat_t
+	err = unix.Fstat(fd, &st)
+	unix.Close(fd)
+	if err != nil {
+		os.Remove(a.path)
+		return nil, err
+	}
+	a.id = fileID{st.Dev, st.Ino}
+	if err := j.add("anchor-ino", fmt.Sprint(st.Dev), fmt.Sprint(st.Ino)); err != nil {
+		os.Remove(a.path)
+		return nil, err
+	}
+	return a, nil
+}
+
+// remove drops the anchor's own name; the links keep the inode.
+func (a *netnsAnchor) remove() {
+	if a != nil {
+		os.Remove(a.path)
+	}
+}
+
+// crashPoint ends the process like kill -9 when a test asks for it there
+// (crashAt): each place where a host object exists before its marker or
+// journal line is one.
+func crashPoint(name string) {
+	if crashAt == name {
+		os.Exit(9)
+	}
+}
+
 // createNamedNetns creates a network namespace, marks its loopback with the
 // lab marker and brings it up, and only then bind-mounts it at
-// /run/netns/<name>: a named namespace from emuctl always carries the marker.
-// It returns an open handle to the namespace and a netlink handle whose
-// socket lives in it (opened from inside, which is cheaper than
-// NewHandleAt's thread switching).
-func createNamedNetns(name, marker string) (netns.NsHandle, *netlink.Handle, error) {
+// /run/netns/<name> (a hard link to the deploy's anchor): a named
+// namespace from emuctl always carries the marker, and its file is known by
+// its inode before it is mounted. It returns an open handle to the
+// namespace and a netlink handle whose socket lives in it (opened from
+// inside, which is cheaper than NewHandleAt's thread switching).
+func createNamedNetns(name, marker string, anchor *netnsAnchor) (netns.NsHandle, *netlink.Handle, error) {
 	path := filepath.Join(NetnsDir, name)
 	type result struct {
 		ns  netns.NsHandle
@@ -90,13 +147,15 @@ func createNamedNetns(name, marker string) (netns.NsHandle, *netlink.Handle, err
 			fail(fmt.Errorf("mark loopback: %w", err))
 			return
 		}
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDONLY, 0o444)
-		if err != nil {
+		if err := unix.Link(anchor.path, path); err != nil {
 			h.Close()
+			if errors.Is(err, unix.EEXIST) {
+				err = os.ErrExist
+			}
 			fail(fmt.Errorf("namespace %s: %w", name, err))
 			return
 		}
-		f.Close()
+		crashPoint("netns-linked")
 		if err := unix.Mount("/proc/thread-self/ns/net", path, "none", unix.MS_BIND, ""); err != nil {
 			h.Close()
 			os.Remove(path)
@@ -121,6 +180,7 @@ func deleteNamedNetns(name string) error {
 	if err := unix.Unmount(path, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
 		return fmt.Errorf("unmount %s: %w", path, err)
 	}
+	crashPoint("teardown-unmounted")
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}

@@ -206,7 +206,7 @@ func (d *deployer) shaping(ctx context.Context) error {
 	if err := d.save(); err != nil {
 		return err
 	}
-	p, err := startSupervisor(ctx, d.spec.Name)
+	p, err := startSupervisor(ctx, d.spec.Name, d.j)
 	if err != nil {
 		return err
 	}

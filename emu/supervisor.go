@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -30,8 +31,11 @@ const superArg = "__emuctl_supervise"
 func supervisorSock(lab string) string { return filepath.Join(stateDir(lab), "supervisor.sock") }
 
 // startSupervisor starts the lab's supervisor and returns once every engine
-// is running (or with the supervisor's error).
-func startSupervisor(ctx context.Context, lab string) (*Proc, error) {
+// is running (or with the supervisor's error). The supervisor is detached,
+// so nothing would stop it if this process died before recording it: it
+// first waits for "go" on a pipe, which is sent only once its pid is in the
+// lab's journal, and exits at once if the pipe closes without it.
+func startSupervisor(ctx context.Context, lab string, j *journal) (*Proc, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -47,18 +51,41 @@ func startSupervisor(ctx context.Context, lab string) (*Proc, error) {
 		return nil, err
 	}
 	defer r.Close()
+	gor, gow, err := os.Pipe()
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	defer gow.Close()
+	if err := j.add("proc-intent", "supervisor"); err != nil {
+		w.Close()
+		gor.Close()
+		return nil, err
+	}
 	cmd := exec.Command(self, superArg, lab)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.ExtraFiles = []*os.File{w}
+	cmd.ExtraFiles = []*os.File{w, gor}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		w.Close()
+		gor.Close()
 		return nil, fmt.Errorf("start supervisor: %w", err)
 	}
 	w.Close()
+	gor.Close()
 	st, _ := procStart(cmd.Process.Pid)
 	p := &Proc{Node: "", PID: cmd.Process.Pid, Start: st, Command: "supervisor", Log: logPath}
 	go cmd.Wait() // reap it if it dies while we are still here
+	crashPoint("supervisor-forked")
+	if err := j.add("proc", fmt.Sprint(p.PID), fmt.Sprint(p.Start), "supervisor"); err != nil {
+		stopPIDs(map[int]uint64{p.PID: p.Start}, time.Second)
+		return nil, err
+	}
+	if _, err := gow.WriteString("go\n"); err != nil {
+		stopPIDs(map[int]uint64{p.PID: p.Start}, time.Second)
+		return nil, fmt.Errorf("start supervisor: %w", err)
+	}
+	gow.Close()
 	line := make(chan string, 1)
 	go func() {
 		s, _ := bufio.NewReader(r).ReadString('\n')
@@ -87,6 +114,15 @@ func startSupervisor(ctx context.Context, lab string) (*Proc, error) {
 // everything on SIGTERM.
 func runSupervisor(lab string) error {
 	ready := os.NewFile(3, "ready")
+	// Wait for the deploying process to record this pid (startSupervisor);
+	// if it died first, nobody knows this process: leave at once.
+	gate := os.NewFile(4, "go")
+	b := make([]byte, 3)
+	n, _ := io.ReadFull(gate, b)
+	gate.Close()
+	if n != 3 || string(b) != "go\n" {
+		return errOrphan
+	}
 	fail := func(err error) error {
 		if ready != nil {
 			fmt.Fprintf(ready, "%v\n", err)
@@ -148,6 +184,10 @@ func runSupervisor(lab string) error {
 	wg.Wait()
 	return err
 }
+
+// errOrphan ends a supervisor whose deploying process died before
+// recording it.
+var errOrphan = errors.New("supervisor: the deploying emuctl process died before recording this supervisor; exiting")
 
 type supervisor struct {
 	lab     string

@@ -1,17 +1,21 @@
 package emu
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/emuctl/emuctl/netcfg"
 	"github.com/emuctl/emuctl/topo"
+	"golang.org/x/sys/unix"
 )
 
 // Down tears a lab down: its processes, real interfaces (restored), node
@@ -44,11 +48,18 @@ func Down(lab string, log *slog.Logger) error {
 // the lab's marker. It is idempotent: anything already gone is done.
 func teardown(st *State, log *slog.Logger) error {
 	lab := st.Lab
-	if _, err := os.Stat(stateDir(lab)); err == nil && st.Spec != nil {
-		st.Status = StatusDown
-		writeState(st)
+	var j *journal
+	if _, err := os.Stat(stateDir(lab)); err == nil {
+		if st.Spec != nil {
+			st.Status = StatusDown
+			writeState(st)
+		}
+		j, _ = openJournal(lab)
+		defer j.close()
 	}
+	rec := readJournal(lab) // what a killed deploy made before recording it (journal.go)
 	var errs []string
+	step := func(name string) { j.add("teardown", name) }
 
 	// Which namespaces are ours: recorded ones and any whose loopback
 	// carries this lab's marker. The name filter only narrows the scan; the
@@ -63,24 +74,13 @@ func teardown(st *State, log *slog.Logger) error {
 			names[n] = true
 		}
 	}
-	var owned []string
-	for n := range names {
-		m, err := netnsMarker(n)
-		if err != nil {
-			continue // gone
-		}
-		if ml, ok := labFromMarker(m); ok && ml == lab {
-			owned = append(owned, n)
-		} else {
-			log.Debug("namespace not owned by this lab, left alone", "netns", n, "marker", m)
-		}
-	}
-	sort.Strings(owned)
+	owned := ownedNetns(lab, names, log)
 
 	// Processes emuctl started, then anything else still running inside the
 	// lab's namespaces (it would keep a namespace alive).
+	step("procs")
 	procs := map[int]uint64{}
-	for _, p := range st.Procs {
+	for _, p := range append(st.Procs, rec.Procs...) {
 		procs[p.PID] = p.Start
 	}
 	inos := map[uint64]bool{}
@@ -103,6 +103,7 @@ func teardown(st *State, log *slog.Logger) error {
 
 	// OVS: the lab's rows (by marker) and its port devices in the root
 	// namespace go first, so ovs-vswitchd lets go of every port (ovs_teardown.go).
+	step("ovs")
 	errs = append(errs, ovsTeardown(st, log)...)
 
 	// Real interfaces go home before their namespace disappears (a physical
@@ -118,12 +119,24 @@ func teardown(st *State, log *slog.Logger) error {
 		}
 	}
 
-	for _, n := range owned {
+	step("netns")
+	var mu sync.Mutex
+	parallel(context.Background(), teardownWorkers, owned, func(n string) error {
 		if err := deleteNamedNetns(n); err != nil {
+			mu.Lock()
+			errs = append(errs, err.Error())
+			mu.Unlock()
+			return nil
+		}
+		log.Debug("netns deleted", "netns", n)
+		return nil
+	})
+	for _, p := range netnsRemains(rec) {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err.Error())
 			continue
 		}
-		log.Debug("netns deleted", "netns", n)
+		log.Debug("unmounted namespace file of the lab removed", "path", p)
 	}
 	if err := netcfg.RestoreAllowedCC(st.RootAllowedCCAdded); err != nil {
 		errs = append(errs, err.Error())
@@ -132,18 +145,93 @@ func teardown(st *State, log *slog.Logger) error {
 	if err := ovsRelease(st, log); err != nil {
 		errs = append(errs, "embedded open vswitch: "+err.Error())
 	}
+	step("hosts")
 	ownDirs := map[string]bool{}
-	for _, d := range st.HostsDirs {
+	for _, d := range append(st.HostsDirs, rec.HostsDirs...) {
 		ownDirs[d] = true
 	}
 	for n := range names {
 		removeHosts(lab, n, ownDirs[filepath.Join("/etc/netns", n)])
 	}
+	for d := range ownDirs {
+		if filepath.Dir(d) == "/etc/netns" {
+			removeHosts(lab, filepath.Base(d), true)
+		}
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("lab %s: teardown incomplete (run `emuctl clean`): %s", lab, strings.Join(errs, "; "))
 	}
+	step("statedir")
+	crashPoint("teardown-statedir")
 	if err := os.RemoveAll(stateDir(lab)); err != nil {
 		return err
 	}
 	return nil
+}
+
+// teardownWorkers bounds parallel namespace checks and deletions: unmounts
+// wait for an RCU grace period each, which overlap when several run.
+const teardownWorkers = 8
+
+// ownedNetns returns the namespaces among names whose loopback carries the
+// lab's marker, sorted.
+func ownedNetns(lab string, names map[string]bool, log *slog.Logger) []string {
+	list := make([]string, 0, len(names))
+	for n := range names {
+		list = append(list, n)
+	}
+	var mu sync.Mutex
+	var owned []string
+	parallel(context.Background(), teardownWorkers, list, func(n string) error {
+		m, err := netnsMarker(n)
+		if err != nil {
+			return nil // gone, or not a mounted namespace (netnsRemains)
+		}
+		if ml, ok := labFromMarker(m); ok && ml == lab {
+			mu.Lock()
+			owned = append(owned, n)
+			mu.Unlock()
+		} else {
+			log.Debug("namespace not owned by this lab, left alone", "netns", n, "marker", m)
+		}
+		return nil
+	})
+	sort.Strings(owned)
+	return owned
+}
+
+// netnsRemains lists the files under /run/netns that a lab's journal proves
+// are its own and that hold no namespace: hard links to its anchor left
+// unmounted (a kill between link and mount, or between unmount and
+// unlink), and the anchor itself. A mounted namespace file shows the nsfs
+// inode, never the anchor's, so only unmounted ones match.
+func netnsRemains(rec journalRecord) []string {
+	var out []string
+	if len(rec.AnchorInos) > 0 {
+		ids := map[fileID]bool{}
+		for _, id := range rec.AnchorInos {
+			ids[id] = true
+		}
+		ents, _ := os.ReadDir(NetnsDir)
+		for _, e := range ents {
+			p := filepath.Join(NetnsDir, e.Name())
+			var st unix.Stat_t
+			if unix.Lstat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+				continue
+			}
+			if ids[fileID{st.Dev, st.Ino}] {
+				out = append(out, p)
+			}
+		}
+	}
+	for _, p := range rec.Anchors {
+		if filepath.Dir(p) != NetnsDir {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -120,7 +120,7 @@ func (d *deployer) wifiSetup(ctx context.Context) error {
 		return nil
 	}
 	mediumName := wifiNetns(d.spec.Name)
-	mh, mnh, err := createNamedNetns(mediumName, d.marker)
+	mh, mnh, err := createNamedNetns(mediumName, d.marker, d.anchor)
 	if err != nil {
 		return fmt.Errorf("wifi medium namespace: %w", err)
 	}

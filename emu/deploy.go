@@ -120,7 +120,7 @@ func Deploy(ctx context.Context, spec *topo.Spec, opt Options) (*State, error) {
 	d := &deployer{
 		spec: spec, opt: opt, log: log, marker: Marker(spec.Name), nodes: map[string]*node{}, linkNodes: map[int]*node{},
 		pool: newHandlePool(maxOpenNodes),
-		st: &State{Lab: spec.Name, Status: StatusDeploying, PID: os.Getpid(), PIDStart: start, Created: time.Now().UTC(), Spec: spec, Links: links},
+		st:   &State{Lab: spec.Name, Status: StatusDeploying, PID: os.Getpid(), PIDStart: start, Created: time.Now().UTC(), Spec: spec, Links: links},
 	}
 	if err := writeState(d.st); err != nil {
 		os.RemoveAll(stateDir(spec.Name))

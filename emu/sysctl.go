@@ -2,7 +2,7 @@ package emu
 
 import (
 	"fmt"
-	"os"
+	"github.com/emuctl/emuctl/internal/sysctl"
 	"strings"
 
 	"github.com/emuctl/emuctl/topo"
@@ -12,27 +12,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sysctlPath maps net.ipv4.ip_forward to /proc/sys/net/ipv4/ip_forward.
-// Interface names may contain dots, written as slashes by the user
-// (net/ipv4/conf/eth0.10/rp_filter); topo normalises keys to dots only when
-// the key had no slash, so a key with a slash is taken as a path.
-func sysctlPath(key string) string {
-	if strings.Contains(key, "/") {
-		return "/proc/sys/" + strings.TrimPrefix(key, "/")
-	}
-	return "/proc/sys/" + strings.ReplaceAll(key, ".", "/")
-}
-
 // writeSysctls writes each setting inside ns, reads it back, and fails on
 // the first one that cannot be applied.
 func writeSysctls(ns netns.NsHandle, kvs []topo.KV) error {
 	return do(ns, func() error {
 		for _, kv := range kvs {
-			p := sysctlPath(kv.Key)
-			if err := os.WriteFile(p, []byte(kv.Value), 0); err != nil {
+			// internal/sysctl: a private procfs per namespace, since
+			// /proc/sys lookups slow down with every namespace alive.
+			if err := sysctl.Write(kv.Key, kv.Value); err != nil {
 				return fmt.Errorf("sysctl %s=%s: %w", kv.Key, kv.Value, err)
 			}
-			got, err := os.ReadFile(p)
+			got, err := sysctl.Read(kv.Key)
 			if err != nil {
 				return fmt.Errorf("sysctl %s: read back: %w", kv.Key, err)
 			}
@@ -55,7 +45,7 @@ func ReadSysctl(nsName, key string) (string, error) {
 	defer h.Close()
 	var out string
 	err = do(h, func() error {
-		b, err := os.ReadFile(sysctlPath(key))
+		b, err := sysctl.Read(key)
 		out = strings.TrimSpace(string(b))
 		return err
 	})

@@ -3,7 +3,7 @@ package netcfg
 import (
 	"errors"
 	"fmt"
-	"os"
+	"github.com/emuctl/emuctl/internal/sysctl"
 	"slices"
 	"strings"
 	"syscall"
@@ -120,7 +120,7 @@ func RestoreAllowedCC(added []string) error {
 	if len(keep) == len(strings.Fields(cur)) {
 		return nil
 	}
-	if err := os.WriteFile(sysctlPath(allowedCCKey), []byte(strings.Join(keep, " ")), 0); err != nil {
+	if err := sysctl.Write(allowedCCKey, strings.Join(keep, " ")); err != nil {
 		return fmt.Errorf("restore the allowed congestion control list to %q: %w", strings.Join(keep, " "), err)
 	}
 	return nil

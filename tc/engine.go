@@ -4,9 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/emuctl/emuctl/internal/sysctl"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -130,10 +129,10 @@ func handleAt(ns netns.NsHandle) (*netlink.Handle, error) {
 // IPv6 has no such file.
 func quietInterface(name string) {
 	for _, kv := range [][2]string{
-		{"/proc/sys/net/ipv6/conf/" + name + "/disable_ipv6", "1"},
-		{"/proc/sys/net/ipv4/conf/" + name + "/forwarding", "0"},
+		{"net/ipv6/conf/" + name + "/disable_ipv6", "1"},
+		{"net/ipv4/conf/" + name + "/forwarding", "0"},
 	} {
-		_ = os.WriteFile(filepath.Clean(kv[0]), []byte(kv[1]), 0o644)
+		_ = sysctl.Write(kv[0], kv[1])
 	}
 }
 

@@ -2,8 +2,8 @@ package traffic
 
 import (
 	"bufio"
+	"github.com/emuctl/emuctl/internal/sysctl"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -28,7 +28,7 @@ var tcpSysctls = []string{
 func readSysctls(keys []string) map[string]string {
 	out := map[string]string{}
 	for _, k := range keys {
-		b, err := os.ReadFile(filepath.Join("/proc/sys", strings.ReplaceAll(k, ".", "/")))
+		b, err := sysctl.Read(k)
 		if err == nil {
 			out[k] = strings.Join(strings.Fields(string(b)), " ")
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/emuctl/emuctl/internal/sysctl"
 	"github.com/vishvananda/netns"
 )
 
@@ -32,7 +33,9 @@ func Do(ns netns.NsHandle, fn func() error) error {
 			errc <- fmt.Errorf("setns: %w", err)
 			return
 		}
+		end := sysctl.Begin() // a private procfs for this namespace's sysctls
 		ferr := fn()
+		end()
 		if netns.Set(orig) == nil {
 			runtime.UnlockOSThread()
 		}

@@ -168,6 +168,13 @@ func cleanDanglingHosts(rep *CleanReport) {
 		return
 	}
 	for _, e := range ents {
+		if t, err := os.Readlink(filepath.Join("/etc/netns", e.Name())); err == nil && strings.HasPrefix(t, RunDir()+"/") {
+			if _, err := os.Stat(t); err != nil {
+				os.Remove(filepath.Join("/etc/netns", e.Name()))
+				rep.Removed = append(rep.Removed, "stale /etc/netns/"+e.Name())
+			}
+			continue
+		}
 		p := filepath.Join("/etc/netns", e.Name(), "hosts")
 		target, err := os.Readlink(p)
 		if err != nil || !strings.HasPrefix(target, RunDir()+"/") {

@@ -94,6 +94,12 @@ func labObjects(lab string) []string {
 		if !strings.HasPrefix(e.Name(), lab+".") {
 			continue
 		}
+		if tgt, err := os.Readlink(filepath.Join("/etc/netns", e.Name())); err == nil {
+			if strings.HasPrefix(tgt, RunDir()+"/") {
+				out = append(out, "/etc/netns/"+e.Name()+" -> "+tgt)
+			}
+			continue
+		}
 		p := filepath.Join("/etc/netns", e.Name(), "hosts")
 		if tgt, err := os.Readlink(p); err == nil && strings.HasPrefix(tgt, RunDir()+"/") {
 			out = append(out, p)

@@ -72,6 +72,12 @@ func Leaks() []string {
 	}
 	if ents, err := os.ReadDir("/etc/netns"); err == nil {
 		for _, e := range ents {
+			if t, err := os.Readlink(filepath.Join("/etc/netns", e.Name())); err == nil {
+				if strings.HasPrefix(t, RunDir()+"/") {
+					out = append(out, "hosts link /etc/netns/"+e.Name())
+				}
+				continue
+			}
 			t, err := os.Readlink(filepath.Join("/etc/netns", e.Name(), "hosts"))
 			if err == nil && strings.HasPrefix(t, RunDir()+"/") {
 				out = append(out, "hosts link /etc/netns/"+e.Name()+"/hosts")

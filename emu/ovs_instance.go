@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/vishvananda/netlink"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,11 +151,11 @@ func acquireOVS(ctx context.Context, record func(*OVSState) error) (*OVSState, e
 	if len(e.Running()) != 2 || pingOVS(ctx, e.Endpoint()) != nil {
 		// Remnants of a crashed pair are stopped by pid; its database is
 		// dropped (rows of labs that died with it are gone with it).
-		if err := e.Stop(5 * time.Second); err != nil {
+		if err := stopEmbedded(e, 5*time.Second); err != nil {
 			return nil, fmt.Errorf("embedded Open vSwitch: stop remnants: %w", err)
 		}
 		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := e.Start(sctx, nil)
+		err := startEmbedded(sctx, e)
 		if err == nil {
 			if werr := widenEmbeddedSendBuffer(sctx, e); werr != nil {
 				os.WriteFile(filepath.Join(e.Dir, sndbufFile), []byte("0 "+werr.Error()+"\n"), 0o644)
@@ -162,7 +163,7 @@ func acquireOVS(ctx context.Context, record func(*OVSState) error) (*OVSState, e
 		}
 		cancel()
 		if err != nil {
-			e.Stop(5 * time.Second)
+			stopEmbedded(e, 5*time.Second)
 			return nil, fmt.Errorf("no Open vSwitch answers at %s, and emuctl's embedded one did not start: %w", socketPath(ep), err)
 		}
 	}
@@ -210,5 +211,68 @@ func releaseEmbeddedOVS(lab string) (bool, error) {
 	if _, err := os.Stat(e.Dir); errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
-	return true, e.Stop(10 * time.Second)
+	return true, stopEmbedded(e, 10*time.Second)
+}
+
+// ovs-vswitchd's userspace datapath makes persistent tap devices (the
+// datapath's own "ovs-netdev" and one per bridge) and leaves them behind
+// when it exits before the bridge rows are deleted (a killed up, a stopped
+// remnant). Before the embedded pair could make one, its name goes on a
+// line of tapsMine in the pair's dir; after the pair stops, the listed
+// devices that are taps are deleted, with the prime veths (marker
+// "emuctl:_ovs", made only under the OVS lock, which the stop holds).
+const (
+	netdevTap = "ovs-netdev"
+	tapsMine  = "taps.mine"
+)
+
+// claimTap records that the embedded pair is about to make device name.
+func claimTap(e ovs.Embedded, name string) error {
+	if err := os.MkdirAll(e.Dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(filepath.Join(e.Dir, tapsMine), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteString(name + "\n")
+	return err
+}
+
+func startEmbedded(ctx context.Context, e ovs.Embedded) error {
+	if _, err := netlink.LinkByName(netdevTap); err != nil {
+		if err := claimTap(e, netdevTap); err != nil {
+			return err
+		}
+	}
+	return e.Start(ctx, nil)
+}
+
+// stopEmbedded stops the pair and deletes the devices it left that were
+// its own.
+func stopEmbedded(e ovs.Embedded, timeout time.Duration) error {
+	b, _ := os.ReadFile(filepath.Join(e.Dir, tapsMine))
+	if err := e.Stop(timeout); err != nil {
+		return err
+	}
+	var errs []string
+	for _, name := range strings.Fields(string(b)) {
+		if l, err := netlink.LinkByName(name); err == nil && l.Type() == "tuntap" {
+			if err := netlink.LinkDel(l); err != nil {
+				errs = append(errs, fmt.Sprintf("delete %s left by the embedded ovs-vswitchd: %v", name, err))
+			}
+		}
+	}
+	for _, l := range rootLinks() {
+		if l.Attrs().Alias == markerPrefix+embeddedOVSDir {
+			if err := netlink.LinkDel(l); err != nil && !errors.Is(err, unix.ENODEV) { // a veth's peer goes with it
+				errs = append(errs, fmt.Sprintf("delete %s: %v", l.Attrs().Name, err))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
 }

@@ -166,8 +166,12 @@ func primeSendSocket(ctx context.Context, e ovs.Embedded, pid int) error {
 		return err
 	}
 	defer c.Close()
+	brName := ovs.DeviceName(embeddedOVSDir, "prime", "", 0)
+	if err := claimTap(e, brName); err != nil { // ovs_instance.go: the datapath's tap for the bridge
+		return err
+	}
 	lab := &ovs.Lab{Marker: marker, Bridges: []ovs.Bridge{{
-		Name: ovs.DeviceName(embeddedOVSDir, "prime", "", 0), Node: "prime", Datapath: ovs.DatapathNetdev, FailMode: "standalone",
+		Name: brName, Node: "prime", Datapath: ovs.DatapathNetdev, FailMode: "standalone",
 		Ports: []ovs.Port{{Name: names[0][0], Iface: "in"}, {Name: names[1][0], Iface: "out"}},
 	}}}
 	defer func() {

@@ -34,6 +34,7 @@ func newBenchCmd() *cobra.Command {
 		withTraffic bool
 		ovsTopos    []string // OVS rows (ls_ovs.go has the rest of OVS in the CLI)
 		sw          string
+		scale       string // bench_scale.go
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -42,6 +43,9 @@ func newBenchCmd() *cobra.Command {
   sudo emuctl bench --topo linear,200 --topo tree,3,10 --mininet=false`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if scale != "" {
+				return benchScale(scale)
+			}
 			emu.WaitNetnsSettled(30 * time.Second)
 			var rows []benchRow
 			type run struct{ topo, sw string }
@@ -139,6 +143,7 @@ func newBenchCmd() *cobra.Command {
 	cmd.Flags().StringArrayVar(&ovsTopos, "ovs-topo", []string{"linear,50"}, "topologies also timed with Open vSwitch switches (when OVS is installed or running)")
 	cmd.Flags().StringVar(&sw, "switch", "", "switch type of the --topo rows: linux-bridge (default) | ovs")
 	cmd.Flags().BoolVar(&mininet, "mininet", true, "also time Mininet (mn --switch lxbr, or ovs,datapath=user for ovs rows, --controller none --test none) when installed")
+	cmd.Flags().StringVar(&scale, "scale", "", "instead of the comparison rows: the scale row for one large topology (e.g. tree,4,10: 11,111 nodes) — up, down, peak memory, first host to last host, kernel cleanup, against the targets")
 	cmd.Flags().IntVar(&reps, "reps", 3, "repetitions per topology (best is reported)")
 	cmd.Flags().BoolVar(&withTraffic, "traffic", true, "also compare emuctl's TCP generator (TCP_INFO sampled at 100 Hz) with iperf3 on an unshaped link, when iperf3 is installed")
 	return cmd

@@ -17,7 +17,7 @@ import (
 // size keep every handle from creation to the end of Deploy; larger ones
 // reopen a node's handles (by its /run/netns path) in the phase that needs
 // them.
-const maxOpenNodes = 1024
+var maxOpenNodes = 1024
 
 // handlePool tracks the open handles of a deploy's nodes. A node's ns and h
 // fields are valid only between acquire and release; idle open nodes are

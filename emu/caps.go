@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"github.com/emuctl/emuctl/internal/sysctl"
 	"os"
 	"os/exec"
 	"regexp"
@@ -81,6 +82,11 @@ func Doctor() *Report {
 		r.Backends = append(r.Backends, Backend{"delay / jitter / loss / rate / queue", "userspace link engine", "no sch_netem: " + caps.Reasons["netem"]})
 	}
 	r.Backends = append(r.Backends, Backend{"switch (type: linux-bridge)", "Linux bridge in the switch's namespace", "always available"})
+	if err := sysctl.Probe(); err == nil {
+		r.Backends = append(r.Backends, Backend{"node sysctls", "a private procfs instance per namespace", "fsopen/fsmount work: set-up cost per node stays constant however many namespaces live"})
+	} else {
+		r.Backends = append(r.Backends, Backend{"node sysctls", "the host's /proc/sys", "no private procfs (" + err.Error() + "): each lookup walks one dentry per live namespace, so labs of thousands of nodes set up slower"})
+	}
 	r.Backends = append(r.Backends, ovsBackends()...)       // OVS: system or embedded, socket, datapath (ovs_doctor.go)
 	r.Backends = append(r.Backends, wifiBackends(hwsim)...) // Wi-Fi (wifi.go)
 	return r

@@ -12,9 +12,35 @@ import (
 )
 
 // TraceInstancePrefix names the tracefs instances `emuctl test` creates
-// (suite/trace.go): "emuctl-suite-<pid>-<n>". An instance whose process is
-// gone is a leftover of a killed suite run.
+// (suite/trace.go): "emuctl-suite-<pid>-<n>-s<start>", with the process's
+// start time so a later process that reuses the pid does not keep a killed
+// run's instance alive. An instance whose process is gone is a leftover of
+// a killed suite run (names without "-s<start>", from older versions, are
+// judged by the pid alone).
 const TraceInstancePrefix = "emuctl-suite-"
+
+// TraceInstanceName is the name of this process's n-th tracefs instance.
+func TraceInstanceName(n int) string {
+	start, _ := procStart(os.Getpid())
+	return fmt.Sprintf("%s%d-%d-s%d", TraceInstancePrefix, os.Getpid(), n, start)
+}
+
+// traceInstanceLive reports whether the suite run that made instance
+// name (without the prefix) still runs.
+func traceInstanceLive(rest string) (live, ok bool) {
+	pidS, tail, _ := strings.Cut(rest, "-")
+	pid, err := strconv.Atoi(pidS)
+	if err != nil {
+		return false, false
+	}
+	var start uint64
+	if _, st, found := strings.Cut(tail, "-s"); found {
+		if start, err = strconv.ParseUint(st, 10, 64); err != nil {
+			return false, false
+		}
+	}
+	return alive(pid, start), true
+}
 
 // staleTraceInstances lists (and with remove, deletes) the tracefs
 // instances of suite runs whose process is gone. tracefs is looked at on a
@@ -43,13 +69,9 @@ func staleTraceInstances(remove bool) (found []string, errs []string) {
 			if !ok {
 				continue
 			}
-			pidS, _, _ := strings.Cut(rest, "-")
-			pid, err := strconv.Atoi(pidS)
-			if err != nil {
-				continue
-			}
-			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
-				continue // its suite run is alive
+			live, parsed := traceInstanceLive(rest)
+			if !parsed || live {
+				continue // not one of emuctl's names, or its suite run is alive
 			}
 			found = append(found, "tracefs instance "+e.Name())
 			if remove {

@@ -3,6 +3,7 @@ package suite
 import (
 	"errors"
 	"fmt"
+	"github.com/emuctl/emuctl/emu"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -68,7 +69,7 @@ func (t *tracer) setup() error {
 		return errors.New("this kernel has no tcp:tcp_cong_state_set event")
 	}
 	for i := 0; ; i++ {
-		t.inst = filepath.Join(tracefsDir, "instances", fmt.Sprintf("emuctl-suite-%d-%d", os.Getpid(), i))
+		t.inst = filepath.Join(tracefsDir, "instances", emu.TraceInstanceName(i))
 		err := os.Mkdir(t.inst, 0o755)
 		if err == nil {
 			break

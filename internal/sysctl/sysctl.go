@@ -16,6 +16,7 @@ package sysctl
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -159,4 +160,23 @@ func Exists(key string) bool {
 func Private() bool {
 	dir, _ := root()
 	return dir != unix.AT_FDCWD
+}
+
+// Probe reports whether a private procfs instance can be made here (what
+// Do scopes use), with the reason when not.
+func Probe() error {
+	fs, err := unix.Fsopen("proc", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("fsopen(proc): %w", err)
+	}
+	defer unix.Close(fs)
+	if err := unix.FsconfigCreate(fs); err != nil {
+		return fmt.Errorf("fsconfig(proc): %w", err)
+	}
+	m, err := unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC)
+	if err != nil {
+		return fmt.Errorf("fsmount(proc): %w", err)
+	}
+	unix.Close(m)
+	return nil
 }

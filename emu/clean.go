@@ -111,6 +111,7 @@ func Clean(all bool, log *slog.Logger) (*CleanReport, error) {
 		removeLockFile(lab)
 		rep.Removed = append(rep.Removed, lab)
 	}
+	cleanAnchors(rep)
 	cleanRootExternals(labs, all, rep)
 	cleanOVS(rep, log) // OVS: rows and port devices of gone labs, idle embedded daemons (ovs_clean.go)
 	cleanDanglingHosts(rep)
@@ -219,4 +220,26 @@ func lockClean() (func(), error) {
 		unix.Flock(int(f.Fd()), unix.LOCK_UN)
 		f.Close()
 	}, nil
+}
+
+// cleanAnchors removes unmounted /run/netns files whose content marks them
+// as a lab's namespace anchor (nsutil.go) when that lab has no state dir:
+// left by a deploy killed with its state dir lost, found by their marker.
+func cleanAnchors(rep *CleanReport) {
+	ents, _ := os.ReadDir(NetnsDir)
+	for _, e := range ents {
+		p := filepath.Join(NetnsDir, e.Name())
+		lab, ok := anchorLab(p)
+		if !ok {
+			continue
+		}
+		if _, err := os.Stat(stateDir(lab)); err == nil {
+			continue // its lab's teardown knows it
+		}
+		if err := os.Remove(p); err != nil {
+			rep.Errors = append(rep.Errors, err.Error())
+			continue
+		}
+		rep.Removed = append(rep.Removed, "namespace file "+p+" of "+lab)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
@@ -55,6 +56,18 @@ func TestCrashWindows(t *testing.T) {
 				t.Fatal("no unmounted namespace file: the window was not hit")
 			}
 		}},
+		{"ovs-rootlink", func(t *testing.T, lab string) {
+			// An OVS port end in the root namespace, created, not yet marked.
+			unmarked := 0
+			for _, name := range readJournal(lab).RootLinks {
+				if l, err := netlink.LinkByName(name); err == nil && l.Attrs().Alias == "" {
+					unmarked++
+				}
+			}
+			if unmarked == 0 {
+				t.Fatal("no unmarked root device: the window was not hit")
+			}
+		}},
 		{"teardown-statedir", func(t *testing.T, lab string) {
 			if _, err := os.Stat(stateDir(lab)); err != nil {
 				t.Fatal("state dir gone: the window was not hit")
@@ -64,6 +77,13 @@ func TestCrashWindows(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.point, func(t *testing.T) {
 			lab := "tcw"
+			yaml := crashLabYAML
+			if c.point == "ovs-rootlink" {
+				if _, err := exec.LookPath("ovs-vswitchd"); err != nil {
+					t.Skip("Open vSwitch is not installed (apt-get install openvswitch-switch)")
+				}
+				yaml = crashOVSLabYAML
+			}
 			decoyFile := filepath.Join(NetnsDir, lab+".h99")
 			decoyDir := "/etc/netns/" + lab + ".h98"
 			if err := os.WriteFile(decoyFile, nil, 0o444); err != nil {
@@ -86,7 +106,7 @@ func TestCrashWindows(t *testing.T) {
 
 			self, _ := os.Executable()
 			cmd := exec.Command(self, "-test.run=^TestCrashWindowHelper$")
-			cmd.Env = append(os.Environ(), "EMUCTL_TEST_CRASH="+c.point, "EMUCTL_TEST_CRASH_LAB="+lab)
+			cmd.Env = append(os.Environ(), "EMUCTL_TEST_CRASH="+c.point, "EMUCTL_TEST_CRASH_LAB="+lab, "EMUCTL_TEST_CRASH_YAML="+yaml)
 			out, err := cmd.CombinedOutput()
 			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 9 {
 				t.Fatalf("crash helper: want exit 9, got %v\n%s", err, out)
@@ -108,7 +128,7 @@ func TestCrashWindows(t *testing.T) {
 				t.Errorf("clean removed the decoy %s", decoyDir)
 			}
 			// And the lab comes up again under the same name.
-			st := up(t, loadYAML(t, lab, crashLabYAML), Options{})
+			st := up(t, loadYAML(t, lab, yaml), Options{})
 			requirePingAll(t, st)
 		})
 	}
@@ -123,6 +143,14 @@ links:
   - endpoints: [s1, h2]
 `
 
+// An OVS switch, so link ends live in the root namespace.
+const crashOVSLabYAML = `name: tcw
+nodes: {h1: {}, h2: {}, s1: {kind: switch, type: ovs}}
+links:
+  - endpoints: [h1, s1]
+  - endpoints: [s1, h2]
+`
+
 // TestCrashWindowHelper runs as TestCrashWindows' subprocess: it deploys
 // (and for teardown points, tears down) with the crash point set.
 func TestCrashWindowHelper(t *testing.T) {
@@ -131,7 +159,7 @@ func TestCrashWindowHelper(t *testing.T) {
 	if point == "" || lab == "" {
 		t.Skip("subprocess helper")
 	}
-	spec := loadYAML(t, lab, crashLabYAML)
+	spec := loadYAML(t, lab, os.Getenv("EMUCTL_TEST_CRASH_YAML"))
 	if !strings.HasPrefix(point, "teardown-") {
 		crashAt = point
 	}

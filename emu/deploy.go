@@ -486,6 +486,11 @@ func (d *deployer) createLink(l topo.Link, li int) error {
 	if a.bridge != 0 {
 		la.MasterIndex = a.bridge
 	}
+	// The main end gets MAC, MTU, bridge, index and up in the creating
+	// request (the kernel takes no alias there: the marker follows, then
+	// the addresses) — two netlink requests fewer per link. It lives in a
+	// marked namespace, so it is never unowned.
+	la.Flags = net.FlagUp
 	v := netlink.NewVeth(la)
 	v.PeerName = ib.Name
 	v.PeerNamespace = netlink.NsFd(int(b.ns))
@@ -497,8 +502,13 @@ func (d *deployer) createLink(l topo.Link, li int) error {
 		return fmt.Errorf("create veth: %w", err)
 	}
 	d.log.Debug("veth created", "a", l.A.String(), "b", l.B.String())
-	if err := d.finishEnd(a, ia, true); err != nil {
-		return err
+	a.setIndex(ia.Name, la.Index)
+	main := &netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: la.Index, Name: ia.Name}}
+	if err := a.h.LinkSetAlias(main, d.marker); err != nil {
+		return fmt.Errorf("%s:%s: set marker: %w", a.spec.Name, ia.Name, err)
+	}
+	if err := addAddrs(a.h, main, ia.Addrs); err != nil {
+		return fmt.Errorf("%s:%s: %w", a.spec.Name, ia.Name, err)
 	}
 	return d.finishEnd(b, ib, false)
 }

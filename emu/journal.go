@@ -26,6 +26,7 @@ import (
 //	anchor <path>            intent: the lab's namespace anchor file
 //	anchor-ino <dev> <ino>   the anchor exists; every /run/netns file of the lab is a hard link to it
 //	hostsdir <path>          intent: a directory under /etc/netns
+//	rootlink <name>          intent: a device in the root namespace (an OVS port end), marked only after creation
 //	proc-intent <what>       a detached process is about to start
 //	proc <pid> <start> <what> it started (it waits for "go" before doing anything)
 //	phase <name>             deploy reached a phase (tests and soak counts)
@@ -75,6 +76,7 @@ type journalRecord struct {
 	Anchors    []string  // anchor file paths (intents)
 	AnchorInos []fileID  // inodes every namespace file of the lab links to
 	HostsDirs  []string  // /etc/netns directories about to be made
+	RootLinks  []string  // root-namespace devices about to be made
 	Procs      []Proc    // detached processes started
 	Phases     []string  // deploy phases reached, in order
 	Teardown   []string  // teardown steps reached, in order
@@ -112,6 +114,8 @@ func readJournal(lab string) journalRecord {
 			}
 		case "hostsdir":
 			r.HostsDirs = append(r.HostsDirs, fs[1])
+		case "rootlink":
+			r.RootLinks = append(r.RootLinks, fs[1])
 		case "proc":
 			if len(fs) >= 4 {
 				pid, e1 := strconv.Atoi(fs[1])

@@ -35,6 +35,11 @@ func Leaks() []string {
 			}
 		}
 	}
+	for _, n := range names {
+		if lab, ok := anchorLab(filepath.Join(NetnsDir, n)); ok { // nsutil.go
+			out = append(out, "namespace file "+filepath.Join(NetnsDir, n)+" (unmounted, of lab "+lab+")")
+		}
+	}
 	for ino, pids := range pidsInNetns(inos) {
 		for _, p := range pids {
 			out = append(out, fmt.Sprintf("process %d in emuctl namespace (inode %d)", p, ino))
@@ -64,9 +69,6 @@ func Leaks() []string {
 		for _, e := range ents {
 			if e.IsDir() {
 				out = append(out, "state dir "+filepath.Join(RunDir(), e.Name()))
-				for _, p := range netnsRemains(readJournal(e.Name())) { // teardown.go
-					out = append(out, "namespace file "+p+" (unmounted, of lab "+e.Name()+")")
-				}
 			}
 		}
 	}

@@ -70,11 +70,18 @@ func newNetnsAnchor(lab, tag string, j *journal) (*netnsAnchor, error) {
 	if err := j.add("anchor", a.path); err != nil {
 		return nil, err
 	}
-	fd, err := unix.Open(a.path, unix.O_CREAT|unix.O_EXCL|unix.O_RDONLY|unix.O_CLOEXEC, 0o444)
+	fd, err := unix.Open(a.path, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_CLOEXEC, 0o444)
 	if err != nil {
 		return nil, fmt.Errorf("namespace anchor %s: %w", a.path, err)
 	}
 	crashPoint("netns-anchor")
+	// The content is a marker too: an unmounted file that reads so is
+	// the lab's even when its state dir (and journal) is lost.
+	if _, err := unix.Write(fd, []byte(anchorContent(lab))); err != nil {
+		unix.Close(fd)
+		os.Remove(a.path)
+		return nil, err
+	}
 	var st unix.Stat_t
 	err = unix.Fstat(fd, &st)
 	unix.Close(fd)
@@ -88,6 +95,28 @@ func newNetnsAnchor(lab, tag string, j *journal) (*netnsAnchor, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+func anchorContent(lab string) string { return "emuctl-netns-anchor " + Marker(lab) + "\n" }
+
+// anchorLab reads an unmounted /run/netns file and returns the lab its
+// anchor content names.
+func anchorLab(path string) (string, bool) {
+	var fs unix.Statfs_t
+	var st unix.Stat_t
+	if unix.Lstat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > 256 ||
+		unix.Statfs(path, &fs) != nil || fs.Type == unix.NSFS_MAGIC {
+		return "", false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(string(b), "emuctl-netns-anchor ")
+	if !ok || !strings.HasSuffix(rest, "\n") {
+		return "", false
+	}
+	return labFromMarker(strings.TrimSuffix(rest, "\n"))
 }
 
 // remove drops the anchor's own name; the links keep the inode.

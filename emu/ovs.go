@@ -340,9 +340,20 @@ func (d *deployer) createOVSLink(l topo.Link, li int) error {
 	if b.ifc.MTU > 0 {
 		v.PeerMTU = uint32(b.ifc.MTU)
 	}
+	// An end in the root namespace exists unmarked until prepareOVSPort
+	// (the kernel takes no alias at creation): its name goes in the
+	// journal first (journal.go, rootLinkRemains).
+	for _, e := range []end{a, b} {
+		if e.ps != nil {
+			if err := d.j.add("rootlink", e.name); err != nil {
+				return err
+			}
+		}
+	}
 	if err := a.h.LinkAdd(v); err != nil {
 		return fmt.Errorf("create veth: %w", err)
 	}
+	crashPoint("ovs-rootlink")
 	d.log.Debug("veth created", "a", l.A.String(), "b", l.B.String(), "ovs_a", a.ps != nil, "ovs_b", b.ps != nil)
 	for k, e := range []end{a, b} {
 		ep := []topo.Endpoint{l.A, l.B}[k]

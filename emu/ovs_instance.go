@@ -218,9 +218,11 @@ func releaseEmbeddedOVS(lab string) (bool, error) {
 // datapath's own "ovs-netdev" and one per bridge) and leaves them behind
 // when it exits before the bridge rows are deleted (a killed up, a stopped
 // remnant). Before the embedded pair could make one, its name goes on a
-// line of tapsMine in the pair's dir; after the pair stops, the listed
-// devices that are taps are deleted, with the prime veths (marker
-// "emuctl:_ovs", made only under the OVS lock, which the stop holds).
+// line of tapsMine in the pair's dir, as do the prime veths' (unmarked for
+// a moment after creation); after the pair stops, the listed devices that
+// are taps, or veths unmarked or marked "emuctl:_ovs", are deleted, with
+// any other veth so marked (made only under the OVS lock, which the stop
+// holds).
 const (
 	netdevTap = "ovs-netdev"
 	tapsMine  = "taps.mine"
@@ -258,8 +260,13 @@ func stopEmbedded(e ovs.Embedded, timeout time.Duration) error {
 	}
 	var errs []string
 	for _, name := range strings.Fields(string(b)) {
-		if l, err := netlink.LinkByName(name); err == nil && l.Type() == "tuntap" {
-			if err := netlink.LinkDel(l); err != nil {
+		l, err := netlink.LinkByName(name)
+		if err != nil {
+			continue
+		}
+		a := l.Attrs().Alias
+		if l.Type() == "tuntap" || l.Type() == "veth" && (a == "" || a == markerPrefix+embeddedOVSDir) {
+			if err := netlink.LinkDel(l); err != nil && !errors.Is(err, unix.ENODEV) {
 				errs = append(errs, fmt.Sprintf("delete %s left by the embedded ovs-vswitchd: %v", name, err))
 			}
 		}

@@ -146,6 +146,11 @@ func primeSendSocket(ctx context.Context, e ovs.Embedded, pid int) error {
 		la := netlink.NewLinkAttrs()
 		la.Name, la.Alias = names[i][0], marker
 		v := &netlink.Veth{LinkAttrs: la, PeerName: names[i][1]}
+		// Unmarked until LinkSetAlias below (the kernel takes no alias at
+		// creation): recorded first, deleted when the pair stops.
+		if err := claimTap(e, names[i][0]); err != nil {
+			return err
+		}
 		if err := root.LinkAdd(v); err != nil {
 			return fmt.Errorf("veth %s: %w", la.Name, err)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/emuctl/emuctl/netcfg"
 	"github.com/emuctl/emuctl/topo"
+	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
@@ -114,6 +115,7 @@ func teardown(st *State, log *slog.Logger) error {
 	// namespace go first, so ovs-vswitchd lets go of every port (ovs_teardown.go).
 	step("ovs")
 	errs = append(errs, ovsTeardown(st, log)...)
+	errs = append(errs, rootLinkRemains(lab, rec, log)...)
 
 	// Real interfaces go home before their namespace disappears (a physical
 	// device would come back under another name, a veth would be destroyed).
@@ -280,7 +282,7 @@ func netnsRemains(rec journalRecord) []string {
 		}
 	}
 	for _, p := range rec.Anchors {
-		if filepath.Dir(p) != NetnsDir {
+		if filepath.Dir(p) != NetnsDir || slices.Contains(out, p) {
 			continue
 		}
 		var st unix.Stat_t
@@ -289,4 +291,30 @@ func netnsRemains(rec journalRecord) []string {
 		}
 	}
 	return out
+}
+
+// rootLinkRemains deletes root-namespace devices the journal says the lab
+// was making (OVS port ends, whose unique names carry a random suffix)
+// that are still there unmarked — a kill between creation and marking —
+// or marked as the lab's. A device of that name with another marker is
+// left alone.
+func rootLinkRemains(lab string, rec journalRecord, log *slog.Logger) []string {
+	var errs []string
+	for _, name := range rec.RootLinks {
+		l, err := netlink.LinkByName(name)
+		if err != nil {
+			continue // gone (or never made)
+		}
+		if a := l.Attrs().Alias; a != "" {
+			if ml, ok := labFromMarker(a); !ok || ml != lab {
+				continue
+			}
+		}
+		if err := netlink.LinkDel(l); err != nil && !errors.Is(err, unix.ENODEV) {
+			errs = append(errs, fmt.Sprintf("delete %s: %v", name, err))
+			continue
+		}
+		log.Debug("root device of the lab removed", "name", name)
+	}
+	return errs
 }

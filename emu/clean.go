@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/vishvananda/netlink"
-	"golang.org/x/sys/unix"
 )
 
 // CleanReport says what Clean removed and what it left alone.
@@ -205,21 +204,11 @@ func supervisorDied(st *State) bool {
 // under the lab locks, and a second one started meanwhile then finds the
 // host already clean instead of racing on the same objects.
 func lockClean() (func(), error) {
-	if err := os.MkdirAll(RunDir(), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(filepath.Join(RunDir(), "._clean.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	unlock, err := flockRun("._clean.lock", 0)
 	if err != nil {
-		return nil, err
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-		f.Close()
 		return nil, fmt.Errorf("clean lock: %w", err)
 	}
-	return func() {
-		unix.Flock(int(f.Fd()), unix.LOCK_UN)
-		f.Close()
-	}, nil
+	return unlock, nil
 }
 
 // cleanAnchors removes unmounted /run/netns files whose content marks them

@@ -124,12 +124,7 @@ func applyKernelEnd(st *State, ep topo.Endpoint, backend string, d tc.Dir) error
 	if err := tc.SetGSOLimits(h, link); err != nil {
 		return err
 	}
-	var plan *tc.KernelPlan
-	if backend == BackendShaper {
-		plan, err = tc.PlanShaper(d, link.Attrs().MTU)
-	} else {
-		plan, err = tc.PlanKernel(d, link.Attrs().MTU)
-	}
+	plan, err := kernelPlan(backend, d, link.Attrs().MTU)
 	if err != nil {
 		return fmt.Errorf("%s: %w", ep, err)
 	}

@@ -170,12 +170,7 @@ func (d *deployer) shapeEnd(n *node, ep topo.Endpoint, dir tc.Dir, backend strin
 	if dir.IsZero() && dir.QueuePackets == 0 && dir.QueueBytes == 0 {
 		return nil
 	}
-	var plan *tc.KernelPlan
-	if backend == BackendShaper {
-		plan, err = tc.PlanShaper(dir, link.Attrs().MTU)
-	} else {
-		plan, err = tc.PlanKernel(dir, link.Attrs().MTU)
-	}
+	plan, err := kernelPlan(backend, dir, link.Attrs().MTU)
 	if err != nil {
 		return fmt.Errorf("%s: %w", ep, err)
 	}
@@ -296,3 +291,11 @@ var _ = strings.TrimSpace
 
 // tcDir is tc.Dir, named for tests.
 type tcDir = tc.Dir
+
+// kernelPlan is the qdisc plan of one direction on a kernel-shaped link.
+func kernelPlan(backend string, d tc.Dir, mtu int) (*tc.KernelPlan, error) {
+	if backend == BackendShaper {
+		return tc.PlanShaper(d, mtu)
+	}
+	return tc.PlanKernel(d, mtu)
+}

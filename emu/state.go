@@ -160,13 +160,26 @@ func lockLab(lab string) (func(), error) {
 	if err := os.MkdirAll(RunDir(), 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(RunDir(), "."+lab+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	unlock, err := flockRun("."+lab+".lock", unix.LOCK_NB)
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return nil, fmt.Errorf("lab %q is being changed by another emuctl process", lab)
+	}
+	return unlock, err
+}
+
+// flockRun takes an exclusive lock on a file in the run dir (how: 0 to
+// wait, LOCK_NB to fail at once with EWOULDBLOCK).
+func flockRun(name string, how int) (func(), error) {
+	if err := os.MkdirAll(RunDir(), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(RunDir(), name), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|how); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("lab %q is being changed by another emuctl process", lab)
+		return nil, err
 	}
 	return func() {
 		unix.Flock(int(f.Fd()), unix.LOCK_UN)

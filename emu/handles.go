@@ -28,9 +28,6 @@ type handlePool struct {
 	max  int
 	open int
 	idle *list.List // *node with refs == 0 and open handles, oldest first
-	// reopened counts handles opened again after being closed (a debug
-	// figure: 0 for labs of at most max nodes).
-	reopened int
 }
 
 func newHandlePool(max int) *handlePool {
@@ -105,7 +102,6 @@ func (n *node) acquire() error {
 	n.opening = true
 	n.refs++
 	p.open++
-	p.reopened++
 	victims := p.evictLocked()
 	p.mu.Unlock()
 	closeHandles(victims)

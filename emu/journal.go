@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 )
 
 // The journal closes the windows between "an object exists" and "the
@@ -73,14 +72,13 @@ func (j *journal) close() {
 
 // journalRecord is what a lab's journal says it made or was about to make.
 type journalRecord struct {
-	Anchors    []string  // anchor file paths (intents)
-	AnchorInos []fileID  // inodes every namespace file of the lab links to
-	HostsDirs  []string  // /etc/netns directories about to be made
-	RootLinks  []string  // root-namespace devices about to be made
-	Procs      []Proc    // detached processes started
-	Phases     []string  // deploy phases reached, in order
-	Teardown   []string  // teardown steps reached, in order
-	Started    time.Time // when the first line was written (file's mtime is the last)
+	Anchors    []string // anchor file paths (intents)
+	AnchorInos []fileID // inodes every namespace file of the lab links to
+	HostsDirs  []string // /etc/netns directories about to be made
+	RootLinks  []string // root-namespace devices about to be made
+	Procs      []Proc   // detached processes started
+	Phases     []string // deploy phases reached, in order
+	Teardown   []string // teardown steps reached, in order
 }
 
 type fileID struct{ Dev, Ino uint64 }

@@ -24,7 +24,22 @@ type cpuLoad struct {
 	// host that stops scheduling the emulator (CPU contention, a VM's
 	// steal) shows here, as it would in every delay measured.
 	StallMs float64
+	// Stalls are the spans (wall clock) in which that timer woke more
+	// than stallSpanMin late, for leaving the delay samples they overlap
+	// out of the delay bounds (analysis/stalls.go). Not serialised.
+	Stalls []stallSpan `json:"-"`
 }
+
+// stallSpan is one span in which the host did not schedule the runner.
+type stallSpan struct{ from, to time.Time }
+
+// stallSpanMin is the lateness from which a stall span is recorded: below
+// it, the delay bounds' own 2 ms allowance for a userspace link covers it.
+const stallSpanMin = time.Millisecond
+
+// maxStallSpans bounds the spans kept per run (a host that stalls more
+// often than that fails the fidelity checks anyway).
+const maxStallSpans = 4096
 
 // cpuTimes is one core's busy and total jiffies.
 type cpuTimes struct{ busy, total uint64 }
@@ -95,6 +110,7 @@ type cpuMonitor struct {
 	mu     sync.Mutex
 	peak   float64
 	stall  time.Duration
+	spans  []stallSpan
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -109,9 +125,13 @@ func startCPU() *cpuMonitor {
 		for ctx.Err() == nil {
 			t0 := time.Now()
 			time.Sleep(tick)
-			if late := time.Since(t0) - tick; late > 0 {
+			now := time.Now()
+			if late := now.Sub(t0) - tick; late > 0 {
 				m.mu.Lock()
 				m.stall = max(m.stall, late)
+				if late > stallSpanMin && len(m.spans) < maxStallSpans {
+					m.spans = append(m.spans, stallSpan{from: t0.Add(tick), to: now})
+				}
 				m.mu.Unlock()
 			}
 		}
@@ -148,5 +168,6 @@ func (m *cpuMonitor) stop() cpuLoad {
 	tot, _ := total(m.start, end)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return cpuLoad{Max: mx, Peak: max(m.peak, mx), Total: tot, OK: ok, StallMs: float64(m.stall) / float64(time.Millisecond)}
+	return cpuLoad{Max: mx, Peak: max(m.peak, mx), Total: tot, OK: ok, StallMs: float64(m.stall) / float64(time.Millisecond),
+		Stalls: m.spans}
 }

@@ -21,6 +21,7 @@ type runData struct {
 	cpuOK   bool
 	cpuTot  float64
 	stall   float64             // ms
+	stalls  []analysis.Window   // host stall spans, seconds since res.Start
 	idle    map[string]float64  // flow → idle-path RTT (ms)
 	ovs     map[string]ovsQueue // "switch:port" → OVS queue counter deltas
 }
@@ -30,8 +31,12 @@ func newRunData(res *analysis.Result, warmupS float64, links map[string]tc.DirSt
 	if w == 0 {
 		w = -1 // analysis.Options: negative means no warm-up
 	}
-	return &runData{res: res, sum: res.Summarise(analysis.Options{WarmupS: w}), warmup: warmupS, links: links,
+	rd := &runData{res: res, sum: res.Summarise(analysis.Options{WarmupS: w}), warmup: warmupS, links: links,
 		cpuMax: cpu.Max, cpuPeak: cpu.Peak, cpuOK: cpu.OK, cpuTot: cpu.Total, stall: cpu.StallMs}
+	for _, s := range cpu.Stalls {
+		rd.stalls = append(rd.stalls, analysis.Window{FromS: s.from.Sub(res.Start).Seconds(), ToS: s.to.Sub(res.Start).Seconds()})
+	}
+	return rd
 }
 
 func missing(format string, args ...any) error {
@@ -90,6 +95,11 @@ func (rd *runData) metric(name, arg string) (value, error) {
 		}
 		j, _ := analysis.JainFlows(fl, w)
 		return finite(j)
+	case "delay_samples_stalled":
+		if !rd.cpuOK {
+			return value{}, missing("host stalls were not measured")
+		}
+		return rd.stalledShare()
 	case "host_stall":
 		if !rd.cpuOK {
 			return value{}, missing("host stalls were not measured")
@@ -118,7 +128,7 @@ func (rd *runData) metric(name, arg string) (value, error) {
 	if strings.HasPrefix(name, "probe_") {
 		return rd.probeMetric(name, arg)
 	}
-	udp := map[string]bool{"udp_loss": true, "owd_mean": true, "owd_p95": true, "owd_p99": true, "owd_min": true,
+	udp := map[string]bool{"udp_loss": true, "owd_mean": true, "owd_p95": true, "owd_p99": true, "owd_p99_unstalled": true, "owd_min": true,
 		"owd_max": true, "jitter": true, "jitter_mad": true}[name]
 	idx := rd.flows(arg, udp)
 	if len(idx) == 0 {
@@ -357,4 +367,23 @@ func (rd *runData) qdiscLink(key string) (tc.DirStats, bool) {
 		return st, true
 	}
 	return tc.DirStats{}, false
+}
+
+// stalledShare is the share of the run's delay samples (probe RTTs and
+// UDP one-way delays, in their steady windows) whose flight overlapped a
+// host stall span.
+func (rd *runData) stalledShare() (value, error) {
+	kept, dropped := 0, 0
+	for i := range rd.res.Probes {
+		d, n := analysis.ProbeRTTsMsUnstalled(&rd.res.Probes[i], rd.sum.Probes[i].Window, rd.stalls)
+		kept, dropped = kept+len(d), dropped+n
+	}
+	for i := range rd.res.Flows {
+		d, n := analysis.UDPDelaysMsUnstalled(&rd.res.Flows[i], rd.res.Start.UnixNano(), rd.sum.Flows[i].Steady, rd.stalls)
+		kept, dropped = kept+len(d), dropped+n
+	}
+	if kept+dropped == 0 {
+		return value{}, missing("no delay samples (no probe, no UDP flow)")
+	}
+	return numV(float64(dropped) / float64(kept+dropped)), nil
 }

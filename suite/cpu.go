@@ -35,7 +35,7 @@ type stallSpan struct{ from, to time.Time }
 
 // stallSpanMin is the lateness from which a stall span is recorded: below
 // it, the delay bounds' own 2 ms allowance for a userspace link covers it.
-const stallSpanMin = time.Millisecond
+const stallSpanMin = 2 * time.Millisecond
 
 // maxStallSpans bounds the spans kept per run (a host that stalls more
 // often than that fails the fidelity checks anyway).

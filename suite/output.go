@@ -16,8 +16,8 @@ import (
 // runs.csv and the outcome, besides goodput per flow.
 var standardNames = []string{"goodput", "goodput_whole", "srtt", "srtt_p95", "min_rtt", "cwnd_mean", "retrans",
 	"retrans_ratio", "rtos", "tlps", "recoveries", "recovery_mean", "subflows", "jain", "udp_loss", "owd_mean",
-	"owd_p95", "owd_p99", "owd_max", "jitter", "jitter_mad", "probe_rtt", "probe_rtt_p95", "probe_rtt_min", "probe_jitter", "probe_loss",
-	"cpu_total", "cpu_max", "cpu_peak", "host_stall", "engine_late_mean", "engine_late_max"}
+	"owd_p95", "owd_p99", "owd_p99_unstalled", "owd_max", "jitter", "jitter_mad", "probe_rtt", "probe_rtt_p95", "probe_rtt_p99", "probe_rtt_p99_unstalled", "probe_rtt_min", "probe_jitter", "probe_loss",
+	"cpu_total", "cpu_max", "cpu_peak", "host_stall", "delay_samples_stalled", "engine_late_mean", "engine_late_max"}
 
 func standardMetrics(rd *runData) map[string]float64 {
 	out := map[string]float64{}

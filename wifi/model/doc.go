@@ -1,0 +1,28 @@
+// Package model is emuctl's 802.11 model in pure Go (no syscalls; it
+// builds and tests on any OS): what a frame costs on the air and what a
+// shared channel delivers. The Wi-Fi medium that serves a lab's hwsim
+// radios and `emuctl model wifi` both use it.
+//
+//   - phy.go: rates (DSSS/CCK, legacy OFDM, HT, VHT, HE) and TXTIME —
+//     preambles, symbol times, guard intervals, the 2.4 GHz signal
+//     extension; control-response rates from the basic rate set.
+//   - mac.go: modes, bands, EDCA parameters (AIFS, CWmin/CWmax per access
+//     category), ACK/Block Ack airtime, ACK timeout, EIFS, A-MPDU framing
+//     and limits (64 subframes, 65 535 B for HT, aPPDUMaxTime 5.484 ms).
+//   - errors.go: per-attempt frame error rate from SNR, the equations of
+//     ns-3's YansErrorRateModel (and its DSSS model).
+//   - radio.go: path loss (free space, log-distance, ITU indoor), noise
+//     floor, ns-3's PHY defaults.
+//   - analytic.go: the closed-form airtime of one exchange with the mean
+//     backoff, and Bianchi's saturation model.
+//   - sim.go: a discrete-event DCF/EDCA simulation of n saturated
+//     stations: uniform backoff frozen while busy, collisions when
+//     counters meet, CW doubling, retry limits, ACK timeout and EIFS,
+//     per-MPDU errors, A-MPDU with a Block Ack bitmap, TCP ACKs from the
+//     access point contending for the same channel.
+//
+// What is not modelled here (yet): RTS/CTS and CTS-to-self protection,
+// TXOP bursts (VI/VO TXOP limits), hidden stations (every node hears every
+// node), rate control (the rate is fixed), multi-user (OFDMA, MU-MIMO) and
+// 802.11be.
+package model

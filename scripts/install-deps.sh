@@ -2,7 +2,8 @@
 # Installs what emuctl's tests and demo need on a Debian/Ubuntu machine.
 # Idempotent: skips apt-get when every package is already installed.
 set -euo pipefail
-PKGS=(iproute2 iputils-ping ethtool iperf3 nftables procps bash tmux openvswitch-switch hostapd wpasupplicant wireless-regdb)
+PKGS=(iproute2 iputils-ping ethtool iperf3 nftables procps bash tmux openvswitch-switch hostapd wpasupplicant wireless-regdb
+  libns3-dev g++) # ns-3 3.37 (Debian bookworm) and a compiler: make validate-wifi
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -20,7 +20,7 @@ func newModelCmd() *cobra.Command {
 		Short: "Analytic models (no network needed)",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newModelTackCmd())
+	cmd.AddCommand(newModelTackCmd(), newModelWifiCmd())
 	return cmd
 }
 

@@ -1,0 +1,369 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/wifi/model"
+	"github.com/spf13/cobra"
+)
+
+// wifiModelOpts are `emuctl model wifi`'s settings.
+type wifiModelOpts struct {
+	mode, rate, band, gi, proto, ampdu, qos, ac, pathloss string
+	width, nss, stations, ackEvery, payload, window       int
+	retryLimit                                            int
+	distance, exponent, txpower, noiseFigure, snr         float64
+	snrSet                                                bool
+	duration                                              string
+	seed                                                  uint64
+	json                                                  bool
+}
+
+// wifiModelOut is the JSON `emuctl model wifi --json` prints.
+type wifiModelOut struct {
+	Mode           string    `json:"mode"`
+	Band           string    `json:"band"`
+	Rate           string    `json:"rate"`
+	PhyRateMbps    float64   `json:"phy_rate_mbps"`
+	Stations       int       `json:"stations"`
+	Proto          string    `json:"proto"`
+	PayloadBytes   int       `json:"payload_bytes"`
+	AckEvery       int       `json:"ack_every,omitempty"`
+	AMPDU          bool      `json:"ampdu"`
+	QoS            bool      `json:"qos"`
+	AC             string    `json:"ac"`
+	MPDUBytes      int       `json:"mpdu_bytes"`
+	MPDUsPerPPDU   float64   `json:"mpdus_per_ppdu"`
+	ExchangeUs     float64   `json:"exchange_us"`
+	AckExchangeUs  float64   `json:"tcp_ack_exchange_us,omitempty"`
+	GoodputMbps    float64   `json:"goodput_mbps"`
+	PerStationMbps []float64 `json:"per_station_mbps"`
+	CollisionP     float64   `json:"collision_p"`
+	Retries        int       `json:"retries"`
+	Dropped        int       `json:"dropped"`
+	AnalyticMbps   float64   `json:"analytic_mbps"`
+	BianchiMbps    *float64  `json:"bianchi_mbps,omitempty"`
+	BianchiP       *float64  `json:"bianchi_collision_p,omitempty"`
+	SNRdB          *float64  `json:"snr_db,omitempty"`
+	RxDBm          *float64  `json:"rx_dbm,omitempty"`
+	NoiseDBm       *float64  `json:"noise_dbm,omitempty"`
+	PER            float64   `json:"per"`
+	SimulatedS     float64   `json:"simulated_s"`
+	Seed           uint64    `json:"seed"`
+
+	exchange model.Analytic
+	mac      model.MAC
+	r        model.Rate
+	sim      model.SimResult
+}
+
+func newModelWifiCmd() *cobra.Command {
+	o := wifiModelOpts{}
+	cmd := &cobra.Command{
+		Use:   "wifi",
+		Short: "802.11 airtime and saturation throughput: what a Wi-Fi hop delivers, no kernel needed",
+		Long: `Predicts what one Wi-Fi channel delivers with emuctl's pure 802.11 model
+(package wifi/model): the airtime of one exchange (AIFS, mean backoff, the
+PPDU, SIFS, ACK or Block Ack at the control-response rate), the analytic
+goodput of one station, Bianchi's saturation model for UDP, and a
+discrete-event DCF/EDCA simulation of --stations saturated senders
+(collisions, CW doubling, retries, per-MPDU errors from the SNR with ns-3's
+YansErrorRateModel, A-MPDU with Block Ack, TCP ACKs contending from the
+access point). Traffic flows from the stations to the access point.
+
+The link's SNR comes from --snr, or from --distance with a path-loss model
+(--pathloss logdistance|friis|itu-indoor, ns-3's defaults: exponent 3,
+46.6777 dB at 1 m), --txpower and the noise floor (kTB + --noise-figure);
+without either the channel is error-free. Not modelled: RTS/CTS, TXOP
+bursts, hidden stations, rate control (the rate is fixed), OFDMA/MU-MIMO,
+802.11be.`,
+		Example: `  emuctl model wifi --mode g --rate 54mbit
+  emuctl model wifi --mode a --rate 54mbit --proto tcp --ack-every 1
+  emuctl model wifi --mode n --rate mcs7 --ampdu on --proto tcp
+  emuctl model wifi --mode a --rate 54mbit --stations 10 --json
+  emuctl model wifi --mode a --rate 54mbit --distance 40
+  emuctl model wifi --mode ac --rate mcs9 --width 80 --nss 2 --gi short`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.snrSet = cmd.Flags().Changed("snr")
+			if !cmd.Flags().Changed("payload") {
+				o.payload = map[string]int{"tcp": 1448}[o.proto]
+				if o.payload == 0 {
+					o.payload = 1472
+				}
+			}
+			out, err := runWifiModel(o, cmd.Flags().Changed("ampdu"))
+			if err != nil {
+				return err
+			}
+			if o.json {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(out)
+			}
+			printWifiModel(cmd.OutOrStdout(), out)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.mode, "mode", "g", "mode: a, b, g, n, ac or ax")
+	f.StringVar(&o.rate, "rate", "", "data rate: Mbit/s for a/b/g (54mbit, 11mbit) or mcsN for n/ac/ax (default: the mode's top rate)")
+	f.StringVar(&o.band, "band", "", "band: 2.4, 5 or 6 (GHz; default: 2.4 for b/g, 5 otherwise)")
+	f.IntVar(&o.width, "width", 20, "channel width in MHz (n: 20/40; ac/ax: 20/40/80/160)")
+	f.IntVar(&o.nss, "nss", 1, "spatial streams (ac/ax; HT MCS numbers carry their own)")
+	f.StringVar(&o.gi, "gi", "long", "guard interval: long (800 ns), short (400 ns; n/ac), or 800ns/1600ns/3200ns (ax)")
+	f.IntVar(&o.stations, "stations", 1, "saturated stations sending to the access point")
+	f.StringVar(&o.proto, "proto", "udp", "traffic: udp or tcp")
+	f.IntVar(&o.ackEvery, "ack-every", 2, "TCP: data segments per ACK (1 = quickack, 2 = delayed ACK)")
+	f.StringVar(&o.ampdu, "ampdu", "on", "A-MPDU aggregation for n/ac/ax: on or off")
+	f.IntVar(&o.window, "window", 64, "Block Ack window (MPDUs per A-MPDU at most)")
+	f.IntVar(&o.payload, "payload", 1472, "UDP payload or TCP MSS in bytes (default 1472 UDP, 1448 TCP)")
+	f.StringVar(&o.qos, "qos", "on", "QoS (WMM) data frames and EDCA: on, or off for plain DCF (DIFS, 24-byte headers)")
+	f.StringVar(&o.ac, "ac", "BE", "access category: BE, BK, VI, VO")
+	f.IntVar(&o.retryLimit, "retry-limit", 11, "attempts per MPDU before it is dropped (mac80211_hwsim: 11; ns-3: 7)")
+	f.Float64Var(&o.distance, "distance", 0, "station-AP distance in metres (SNR from the path-loss model)")
+	f.StringVar(&o.pathloss, "pathloss", "logdistance", "path-loss model: logdistance, friis or itu-indoor")
+	f.Float64Var(&o.exponent, "exponent", 3, "log-distance path-loss exponent")
+	f.Float64Var(&o.txpower, "txpower", model.DefaultTxPowerDBm, "transmit power in dBm")
+	f.Float64Var(&o.noiseFigure, "noise-figure", model.DefaultNoiseFigureDB, "receiver noise figure in dB")
+	f.Float64Var(&o.snr, "snr", 0, "link SNR in dB (instead of --distance)")
+	f.StringVar(&o.duration, "duration", "10s", "simulated time")
+	f.Uint64Var(&o.seed, "seed", 1, "random seed of the simulation")
+	f.BoolVar(&o.json, "json", false, "print JSON")
+	return cmd
+}
+
+func onOff(name, v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "on", "true", "yes", "1":
+		return true, nil
+	case "off", "false", "no", "0":
+		return false, nil
+	}
+	return false, fmt.Errorf("--%s %q: want on or off", name, v)
+}
+
+func runWifiModel(o wifiModelOpts, ampduSet bool) (wifiModelOut, error) {
+	mode, err := model.ParseMode(o.mode)
+	if err != nil {
+		return wifiModelOut{}, fmt.Errorf("--mode: %w", err)
+	}
+	band := mode.DefaultBand()
+	switch o.band {
+	case "":
+	case "2.4", "2.4ghz", "2g4":
+		band = model.Band2G4
+	case "5", "5ghz":
+		band = model.Band5G
+	case "6", "6ghz":
+		band = model.Band6G
+	default:
+		return wifiModelOut{}, fmt.Errorf("--band %q: want 2.4, 5 or 6", o.band)
+	}
+	if (mode == model.ModeB || mode == model.ModeG) && band != model.Band2G4 {
+		return wifiModelOut{}, fmt.Errorf("--band: mode %s runs on 2.4 GHz only", mode)
+	}
+	if mode == model.ModeA && band != model.Band5G || mode == model.ModeAC && band == model.Band2G4 {
+		return wifiModelOut{}, fmt.Errorf("--band: mode %s does not run on %v", mode, band)
+	}
+	var gi time.Duration
+	switch strings.ToLower(o.gi) {
+	case "long", "":
+		gi = 800 * time.Nanosecond
+	case "short":
+		gi = 400 * time.Nanosecond
+	default:
+		d, err := time.ParseDuration(o.gi)
+		if err != nil {
+			return wifiModelOut{}, fmt.Errorf("--gi %q: want long, short, 800ns, 1600ns or 3200ns", o.gi)
+		}
+		gi = d
+	}
+	rate := o.rate
+	if rate == "" {
+		rate = map[model.Mode]string{model.ModeA: "54mbit", model.ModeB: "11mbit", model.ModeG: "54mbit",
+			model.ModeN: "mcs7", model.ModeAC: "mcs8", model.ModeAX: "mcs11"}[mode]
+	}
+	r, err := model.ParseRate(mode, rate, o.width, o.nss, gi)
+	if err != nil {
+		return wifiModelOut{}, fmt.Errorf("--rate: %w", err)
+	}
+	if (mode == model.ModeN) && o.width > 40 {
+		return wifiModelOut{}, fmt.Errorf("--width: 802.11n channels are 20 or 40 MHz")
+	}
+	qos, err := onOff("qos", o.qos)
+	if err != nil {
+		return wifiModelOut{}, err
+	}
+	ampdu, err := onOff("ampdu", o.ampdu)
+	if err != nil {
+		return wifiModelOut{}, err
+	}
+	if r.Class < model.HT {
+		if ampduSet && ampdu {
+			return wifiModelOut{}, fmt.Errorf("--ampdu on: A-MPDU needs mode n, ac or ax (rate %v)", r)
+		}
+		ampdu = false
+	}
+	if ampdu && !qos {
+		return wifiModelOut{}, fmt.Errorf("--ampdu on needs --qos on (Block Ack agreements are per QoS TID)")
+	}
+	ac, err := model.ParseAC(o.ac)
+	if err != nil {
+		return wifiModelOut{}, fmt.Errorf("--ac: %w", err)
+	}
+	dur, err := topo.ParseDuration(o.duration)
+	if err != nil || dur <= 0 || dur > time.Hour {
+		return wifiModelOut{}, fmt.Errorf("--duration %q: want a positive duration up to 1h (e.g. 10s)", o.duration)
+	}
+	if o.retryLimit < 1 || o.retryLimit > 32 {
+		return wifiModelOut{}, fmt.Errorf("--retry-limit %d: want 1–32", o.retryLimit)
+	}
+	if o.window < 1 || o.window > 64 {
+		return wifiModelOut{}, fmt.Errorf("--window %d: want 1–64", o.window)
+	}
+	if o.distance < 0 || o.distance > 100000 {
+		return wifiModelOut{}, fmt.Errorf("--distance %g: want 0–100000 m", o.distance)
+	}
+	mac := model.DefaultMAC(mode, band, qos)
+	mac.RetryLimit = o.retryLimit
+	s := model.Scenario{Mode: mode, MAC: mac, Rate: r, Stations: o.stations, AC: ac, Proto: o.proto,
+		Payload: o.payload, AckEvery: o.ackEvery, AMPDU: ampdu, Window: o.window, Duration: dur, Seed: o.seed}
+	if err := s.Validate(); err != nil {
+		return wifiModelOut{}, err
+	}
+	out := wifiModelOut{Mode: string(mode), Band: band.String(), Rate: r.String(), PhyRateMbps: round3(r.Mbps()),
+		Stations: o.stations, Proto: o.proto, PayloadBytes: o.payload, AMPDU: ampdu, QoS: qos, AC: ac.String(),
+		SimulatedS: dur.Seconds(), Seed: o.seed, mac: mac, r: r}
+	if o.proto == "tcp" {
+		out.AckEvery = o.ackEvery
+	}
+	snr := math.Inf(1)
+	if o.snrSet {
+		snr = o.snr
+	} else if o.distance > 0 {
+		ch := map[model.Band]int{model.Band2G4: 1, model.Band5G: 36, model.Band6G: 1}[band]
+		pl := model.DefaultPathLoss(model.ChannelMHz(band, ch))
+		pl.Model, pl.Exponent = o.pathloss, o.exponent
+		loss, err := pl.LossDB(o.distance)
+		if err != nil {
+			return wifiModelOut{}, fmt.Errorf("--pathloss: %w", err)
+		}
+		rx := o.txpower - loss
+		noise := model.NoiseDBm(max(r.WidthMHz, 20), o.noiseFigure)
+		snr = rx - noise
+		if rx < model.DefaultRxSensitivity {
+			snr = -100 // below the receiver's sensitivity: no frame is even detected
+		}
+		out.RxDBm, out.NoiseDBm = ptrF(round3(rx)), ptrF(round3(noise))
+	}
+	if !math.IsInf(snr, 1) {
+		out.SNRdB = ptrF(round3(snr))
+		s.SNRdB = make([]float64, o.stations)
+		for i := range s.SNRdB {
+			s.SNRdB[i] = snr
+		}
+	}
+	a, err := model.Predict(s)
+	if err != nil {
+		return wifiModelOut{}, err
+	}
+	out.exchange = a
+	out.AnalyticMbps = round3(a.GoodputMbps)
+	out.ExchangeUs = float64(a.Data.Total()) / 1e3
+	if a.Ack != nil {
+		out.AckExchangeUs = float64(a.Ack.Total()) / 1e3
+	}
+	mpdu := s.MAC.MPDUBytes(model.IPv4Bytes + map[string]int{"udp": model.UDPBytes, "tcp": model.TCPBytes}[o.proto] + o.payload)
+	out.MPDUBytes = mpdu
+	if !math.IsInf(snr, 1) {
+		out.PER = round6(model.PER(r, a.Data.PSDU/a.Data.MPDUs, model.DBToLinear(snr)))
+	}
+	if o.proto == "udp" && !ampdu {
+		b, err := model.SolveBianchi(s)
+		if err == nil {
+			out.BianchiMbps, out.BianchiP = ptrF(round3(b.GoodputMbps)), ptrF(round6(b.P))
+		}
+	}
+	sim, err := model.Simulate(s)
+	if err != nil {
+		return wifiModelOut{}, err
+	}
+	out.sim = sim
+	out.GoodputMbps = round3(sim.GoodputMbps)
+	out.CollisionP = round6(sim.CollisionP)
+	out.MPDUsPerPPDU = round3(sim.MPDUsPerPPDU)
+	for i, nd := range sim.Nodes {
+		out.Retries += nd.Retries
+		out.Dropped += nd.Dropped
+		if i < o.stations {
+			out.PerStationMbps = append(out.PerStationMbps, round3(nd.GoodputMbps))
+		}
+	}
+	return out, nil
+}
+
+func ptrF(v float64) *float64  { return &v }
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+func usStr(d time.Duration) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", float64(d)/1e3), "0"), ".")
+}
+
+func printWifiModel(w io.Writer, o wifiModelOut) {
+	ed := o.mac.Param[map[string]model.AC{"BE": model.BE, "BK": model.BK, "VI": model.VI, "VO": model.VO}[o.AC]]
+	access := fmt.Sprintf("DCF (DIFS %s µs, CW %d–%d)", usStr(o.mac.AIFS(model.BE)), ed.CWMin, ed.CWMax)
+	if o.QoS {
+		access = fmt.Sprintf("EDCA %s (AIFS %s µs, CW %d–%d)", o.AC, usStr(o.mac.AIFS(map[string]model.AC{"BE": model.BE, "BK": model.BK, "VI": model.VI, "VO": model.VO}[o.AC])), ed.CWMin, ed.CWMax)
+	}
+	traffic := fmt.Sprintf("UDP %d B", o.PayloadBytes)
+	if o.Proto == "tcp" {
+		traffic = fmt.Sprintf("TCP MSS %d B, one ACK per %d segments", o.PayloadBytes, o.AckEvery)
+	}
+	agg := "no A-MPDU"
+	if o.AMPDU {
+		agg = fmt.Sprintf("A-MPDU up to %d MPDUs", o.exchange.Data.MPDUs)
+	}
+	fmt.Fprintf(w, "802.11%s %s, %s, slot %s µs, %s; %d station(s) → AP, %s, %s\n", o.Mode, o.r, o.Band,
+		usStr(o.mac.Slot), access, o.Stations, traffic, agg)
+	exch := func(name string, e model.Exchange) {
+		resp := "ACK"
+		if e.MPDUs > 1 {
+			resp = "Block Ack"
+		}
+		cr := model.ControlRate(o.r, o.mac.BasicRates)
+		fmt.Fprintf(w, "  %s: AIFS %s + backoff %s + PPDU %s (%d MPDU, %d B) + SIFS %s + %s %s (%v) = %s µs\n", name,
+			usStr(e.AIFS), usStr(e.Backoff), usStr(e.PPDU), e.MPDUs, e.PSDU, usStr(e.SIFS), resp, usStr(e.Resp), cr, usStr(e.Total()))
+	}
+	exch("data exchange", o.exchange.Data)
+	if o.exchange.Ack != nil {
+		exch("TCP ACK exchange", *o.exchange.Ack)
+	}
+	fmt.Fprintf(w, "  analytic, one station, mean backoff, no collisions: %.2f Mbit/s\n", o.AnalyticMbps)
+	if o.BianchiMbps != nil {
+		fmt.Fprintf(w, "  Bianchi saturation model, %d station(s): %.2f Mbit/s, collision p %.3f\n", o.Stations, *o.BianchiMbps, *o.BianchiP)
+	}
+	if o.SNRdB != nil {
+		if o.RxDBm != nil {
+			fmt.Fprintf(w, "  link: received %.1f dBm, noise %.1f dBm, SNR %.1f dB, PER of one %d-byte MPDU %.4g\n", *o.RxDBm, *o.NoiseDBm, *o.SNRdB, o.MPDUBytes, o.PER)
+		} else {
+			fmt.Fprintf(w, "  link: SNR %.1f dB, PER of one %d-byte MPDU %.4g\n", *o.SNRdB, o.MPDUBytes, o.PER)
+		}
+	}
+	fmt.Fprintf(w, "  simulated (DCF/EDCA, %gs, seed %d): %.2f Mbit/s", o.SimulatedS, o.Seed, o.GoodputMbps)
+	if o.Stations > 1 {
+		parts := make([]string, len(o.PerStationMbps))
+		for i, v := range o.PerStationMbps {
+			parts[i] = fmt.Sprintf("%.2f", v)
+		}
+		fmt.Fprintf(w, " (per station %s)", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(w, ", collision p %.3f, %.1f MPDUs per PPDU, %d retries, %d dropped\n", o.CollisionP, o.MPDUsPerPPDU, o.Retries, o.Dropped)
+}

@@ -53,12 +53,14 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzLoad -fuzztime=60s ./topo/
 
 # Speed figures side by side with peers: lab bring-up vs Mininet, the TCP
-# generator vs iperf3, ACK-frequency analysis vs tshark (when installed).
+# generator vs iperf3, ACK-frequency analysis vs tshark (when installed),
+# the Wi-Fi medium's CPU per frame at an 802.11ac 650 Mbit/s PHY.
 bench: build
 	./$(BIN) bench
 	./$(BIN) bench --scale tree,4,10
 	$(GO) run ./analysis/cmd/ackbench
 	$(GO) test -run '^$$' -bench 'Engine|Pipeline|Segment' -benchtime 2s ./tc/
+	$(GO) test -run '^$$' -bench 'Medium' -benchtime 2s ./wifi/model/
 
 # The main job: a whole experiment suite, end to end, with its verdict.
 demo: deps build

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -160,6 +161,17 @@ type Medium struct {
 	events   eventHeap
 	now      time.Duration
 	seq, gen uint64
+	sorted   []*mradio
+}
+
+func (m *Medium) sortedRadios() []*mradio {
+	if m.sorted == nil {
+		for _, r := range m.radios {
+			m.sorted = append(m.sorted, r)
+		}
+		slices.SortFunc(m.sorted, func(a, b *mradio) int { return a.id - b.id })
+	}
+	return m.sorted
 }
 
 // NewMedium makes an empty medium.
@@ -177,25 +189,37 @@ func NewMedium(cfg MediumConfig) *Medium {
 		channels: map[int]*mchannel{}, addrs: map[[6]byte]int{}}
 }
 
-// AddRadio registers a radio on a channel (MHz). A radio moved to another
-// channel is re-added.
+// AddRadio registers a radio on a channel (MHz; 0: on none yet — it joins
+// the channel of its first transmission and receives group frames
+// meanwhile). A radio moved to another channel keeps its counters and
+// queued frames, which go out on the new channel.
 func (m *Medium) AddRadio(id, freq int) {
-	if r, ok := m.radios[id]; ok {
-		if r.freq == freq {
-			return
-		}
+	r, ok := m.radios[id]
+	if ok && r.freq == freq {
+		return
+	}
+	if !ok {
+		r = &mradio{id: id}
+		m.radios[id] = r
+		m.sorted = nil
+	} else if r.freq != 0 {
 		m.removeFromChannel(r)
 	}
-	r := &mradio{id: id, freq: freq}
+	r.freq = freq
+	if freq == 0 {
+		return
+	}
 	ch := m.channel(freq)
 	mac := ch.mac
 	for ac := range r.acs {
 		e := &r.acs[ac]
-		e.cw = mac.Param[AC(ac)].CWMin
+		if !ok {
+			e.cw = mac.Param[AC(ac)].CWMin
+		}
 		e.from, e.ifs = m.now, mac.AIFS(AC(ac))
 	}
 	ch.radios = append(ch.radios, r)
-	m.radios[id] = r
+	m.schedule(ch)
 }
 
 // LearnAddr maps a MAC address to a radio (its vif or link addresses);
@@ -287,6 +311,9 @@ func (m *Medium) Submit(now time.Duration, f *MediumFrame) error {
 	if f.Freq != 0 && f.Freq != r.freq {
 		m.AddRadio(r.id, f.Freq)
 		r = m.radios[f.Radio]
+	}
+	if r.freq == 0 {
+		return fmt.Errorf("radio %d sent a frame on no channel", f.Radio)
 	}
 	if len(f.Data) >= 16 {
 		var ta [6]byte
@@ -558,7 +585,10 @@ func (m *Medium) single(ch *mchannel, t *txAttempt, now time.Duration, x *exchan
 	if head.NoAck {
 		// Group-addressed (or no-ack): every radio on the channel that
 		// detects it receives it, with its own errors; one attempt.
-		for _, r := range ch.radios {
+		// Every other radio gets it, on whichever channel it is: the
+		// kernel drops frames for radios not tuned to Freq (a station
+		// scanning is on no channel of the medium's yet).
+		for _, r := range m.sortedRadios() {
 			if r == t.r {
 				continue
 			}

@@ -301,10 +301,10 @@ func nes(r Rate) int {
 	return max(1, int(math.Ceil(r.Mbps()/600.000001)))
 }
 
-// nonHTReference is the legacy rate (kbit/s) with the same modulation and
+// NonHTReference is the legacy rate (kbit/s) with the same modulation and
 // coding as r, for choosing the control-response rate (802.11-2016
 // 10.7.6.5.2 / 10.7.9).
-func (r Rate) nonHTReference() int {
+func (r Rate) NonHTReference() int {
 	switch r.Class {
 	case DSSS, OFDM:
 		return r.Kbps
@@ -333,7 +333,7 @@ func (r Rate) nonHTReference() int {
 // or OFDM); when the basic set has none, the PHY's mandatory rates (1, 2,
 // 5.5, 11 / 6, 12, 24 Mbit/s) stand in.
 func ControlRate(r Rate, basic []int) Rate {
-	ref := r.nonHTReference()
+	ref := r.NonHTReference()
 	cls := OFDM
 	if r.Class == DSSS {
 		cls = DSSS

@@ -50,6 +50,8 @@ func (d *dec) document(root *yaml.Node) *rawDoc {
 			doc.nodesLoc = at(e.k, "nodes")
 		case "links":
 			linksV = e.v
+		case "wifi":
+			d.wifiTop(e.v, doc)
 		}
 	}
 	if nodesV == nil {

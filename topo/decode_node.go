@@ -73,6 +73,17 @@ func (d *dec) node(name string, k, v *yaml.Node, path string) *rawNode {
 			}
 		}
 		switch e.key {
+		case "position":
+			if !kindOK {
+				continue
+			}
+			if nd.wifiKind == "" {
+				d.errorf(at(e.k, p), "position is only valid on access points and stations (kind: ap or kind: station; %s is a %s): the Wi-Fi medium places radios", name, nd.kind)
+				continue
+			}
+			nd.pos, nd.posSet = d.position(e.v, p)
+			nd.posLoc = at(e.v, p)
+			continue
 		case "wifi":
 			if !kindOK {
 				continue

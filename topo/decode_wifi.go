@@ -17,8 +17,8 @@ const (
 )
 
 var (
-	apWiFiKeys  = []string{"ssid", "mode", "band", "channel", "width", "security", "passphrase", "txpower", "country", "links", "routed"}
-	staWiFiKeys = []string{"ap", "ssid", "mlo", "txpower", "link"}
+	apWiFiKeys  = []string{"ssid", "mode", "band", "channel", "width", "security", "passphrase", "txpower", "country", "links", "routed", "rate"}
+	staWiFiKeys = []string{"ap", "ssid", "mlo", "txpower", "link", "rate"}
 	mloLinkKeys = []string{"band", "channel", "width"}
 	securities  = []string{WiFiOpen, WiFiWPA2, WiFiWPA3}
 	bands       = []string{Band24, Band5, Band6}
@@ -48,6 +48,9 @@ type rawWiFi struct {
 	parLoc  loc
 	dirLocs [2]loc
 	hasLink bool
+	// rate: a fixed rate on the medium ("" or auto: rate control)
+	rate    string
+	rateLoc loc
 }
 
 type rawMLOLink struct {
@@ -134,6 +137,10 @@ func (d *dec) wifiBlock(n *yaml.Node, path string, isAP bool, keyLoc loc) *rawWi
 					continue
 				}
 				w.txMBm, w.txSet = mbm, true
+			}
+		case "rate":
+			if s, ok := d.str(e.v, p, "auto, a legacy rate such as 54mbit, or mcsN"); ok {
+				w.rate, w.rateLoc = strings.ToLower(strings.TrimSpace(s)), l
 			}
 		case "routed":
 			w.routed, _ = d.boolean(e.v, p)

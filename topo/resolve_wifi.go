@@ -128,6 +128,7 @@ func (r *resolver) makeWiFi() {
 		rec.addrs = nil
 		r.wifiAP[rec] = api
 	}
+	r.resolveMedium() // resolve_medium.go
 }
 
 func firstLoc(ls ...loc) loc {

@@ -8,12 +8,12 @@ import "net/netip"
 
 // Keys accepted at each level, in documentation order.
 var (
-	docKeys        = []string{"version", "name", "addressing", "routing", "defaults", "nodes", "links"}
+	docKeys        = []string{"version", "name", "addressing", "routing", "defaults", "nodes", "links", "wifi"}
 	addressingKeys = []string{"pool", "prefix", "p2p_prefix", "pool6", "auto"}
 	defaultsKeys   = []string{"switch", "link", "tcp"}
 	nodeKeys       = []string{"kind", "type", "stp", "routes", "sysctls", "env", "start", "tcp", "mptcp", "interfaces",
 		"datapath", "fail_mode", "controller", "protocols", "rstp", "ports", // ovs switches (decode_ovs.go)
-		"wifi"} // access points and stations (decode_wifi.go)
+		"wifi", "position"} // access points and stations (decode_wifi.go, decode_medium.go)
 	ifaceKeys    = []string{"external", "force", "ip"}
 	linkKeys     = []string{"endpoints", "ip", "mtu", "link"}
 	routeKeys    = []string{"to", "via", "dev"}
@@ -49,6 +49,7 @@ type rawDoc struct {
 	nodes      []*rawNode
 	nodesLoc   loc
 	links      []*rawLink
+	medium     *rawMedium // wifi: {medium: ...} (decode_medium.go)
 }
 
 type rawAddressing struct {
@@ -88,6 +89,9 @@ type rawNode struct {
 	// resolved switch, router or host); wifi is their wifi: block.
 	wifiKind string
 	wifi     *rawWiFi
+	pos      [3]float64 // position: (metres), Wi-Fi nodes
+	posSet   bool
+	posLoc   loc
 }
 
 type rawIface struct {

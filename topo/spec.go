@@ -24,6 +24,9 @@ type Spec struct {
 	// "file:line:col: what". emu refuses to deploy a Spec with entries here
 	// unless told to ignore them, so nothing is silently dropped.
 	Unapplied []string `json:"unapplied,omitempty"`
+	// WiFiMedium is the lab's wireless medium (spec_wifi.go); nil when the
+	// lab has no Wi-Fi node.
+	WiFiMedium *WiFiMedium `json:"wifi_medium,omitempty"`
 }
 
 // NodeKind is host, router or switch.

@@ -74,6 +74,11 @@ type WiFiAP struct {
 	Stations []string `json:"stations,omitempty"`
 	// Pos is "file:line:col" of the node, for messages.
 	Pos string `json:"pos,omitempty"`
+	// Position is the AP's place in metres (the medium's path loss).
+	Position [3]float64 `json:"position"`
+	// Rate is a fixed rate on the medium ("" = the driver's rate
+	// control): "54mbit", "mcs7", validated for Mode, band and width.
+	Rate string `json:"rate,omitempty"`
 }
 
 // MLO reports whether the AP is a multi-link device.
@@ -99,6 +104,45 @@ type WiFiStation struct {
 	TxPowerMBm int `json:"txpower_mbm,omitempty"`
 	// Pos is "file:line:col" of the node, for messages.
 	Pos string `json:"pos,omitempty"`
+	// Position and Rate as for the AP.
+	Position [3]float64 `json:"position"`
+	Rate     string     `json:"rate,omitempty"`
+}
+
+// WiFiMedium is the lab's wireless medium: emuctl's model of airtime,
+// contention and frame errors serving the lab's mac80211_hwsim radios
+// (Enabled), or hwsim's own instant medium (not Enabled).
+type WiFiMedium struct {
+	Enabled bool `json:"enabled"`
+	// Explicit: the file has wifi: {medium: ...}; otherwise the default
+	// (on, except for labs with multi-link radios, which the kernel
+	// cannot give a medium).
+	Explicit bool `json:"explicit,omitempty"`
+	// Why says why a defaulted medium is off.
+	Why string `json:"why,omitempty"`
+	// PathLoss is "logdistance" (Exponent, RefLossDB at RefDistM),
+	// "friis" or "itu-indoor".
+	PathLoss  string  `json:"path_loss"`
+	Exponent  float64 `json:"exponent"`
+	RefLossDB float64 `json:"ref_loss_db"`
+	RefDistM  float64 `json:"ref_distance_m"`
+	// NoiseFigureDB is the receivers' noise figure.
+	NoiseFigureDB float64 `json:"noise_figure_db"`
+	// AMPDU aggregates queued QoS data frames into A-MPDUs (airtime).
+	AMPDU bool   `json:"ampdu"`
+	Seed  uint64 `json:"seed"`
+	// Pairs override the link between two Wi-Fi nodes.
+	Pairs []WiFiPair `json:"pairs,omitempty"`
+	// Pos is "file:line:col" of wifi.medium (or empty), for messages.
+	Pos string `json:"pos,omitempty"`
+}
+
+// WiFiPair fixes the SNR between two nodes, or adds loss to their path.
+type WiFiPair struct {
+	A      string   `json:"a"`
+	B      string   `json:"b"`
+	SNRdB  *float64 `json:"snr_db,omitempty"`
+	LossDB *float64 `json:"loss_db,omitempty"`
 }
 
 // IsAP reports whether the node is a Wi-Fi access point.

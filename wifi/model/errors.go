@@ -84,7 +84,9 @@ func codeFor(m modulation) code {
 
 // ChunkSuccess is the probability that nbits bits sent at r arrive intact
 // at linear SNR snr (ns-3 YansErrorRateModel::GetChunkSuccessRate). The
-// signal spread is the channel width; the PHY rate is r's. DSSS/CCK use
+// signal spread is the channel width; the PHY rate is ns-3's
+// WifiMode::GetPhyRate, the coded rate (data rate ÷ code rate: 72 Mbit/s
+// for 54). DSSS/CCK use
 // the DBPSK/DQPSK/CCK expressions of ns-3's DsssErrorRateModel (without
 // its GSL path).
 func ChunkSuccess(r Rate, snr float64, nbits float64) float64 {
@@ -99,8 +101,8 @@ func ChunkSuccess(r Rate, snr float64, nbits float64) float64 {
 		width = 20
 	}
 	spread := width * 1e6
-	phy := r.Mbps() * 1e6
 	m := r.mod()
+	phy := r.Mbps() * 1e6 / m.rate()
 	c := codeFor(m)
 	var ber float64
 	if m.m == 2 {
@@ -169,13 +171,23 @@ func headerRate(r Rate) (Rate, time.Duration) {
 }
 
 // PER is the probability that a PSDU of psdu bytes sent at r fails at
-// linear SNR snr: the PHY header at its rate, then the payload's bits
-// (16 service + 8·psdu + 6 tail, as the payload symbols carry them).
+// linear SNR snr: the PHY header at its rate, then the payload's bits —
+// as ns-3 counts them, the data rate × the payload symbols' duration
+// (service, tail and pad bits included).
 func PER(r Rate, psdu int, snr float64) float64 {
 	hr, hd := headerRate(r)
 	hbits := hr.Mbps() * float64(hd) / float64(time.Microsecond)
-	ok := ChunkSuccess(hr, snr, hbits) * ChunkSuccess(r, snr, float64(8*psdu+22))
+	ok := ChunkSuccess(hr, snr, hbits) * ChunkSuccess(r, snr, payloadBits(r, psdu))
 	return 1 - ok
+}
+
+// payloadBits is N_SYM × N_DBPS of a PSDU (8·psdu for DSSS).
+func payloadBits(r Rate, psdu int) float64 {
+	if r.Class == DSSS {
+		return float64(8 * psdu)
+	}
+	nd := r.NDBPS()
+	return float64(ceilDiv(8*psdu+16+6*nes(r), nd) * nd)
 }
 
 // HeaderSuccess is the probability the PHY header decodes: without it the
@@ -186,7 +198,7 @@ func HeaderSuccess(r Rate, snr float64) float64 {
 }
 
 // MPDUSuccess is the probability one MPDU of mpdu bytes inside a PSDU
-// decodes, given the header did.
+// decodes, given the header did (its own 8·mpdu bits).
 func MPDUSuccess(r Rate, mpdu int, snr float64) float64 {
 	return ChunkSuccess(r, snr, float64(8*mpdu))
 }

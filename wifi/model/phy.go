@@ -406,6 +406,11 @@ func ParseRate(mode Mode, s string, width, nss int, gi time.Duration) (Rate, err
 		return Rate{}, fmt.Errorf("rate %q: want Mbit/s (e.g. 54mbit) or mcsN", s)
 	}
 	k := int(math.Round(f * 1000))
+	if mode == ModeG {
+		if _, ok := legacyMod[k]; !ok && k != 1000 && k != 2000 && k != 5500 && k != 11000 {
+			return Rate{}, fmt.Errorf("rate %q: mode g has 1, 2, 5.5, 11 (DSSS/CCK) and 6, 9, 12, 18, 24, 36, 48, 54 Mbit/s (OFDM)", s)
+		}
+	}
 	var r Rate
 	if _, ok := legacyMod[k]; ok && mode != ModeB {
 		r = Rate{Class: OFDM, Kbps: k}

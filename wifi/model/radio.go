@@ -70,6 +70,11 @@ const (
 	DefaultNoiseFigureDB  = 7
 	DefaultRxSensitivity  = -101.0 // dBm: weaker frames are not even detected
 	DefaultCCAEdThreshold = -62.0  // dBm
+	// ns-3's ThresholdPreambleDetectionModel: a preamble is detected only
+	// from −82 dBm (802.11's minimum sensitivity at 6 Mbit/s) and 4 dB SNR;
+	// a receiver detects nothing weaker, and does not defer to it.
+	DefaultDetectDBm   = -82.0
+	DefaultDetectSNRdB = 4.0
 )
 
 // ChannelMHz is the centre frequency of a channel number.

@@ -1,0 +1,170 @@
+package topo
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/emuctl/emuctl/wifi/model"
+)
+
+// Medium defaults: ns-3's log-distance model (exponent 3, 46.6777 dB at
+// 1 m) and noise figure (7 dB); A-MPDU on.
+const (
+	defaultExponent = 3
+	defaultRefLoss  = 46.6777
+	defaultNF       = 7
+)
+
+// ModelMode is the pure model's mode for an AP mode (802.11be is timed as
+// 802.11ax: EHT preambles and 4096-QAM are not modelled).
+func ModelMode(mode string) model.Mode {
+	switch mode {
+	case WiFiModeG:
+		return model.ModeG
+	case WiFiModeAC:
+		return model.ModeAC
+	case WiFiModeAX, WiFiModeBE:
+		return model.ModeAX
+	}
+	return model.ModeN
+}
+
+// ModelBand is the model's band for a channel's band.
+func ModelBand(b string) model.Band {
+	switch b {
+	case Band5:
+		return model.Band5G
+	case Band6:
+		return model.Band6G
+	}
+	return model.Band2G4
+}
+
+// MediumRate is a fixed rate written as rate: for an AP's mode and channel.
+func MediumRate(mode string, ch WiFiChannel, rate string) (model.Rate, error) {
+	r, err := model.ParseRate(ModelMode(mode), rate, ch.Width, 1, 800*time.Nanosecond)
+	if err != nil {
+		return r, err
+	}
+	if r.Class == model.DSSS && ch.Band != Band24 {
+		return r, fmt.Errorf("rate %s is a DSSS/CCK rate, which exists on 2.4 GHz only", rate)
+	}
+	return r, nil
+}
+
+// resolveMedium resolves wifi: {medium: ...}, positions and fixed rates.
+func (r *resolver) resolveMedium() {
+	if !r.spec.HasWiFi() {
+		if m := r.doc.medium; m != nil {
+			r.d.errorf(m.loc, "wifi: {medium: ...} needs Wi-Fi nodes (kind: ap and kind: station)")
+		}
+		return
+	}
+	med := &WiFiMedium{Enabled: true, PathLoss: "logdistance", Exponent: defaultExponent, RefLossDB: defaultRefLoss,
+		RefDistM: 1, NoiseFigureDB: defaultNF, AMPDU: true}
+	var mloAP string
+	for i := range r.spec.Nodes {
+		if ap := r.spec.Nodes[i].AP; ap != nil && ap.MLO() {
+			mloAP = r.spec.Nodes[i].Name
+		}
+	}
+	if m := r.doc.medium; m != nil {
+		med.Explicit, med.Enabled, med.Pos = true, m.enabled, posString(r.spec.Source, m.loc)
+		if m.pathLoss != "" {
+			med.PathLoss = m.pathLoss
+		}
+		if m.expSet {
+			med.Exponent = m.exponent
+		}
+		if m.refSet {
+			med.RefLossDB = m.refLoss
+		}
+		if m.distSet {
+			med.RefDistM = m.refDist
+		}
+		if m.nfSet {
+			med.NoiseFigureDB = m.nf
+		}
+		if m.ampdu != nil {
+			med.AMPDU = *m.ampdu
+		}
+		med.Seed = m.seed
+		if m.enabled && mloAP != "" {
+			r.d.errorf(m.loc, "a medium cannot serve access point %s's multi-link radios: the kernel refuses a medium while any mac80211_hwsim radio on the host has more than one channel (set medium: false, or drop links:)", mloAP)
+		}
+		for _, p := range m.pairs {
+			if p.a == "" {
+				continue
+			}
+			ok := true
+			for _, e := range []struct {
+				name string
+				l    loc
+			}{{p.a, p.aLoc}, {p.b, p.bLoc}} {
+				i, found := r.lookup(e.name, e.l)
+				if !found {
+					ok = false
+					continue
+				}
+				if n := &r.spec.Nodes[i]; n.AP == nil && n.Station == nil {
+					r.d.errorf(e.l, "node %s is not a Wi-Fi node (kind: ap or station): pairs name two radios", e.name)
+					ok = false
+				}
+			}
+			if ok && p.a == p.b {
+				r.d.errorf(p.aLoc, "a pair names two different nodes, not %s twice", p.a)
+				ok = false
+			}
+			if ok {
+				med.Pairs = append(med.Pairs, WiFiPair{A: p.a, B: p.b, SNRdB: p.snr, LossDB: p.loss})
+			}
+		}
+	} else if mloAP != "" {
+		med.Enabled = false
+		med.Why = fmt.Sprintf("access point %s is multi-link: the kernel refuses a medium while a hwsim radio has more than one channel", mloAP)
+	}
+	r.spec.WiFiMedium = med
+	// positions and fixed rates
+	for ni, rn := range r.doc.nodes {
+		n := &r.spec.Nodes[ni]
+		if n.AP == nil && n.Station == nil {
+			continue
+		}
+		var rate string
+		var rateLoc loc
+		if rn.wifi != nil {
+			rate, rateLoc = rn.wifi.rate, rn.wifi.rateLoc
+		}
+		if rate == "auto" {
+			rate = ""
+		}
+		var mode string
+		var ch WiFiChannel
+		if n.AP != nil {
+			n.AP.Position = rn.pos
+			mode, ch = n.AP.Mode, n.AP.Channel
+		} else {
+			n.Station.Position = rn.pos
+			if i, ok := r.byName[n.Station.AP]; ok && r.spec.Nodes[i].AP != nil {
+				mode, ch = r.spec.Nodes[i].AP.Mode, r.spec.Nodes[i].AP.Channel
+			}
+		}
+		if rate == "" || mode == "" {
+			continue
+		}
+		if _, err := MediumRate(mode, ch, rate); err != nil {
+			r.d.errorf(rateLoc, "%v (mode %s, %s GHz, %d MHz; or rate: auto for the driver's rate control)", err, mode, ch.Band, ch.Width)
+			continue
+		}
+		if !med.Enabled {
+			r.d.errorf(rateLoc, "rate: is the medium's setting, and this lab has no medium (%s)", firstNonEmpty(med.Why, "wifi: {medium: false}"))
+			continue
+		}
+		if n.AP != nil {
+			n.AP.Rate = rate
+		} else {
+			n.Station.Rate = rate
+		}
+	}
+}
+

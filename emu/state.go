@@ -59,8 +59,11 @@ type State struct {
 	// WiFiHops is each station's wireless hop shaping in force (uplink on
 	// the station's egress, downlink on its AP's); `link set` changes it
 	// (wifi.go).
-	WiFiHops []WiFiHop  `json:"wifi_hops,omitempty"`
-	Spec     *topo.Spec `json:"spec"`
+	WiFiHops []WiFiHop `json:"wifi_hops,omitempty"`
+	// Medium is the lab's Wi-Fi medium, recorded before its radios exist
+	// (wifi_medium.go); the supervisor serves it.
+	Medium *MediumState `json:"medium,omitempty"`
+	Spec   *topo.Spec   `json:"spec"`
 }
 
 // ExtState is the original state of a real interface taken into the lab.

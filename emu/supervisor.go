@@ -18,6 +18,7 @@ import (
 
 	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/wifi"
 	"github.com/vishvananda/netns"
 )
 
@@ -135,8 +136,8 @@ func runSupervisor(lab string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer stop()
-	sup := &supervisor{lab: lab, engines: map[int]*tc.Engine{}}
-	errc := make(chan error, len(st.Links)+1)
+	errc := make(chan error, len(st.Links)+2)
+	sup := &supervisor{lab: lab, engines: map[int]*tc.Engine{}, ctx: ctx, errc: errc}
 	var wg sync.WaitGroup
 	for _, ls := range st.Links {
 		if ls.Backend != BackendEngine {
@@ -160,6 +161,11 @@ func runSupervisor(lab string) error {
 			}
 		}(ls.Index)
 	}
+	if st.Medium != nil {
+		if err := sup.startMedium(st.Medium); err != nil {
+			return fail(err)
+		}
+	}
 	os.Remove(supervisorSock(lab))
 	l, err := net.Listen("unix", supervisorSock(lab))
 	if err != nil {
@@ -174,7 +180,7 @@ func runSupervisor(lab string) error {
 	select {
 	case <-ctx.Done():
 	case err = <-errc:
-		fmt.Printf("%s engine failed: %v\n", time.Now().Format(time.RFC3339), err)
+		fmt.Printf("%s failed: %v\n", time.Now().Format(time.RFC3339), err)
 	}
 	stop()
 	l.Close()
@@ -193,6 +199,30 @@ type supervisor struct {
 	lab     string
 	mu      sync.Mutex
 	engines map[int]*tc.Engine
+	ctx     context.Context
+	errc    chan error
+	medium  *wifi.MediumServer
+}
+
+// startMedium registers and runs the lab's Wi-Fi medium; its death ends
+// the supervisor with the medium's error.
+func (s *supervisor) startMedium(ms *MediumState) error {
+	if s.medium != nil {
+		return nil
+	}
+	started := make(chan error, 1)
+	srv, done := serveMedium(s.ctx, ms, started)
+	if err := <-started; err != nil {
+		return fmt.Errorf("wifi medium: %w", err)
+	}
+	s.medium = srv
+	fmt.Printf("%s wifi medium serving %d radios in %s\n", time.Now().Format(time.RFC3339), len(ms.Radios), ms.Netns)
+	go func() {
+		if err := <-done; err != nil {
+			s.errc <- fmt.Errorf("wifi medium: %w (the radios fall back to mac80211_hwsim's instant delivery: the lab is no longer emulating airtime)", err)
+		}
+	}()
+	return nil
 }
 
 // ctlRequest is one request on the supervisor's control socket.
@@ -204,9 +234,10 @@ type ctlRequest struct {
 }
 
 type ctlResponse struct {
-	Error string            `json:"error,omitempty"`
-	Stats map[int]tc.Stats  `json:"stats,omitempty"`
-	Dirs  map[int][2]tc.Dir `json:"dirs,omitempty"`
+	Error  string            `json:"error,omitempty"`
+	Stats  map[int]tc.Stats  `json:"stats,omitempty"`
+	Dirs   map[int][2]tc.Dir `json:"dirs,omitempty"`
+	Medium *wifi.MediumStats `json:"medium,omitempty"`
 }
 
 func (s *supervisor) serve(l net.Listener) {
@@ -239,6 +270,24 @@ func (s *supervisor) handle(req ctlRequest) ctlResponse {
 			out.Dirs[i] = [2]tc.Dir{a, b}
 		}
 		return out
+	case "medium":
+		st, err := ReadState(s.lab)
+		if err != nil {
+			return ctlResponse{Error: err.Error()}
+		}
+		if st.Medium == nil {
+			return ctlResponse{Error: "the lab's state records no medium"}
+		}
+		if err := s.startMedium(st.Medium); err != nil {
+			return ctlResponse{Error: err.Error()}
+		}
+		return ctlResponse{}
+	case "medium-stats":
+		if s.medium == nil {
+			return ctlResponse{Error: "the lab has no medium"}
+		}
+		ms := s.medium.Stats()
+		return ctlResponse{Medium: &ms}
 	case "update":
 		e := s.engines[req.Link]
 		if e == nil {

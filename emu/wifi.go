@@ -144,13 +144,23 @@ func (d *deployer) wifiSetup(ctx context.Context) error {
 			wnodes = append(wnodes, n)
 		}
 	}
+	// The medium first: it must be registered before any radio exists.
+	if err := d.startMediumForLab(ctx, mediumName, wnodes); err != nil {
+		return err
+	}
+	perms := map[string][6]byte{}
+	if d.st.Medium != nil {
+		for _, r := range d.st.Medium.Radios {
+			perms[r.Node] = r.Perm
+		}
+	}
 	// Radios one at a time: the medium namespace then holds exactly the
 	// new radio's interface, which moves with its wiphy.
 	for _, n := range wnodes {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := with(func() error { return d.createRadio(hw, int(mh), n) }, n); err != nil {
+		if err := with(func() error { return d.createRadio(hw, int(mh), n, perms[n.spec.Name]) }, n); err != nil {
 			return err
 		}
 	}
@@ -193,9 +203,9 @@ func wifiDir(lab, node string) string { return filepath.Join(stateDir(lab), "wif
 // createRadio makes the node's radio in the medium namespace, moves it into
 // the node and prepares its interface (name, MAC, marker, MTU, addresses,
 // tx power).
-func (d *deployer) createRadio(hw *wifi.Hwsim, mediumFd int, n *node) error {
+func (d *deployer) createRadio(hw *wifi.Hwsim, mediumFd int, n *node, perm [6]byte) error {
 	name := radioName(d.spec.Name, n.spec.Name, deployTag(d.st.Created))
-	cfg := wifi.RadioConfig{Name: name, Channels: 1}
+	cfg := wifi.RadioConfig{Name: name, Channels: 1, PermAddr: perm}
 	iface, txp := "", 0
 	if ap := n.spec.AP; ap != nil {
 		iface, txp = ap.Iface, ap.TxPowerMBm
@@ -747,7 +757,8 @@ func WiFiStatus(st *State) []WiFiNodeStatus {
 // multi-link (MLO) can work, naming what is missing.
 func wifiBackends(hwsim bool) []Backend {
 	if !hwsim {
-		return []Backend{{"Wi-Fi (kind: ap / station)", "unavailable", "no mac80211_hwsim in this kernel (`modprobe mac80211_hwsim radios=0` where the kernel has it; emuctl creates the radios itself); Wi-Fi labs are refused before anything changes"}}
+		return []Backend{{"Wi-Fi (kind: ap / station)", "unavailable", "no mac80211_hwsim in this kernel (`modprobe mac80211_hwsim radios=0` where the kernel has it; emuctl creates the radios itself); Wi-Fi labs are refused before anything changes"},
+			{"Wi-Fi medium (wifi: {medium: ...})", "unavailable", "needs mac80211_hwsim; `emuctl model wifi` predicts the same airtime without a kernel"}}
 	}
 	t := wifi.ProbeTools()
 	desc := func(x wifi.Tool) string {
@@ -793,6 +804,8 @@ func wifiBackends(hwsim bool) []Backend {
 	if err := wifi.ProbeHwsimMLO(); err != nil {
 		why = append(why, err.Error())
 	}
+	out = append(out, Backend{"Wi-Fi medium (wifi: {medium: ...})", "emuctl's medium in the lab's supervisor (default): airtime, EDCA contention, collisions, retries, SNR-based errors (ns-3 Yans), A-MPDU",
+		"hwsim's own medium (instant delivery, capacity = CPU) with medium: false, and for labs with multi-link radios, which the kernel cannot give a medium"})
 	if len(why) == 0 {
 		out = append(out, Backend{"Wi-Fi multi-link (mode be, links:)", "MLD access points and stations", "hostapd, wpa_supplicant and mac80211_hwsim support it"})
 	} else {

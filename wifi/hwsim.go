@@ -44,6 +44,10 @@ type RadioConfig struct {
 	MLO bool
 	// NoVif creates the radio without its default wlanN interface.
 	NoVif bool
+	// PermAddr is the radio's permanent address (zero: the kernel's
+	// 02:00:00:xx:xx:00 scheme); a medium knows radios by it. Unique
+	// host-wide.
+	PermAddr [6]byte
 }
 
 // Hwsim is a MAC80211_HWSIM generic netlink socket bound to one network
@@ -146,6 +150,9 @@ func encodeNewRadio(cfg RadioConfig) ([]byte, error) {
 		ae.Uint32(hwsimAttrChannels, cfg.Channels)
 	}
 	ae.Flag(hwsimAttrNoVif, cfg.NoVif)
+	if cfg.PermAddr != ([6]byte{}) {
+		ae.Bytes(hwsimAttrPermAddr, cfg.PermAddr[:])
+	}
 	ae.Flag(hwsimAttrMLOSupport, cfg.MLO)
 	return ae.Encode()
 }

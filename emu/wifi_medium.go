@@ -1,0 +1,177 @@
+package emu
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/wifi"
+	"github.com/emuctl/emuctl/wifi/model"
+	"github.com/vishvananda/netns"
+)
+
+// MediumState is a lab's Wi-Fi medium as recorded: the namespace whose
+// netgroup it serves, its radios (known by permanent address before they
+// exist) and the topology's medium settings.
+type MediumState struct {
+	Netns  string              `json:"netns"`
+	Radios []wifi.MediumRadio  `json:"radios"`
+	Spec   topo.WiFiMedium     `json:"spec"`
+	Fixed  map[string][]string `json:"fixed,omitempty"` // node → [mode, band, width, rate]
+}
+
+// defaultTxPowerDBm is mac80211_hwsim's channel power limit, what a radio
+// transmits at unless txpower: says otherwise.
+const defaultTxPowerDBm = 20
+
+// permAddr is a radio's permanent address: locally administered, unicast,
+// from the lab, its deploy and the node's index — unique host-wide in
+// practice (the kernel refuses a duplicate, and up then fails naming it).
+func permAddr(lab, deploy string, i int) [6]byte {
+	h := sha256.Sum256([]byte(lab + "\x00" + deploy))
+	return [6]byte{0x42, h[0], h[1], h[2], byte(i >> 8), byte(i)}
+}
+
+// mediumRadios lists the lab's radios for the medium, in wnodes order.
+func (d *deployer) mediumRadios(wnodes []*node) ([]wifi.MediumRadio, map[string][]string) {
+	tag := deployTag(d.st.Created)
+	var out []wifi.MediumRadio
+	fixed := map[string][]string{}
+	for i, n := range wnodes {
+		r := wifi.MediumRadio{Node: n.spec.Name, Perm: permAddr(d.spec.Name, tag, i), TxPowerDBm: defaultTxPowerDBm}
+		var iface string
+		var mbm int
+		var rate string
+		var mode string
+		var ch topo.WiFiChannel
+		if ap := n.spec.AP; ap != nil {
+			iface, mbm, rate, r.Pos, mode, ch = ap.Iface, ap.TxPowerMBm, ap.Rate, ap.Position, ap.Mode, ap.Channel
+		} else if st := n.spec.Station; st != nil {
+			iface, mbm, rate, r.Pos = st.Iface, st.TxPowerMBm, st.Rate, st.Position
+			if apn := d.spec.Node(st.AP); apn != nil && apn.AP != nil {
+				mode, ch = apn.AP.Mode, apn.AP.Channel
+			}
+		}
+		if mbm != 0 {
+			r.TxPowerDBm = float64(mbm) / 100
+		}
+		if ifc := findIface(n.spec, iface); ifc != nil {
+			if mac := parseMAC(ifc.MAC); len(mac) == 6 {
+				r.Addrs = append(r.Addrs, [6]byte(mac))
+			}
+		}
+		if rate != "" {
+			if x, err := topo.MediumRate(mode, ch, rate); err == nil {
+				r.Fixed = &x
+				fixed[n.spec.Name] = []string{mode, ch.Band, fmt.Sprint(ch.Width), rate}
+			}
+		}
+		out = append(out, r)
+	}
+	return out, fixed
+}
+
+// startMediumForLab records the medium and has the supervisor serve it
+// before any radio exists (hwsim announces interface addresses only to a
+// registered medium, and a radio created without one would start on the
+// instant medium).
+func (d *deployer) startMediumForLab(ctx context.Context, netnsName string, wnodes []*node) error {
+	m := d.spec.WiFiMedium
+	if m == nil || !m.Enabled {
+		return nil
+	}
+	radios, fixed := d.mediumRadios(wnodes)
+	d.stMu.Lock()
+	d.st.Medium = &MediumState{Netns: netnsName, Radios: radios, Spec: *m, Fixed: fixed}
+	running := false
+	for _, p := range d.st.Procs {
+		if p.Command == "supervisor" {
+			running = true
+		}
+	}
+	d.stMu.Unlock()
+	if err := d.save(); err != nil {
+		return err
+	}
+	if !running {
+		// The supervisor serves the recorded medium as it starts.
+		p, err := startSupervisor(ctx, d.spec.Name, d.j)
+		if err != nil {
+			return fmt.Errorf("wifi medium: %w", err)
+		}
+		d.stMu.Lock()
+		d.st.Procs = append(d.st.Procs, *p)
+		d.stMu.Unlock()
+		return d.save()
+	}
+	resp, err := supervisorCall(d.spec.Name, ctlRequest{Op: "medium"})
+	if err != nil {
+		return fmt.Errorf("wifi medium: %w", err)
+	}
+	if resp.Error != "" {
+		return fmt.Errorf("wifi medium: %s", resp.Error)
+	}
+	return nil
+}
+
+// mediumConfig turns the recorded medium into the server's configuration.
+func mediumConfig(ms *MediumState) wifi.MediumConfig {
+	sp := ms.Spec
+	pl := model.PathLoss{Model: sp.PathLoss, Exponent: sp.Exponent, RefLossDB: sp.RefLossDB, RefDistM: sp.RefDistM, FreqMHz: 5180}
+	c := wifi.MediumConfig{Radios: ms.Radios, PathLoss: pl, NoiseFigureDB: sp.NoiseFigureDB, AMPDU: sp.AMPDU, Seed: sp.Seed,
+		SNR: map[[2]string]float64{}, Loss: map[[2]string]float64{}}
+	for _, p := range sp.Pairs {
+		k := [2]string{p.A, p.B}
+		if p.SNRdB != nil {
+			c.SNR[k] = *p.SNRdB
+		}
+		if p.LossDB != nil {
+			c.Loss[k] = *p.LossDB
+		}
+	}
+	return c
+}
+
+// serveMedium registers the lab's medium in its namespace and runs it
+// until ctx ends; the error of a medium that dies is the supervisor's
+// (the radios would fall back to hwsim's instant delivery unnoticed).
+func serveMedium(ctx context.Context, ms *MediumState, started chan<- error) (*wifi.MediumServer, <-chan error) {
+	done := make(chan error, 1)
+	h, err := netns.GetFromPath(filepath.Join(NetnsDir, ms.Netns))
+	if err != nil {
+		started <- err
+		return nil, done
+	}
+	hw, err := wifi.DialHwsim(int(h))
+	h.Close()
+	if err != nil {
+		started <- err
+		return nil, done
+	}
+	sock, err := hw.RegisterMedium()
+	if err != nil {
+		hw.Close()
+		started <- err
+		return nil, done
+	}
+	srv, err := wifi.NewMediumServer(sock, mediumConfig(ms))
+	if err != nil {
+		sock.Close()
+		started <- err
+		return nil, done
+	}
+	started <- nil
+	go func() {
+		t0 := time.Now()
+		err := srv.Run(ctx)
+		sock.Close()
+		if err == nil && ctx.Err() == nil {
+			err = fmt.Errorf("stopped after %v", time.Since(t0).Round(time.Millisecond))
+		}
+		done <- err
+	}()
+	return srv, done
+}

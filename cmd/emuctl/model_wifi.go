@@ -18,7 +18,7 @@ type wifiModelOpts struct {
 	mode, rate, band, gi, proto, ampdu, qos, ac, pathloss string
 	width, nss, stations, ackEvery, payload, window       int
 	retryLimit                                            int
-	distance, exponent, txpower, noiseFigure, snr         float64
+	distance, exponent, txpower, noiseFigure, snr, detect float64
 	snrSet                                                bool
 	duration                                              string
 	seed                                                  uint64
@@ -133,6 +133,7 @@ bursts, hidden stations, rate control (the rate is fixed), OFDMA/MU-MIMO,
 	f.Float64Var(&o.txpower, "txpower", model.DefaultTxPowerDBm, "transmit power in dBm")
 	f.Float64Var(&o.noiseFigure, "noise-figure", model.DefaultNoiseFigureDB, "receiver noise figure in dB")
 	f.Float64Var(&o.snr, "snr", 0, "link SNR in dB (instead of --distance)")
+	f.Float64Var(&o.detect, "detect-dbm", model.DefaultDetectDBm, "weakest received power whose preamble is detected (ns-3's default −82 dBm, also needing 4 dB SNR; −101: only the receiver's sensitivity)")
 	f.StringVar(&o.duration, "duration", "10s", "simulated time")
 	f.Uint64Var(&o.seed, "seed", 1, "random seed of the simulation")
 	f.BoolVar(&o.json, "json", false, "print JSON")
@@ -258,8 +259,8 @@ func runWifiModel(o wifiModelOpts, ampduSet bool) (wifiModelOut, error) {
 		rx := o.txpower - loss
 		noise := model.NoiseDBm(max(r.WidthMHz, 20), o.noiseFigure)
 		snr = rx - noise
-		if rx < model.DefaultRxSensitivity {
-			snr = -100 // below the receiver's sensitivity: no frame is even detected
+		if rx < max(o.detect, model.DefaultRxSensitivity) || o.detect > model.DefaultRxSensitivity && snr < model.DefaultDetectSNRdB {
+			snr = -100 // the receiver does not even detect the frames
 		}
 		out.RxDBm, out.NoiseDBm = ptrF(round3(rx)), ptrF(round3(noise))
 	}

@@ -175,3 +175,13 @@ func serveMedium(ctx context.Context, ms *MediumState, started chan<- error) (*w
 	}()
 	return srv, done
 }
+
+// LabMediumStats asks a running lab's supervisor for its medium's
+// counters.
+func LabMediumStats(lab string) (*wifi.MediumStats, error) {
+	resp, err := supervisorCall(lab, ctlRequest{Op: "medium-stats"})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Medium, nil
+}

@@ -161,6 +161,9 @@ func TestLabEmuctlWiFi(t *testing.T) {
 		dst, _ := emu.PrimaryAddr(spec.Node(f[1]))
 		g := tcpFlow(t, lab, f[0], f[1], dst, "cubic", 6*time.Second, 2*time.Second, nil)
 		t.Logf("TCP %s -> %s over hwsim: %.1f Mbit/s", f[0], f[1], g/1e6)
+		if ms, err := emu.LabMediumStats(lab); err == nil {
+			t.Logf("medium: frames %d, no-rate %d, late mean %.0f µs max %.0f µs; radios %+v", ms.FramesIn, ms.NoRate, ms.LateMeanUs, ms.LateMaxUs, ms.Radios)
+		}
 		if g < 1e6 {
 			t.Errorf("TCP %s -> %s: %.2f Mbit/s, want > 1 Mbit/s", f[0], f[1], g/1e6)
 		}

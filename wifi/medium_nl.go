@@ -270,6 +270,14 @@ func (h *Hwsim) RegisterMedium() (*MediumSocket, error) {
 	return &MediumSocket{h: h, raw: raw, buf: make([]byte, 1<<20)}, nil
 }
 
+// Fd is the socket's descriptor, for polling it on the medium's own
+// thread.
+func (s *MediumSocket) Fd() int {
+	fd := -1
+	s.raw.Control(func(f uintptr) { fd = int(f) })
+	return fd
+}
+
 // Receive blocks until the kernel sends something and returns the decoded
 // messages (*HwFrame, *HwAddr) and how many error replies came with them
 // (answers to deliveries the kernel refused: a receiver gone idle, ...).
@@ -283,6 +291,21 @@ func (s *MediumSocket) Receive() (msgs []any, nlErrors int, err error) {
 	if err == nil {
 		err = rerr
 	}
+	return s.decode(n, err)
+}
+
+// TryReceive is Receive without waiting: nothing pending returns no
+// messages and no error.
+func (s *MediumSocket) TryReceive(fd int) (msgs []any, nlErrors int, more bool, err error) {
+	n, _, err := unix.Recvfrom(fd, s.buf, unix.MSG_DONTWAIT)
+	if err == unix.EAGAIN || err == unix.EINTR {
+		return nil, 0, false, nil
+	}
+	msgs, nlErrors, err = s.decode(n, err)
+	return msgs, nlErrors, err == nil, err
+}
+
+func (s *MediumSocket) decode(n int, err error) (msgs []any, nlErrors int, _ error) {
 	if err != nil {
 		if errors.Is(err, unix.ENOBUFS) {
 			return nil, 0, fmt.Errorf("hwsim medium: receive buffer overrun (frames lost): %w", err)

@@ -82,6 +82,9 @@ type MediumStats struct {
 	Statuses   uint64 `json:"statuses"`
 	NLErrors   uint64 `json:"nl_errors"`
 	Unknown    uint64 `json:"unknown_transmitters"`
+	// NoRate counts frames whose retry chain named no rate the model
+	// knows (sent at the band's lowest rate instead).
+	NoRate uint64 `json:"no_rate"`
 	// LateMeanUs / LateMaxUs: how late the medium acted on its events
 	// (real time behind medium time).
 	LateMeanUs float64       `json:"late_mean_us"`
@@ -100,13 +103,10 @@ type MediumServer struct {
 	start time.Time
 
 	mu       sync.Mutex
-	in       []*HwFrame
-	addrs    []*HwAddr
 	stats    MediumStats
 	lateSum  float64
 	lateN    uint64
 	efd      int
-	recvErr  error
 	radioOut []model.RadioStats
 	chains   map[uint64]chain // medium cookie → the kernel frame's chain
 	cookie   uint64
@@ -159,19 +159,20 @@ func (s *MediumServer) Stats() MediumStats {
 // the lab's (the kernel would silently fall back to instant delivery).
 func (s *MediumServer) Run(ctx context.Context) error {
 	s.start = time.Now()
-	errc := make(chan error, 2)
-	go func() { errc <- s.receive(ctx) }()
+	errc := make(chan error, 1)
 	go func() { errc <- s.schedule(ctx) }()
-	<-ctx.Done()
-	s.wake()
-	var first error
-	for range 2 {
-		if err := <-errc; err != nil && first == nil && !errors.Is(err, context.Canceled) {
-			first = err
-		}
+	var err error
+	select {
+	case <-ctx.Done():
+		s.wake()
+		err = <-errc
+	case err = <-errc:
 	}
 	unix.Close(s.efd)
-	return first
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
 }
 
 func (s *MediumServer) wake() {
@@ -180,42 +181,10 @@ func (s *MediumServer) wake() {
 	unix.Write(s.efd, one[:])
 }
 
-// receive reads the kernel's messages and hands them to the scheduler.
-func (s *MediumServer) receive(ctx context.Context) error {
-	for ctx.Err() == nil {
-		msgs, nerr, err := s.sock.Receive()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			s.mu.Lock()
-			s.recvErr = err
-			s.mu.Unlock()
-			s.wake()
-			return fmt.Errorf("wifi medium: %w", err)
-		}
-		s.mu.Lock()
-		s.stats.NLErrors += uint64(nerr)
-		for _, v := range msgs {
-			switch x := v.(type) {
-			case *HwFrame:
-				s.in = append(s.in, x)
-				s.stats.FramesIn++
-			case *HwAddr:
-				s.addrs = append(s.addrs, x)
-			}
-		}
-		s.mu.Unlock()
-		if len(msgs) > 0 {
-			s.wake()
-		}
-	}
-	return nil
-}
-
-// schedule is the medium's clock: one locked OS thread with 1 ns timer
-// slack, sleeping in ppoll (not Go's netpoller, which rounds sub-
-// millisecond timeouts up to 1 ms) until the next event or a new frame.
+// schedule is the medium: one locked OS thread with 1 ns timer slack that
+// polls the hwsim socket itself and sleeps in ppoll (not Go's netpoller,
+// which rounds sub-millisecond timeouts up to 1 ms and wakes goroutines
+// late on a busy host) until the next event or a frame.
 func (s *MediumServer) schedule(ctx context.Context) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -263,17 +232,31 @@ func (s *MediumServer) schedule(ctx context.Context) error {
 			}
 		}
 	}
+	sockFd := s.sock.Fd()
 	for {
 		if ctx.Err() != nil {
 			return nil
 		}
-		s.mu.Lock()
-		in, s.in = s.in, in[:0]
-		addrs, s.addrs = s.addrs, addrs[:0]
-		rerr := s.recvErr
-		s.mu.Unlock()
-		if rerr != nil {
-			return nil // receive reports it
+		in, addrs = in[:0], addrs[:0]
+		for {
+			msgs, nerr, more, err := s.sock.TryReceive(sockFd)
+			if err != nil {
+				return fmt.Errorf("wifi medium: %w", err)
+			}
+			s.mu.Lock()
+			s.stats.NLErrors += uint64(nerr)
+			s.mu.Unlock()
+			for _, v := range msgs {
+				switch x := v.(type) {
+				case *HwFrame:
+					in = append(in, x)
+				case *HwAddr:
+					addrs = append(addrs, x)
+				}
+			}
+			if !more {
+				break
+			}
 		}
 		now := time.Since(s.start)
 		s.mu.Lock()
@@ -284,6 +267,7 @@ func (s *MediumServer) schedule(ctx context.Context) error {
 		}
 		s.m.Advance(now, emit(now))
 		for _, f := range in {
+			s.stats.FramesIn++
 			s.submit(now, f)
 		}
 		s.m.Advance(now, emit(now))
@@ -309,9 +293,12 @@ func (s *MediumServer) schedule(ctx context.Context) error {
 			t := unix.NsecToTimespec(int64(timeout))
 			ts = &t
 		}
-		fds := []unix.PollFd{{Fd: int32(s.efd), Events: unix.POLLIN}}
+		fds := []unix.PollFd{{Fd: int32(s.efd), Events: unix.POLLIN}, {Fd: int32(sockFd), Events: unix.POLLIN}}
 		if _, err := unix.Ppoll(fds, ts, nil); err != nil && err != unix.EINTR {
 			return fmt.Errorf("wifi medium: ppoll: %w", err)
+		}
+		if fds[1].Revents&(unix.POLLERR|unix.POLLHUP) != 0 && fds[1].Revents&unix.POLLIN == 0 {
+			return errors.New("wifi medium: the hwsim socket failed")
 		}
 		if fds[0].Revents&unix.POLLIN != 0 {
 			var b [8]byte
@@ -352,7 +339,10 @@ func (s *MediumServer) submit(now time.Duration, f *HwFrame) {
 	s.band[i] = b
 	mf := &model.MediumFrame{Radio: i, Cookie: s.nextCookie(f), Freq: f.Freq, Data: f.Data, NoAck: f.Flags&hwsimTxCtlNoAck != 0}
 	c := chain{rates: f.Rates, flags: f.Flags, cookie: f.Cookie}
-	if fx := s.cfg.Radios[i].Fixed; fx != nil {
+	// A fixed rate applies to unicast data frames, as `iw set bitrates`
+	// does; management and group frames keep the driver's rates.
+	unicastData := len(f.Data) >= 10 && (f.Data[0]>>2)&3 == 2 && f.Data[4]&1 == 0
+	if fx := s.cfg.Radios[i].Fixed; fx != nil && unicastData {
 		lim := s.cfg.RetryLimit
 		if lim <= 0 {
 			lim = 11
@@ -369,6 +359,10 @@ func (s *MediumServer) submit(now time.Duration, f *HwFrame) {
 			}
 		}
 		if k == 0 { // no usable rate: the band's lowest
+			s.stats.NoRate++
+			if s.stats.NoRate <= 5 {
+				fmt.Printf("wifi medium: frame from %s with no known rate: %+v\n", s.cfg.Radios[i].Node, f.Rates)
+			}
 			low := model.Rate{Class: model.OFDM, Kbps: 6000}
 			if b == model.Band2G4 {
 				low = model.Rate{Class: model.DSSS, Kbps: 1000}

@@ -174,4 +174,3 @@ func (r *resolver) resolveMedium() {
 		}
 	}
 }
-

@@ -47,7 +47,7 @@ soak: build
 
 # Tier 1 only: runs anywhere, no root.
 test-unit:
-	$(GO) test -count=1 ./topo/... ./analysis/... ./capture/...
+	$(GO) test -count=1 ./topo/... ./analysis/... ./capture/... ./wifi/model/ ./validate/...
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzLoad -fuzztime=60s ./topo/

@@ -1,41 +1,46 @@
 package analysis
 
 // Host stalls: spans during which the host stopped scheduling the emulator
-// (measured by the suite runner's 2 ms timer). A delay sample whose flight
-// overlaps one measured the host, not the emulated path, so the physics
-// bounds on delay percentiles are judged without those samples; the
-// stall itself is judged by its own fidelity check.
+// (measured by the suite runner's 2 ms timer). A packet in flight during a
+// stall is delayed by it — the host's doing, not the emulated path's — so
+// the physics bounds on delay percentiles are judged on each sample's
+// delay less the stall time inside its flight; the stall itself is judged
+// by its own fidelity check.
 
-// overlapsAny reports whether [from, to] (seconds since Result.Start)
-// overlaps one of the spans.
-func overlapsAny(from, to float64, spans []Window) bool {
-	for _, s := range spans {
-		if from <= s.ToS && to >= s.FromS {
-			return true
+// stallWithin is how much of [from, to] (seconds) the spans cover.
+func stallWithin(from, to float64, spans []Window) float64 {
+	var s float64
+	for _, w := range spans {
+		lo, hi := max(from, w.FromS), min(to, w.ToS)
+		if hi > lo {
+			s += hi - lo
 		}
 	}
-	return false
+	return s
 }
 
-// ProbeRTTsMsUnstalled is ProbeRTTsMs without the probes whose flight
-// (send to reply) overlapped a host stall; dropped counts those left out.
-func ProbeRTTsMsUnstalled(p *Probe, w Window, stalls []Window) (out []float64, dropped int) {
+// ProbeRTTsMsUnstalled is ProbeRTTsMs with each probe's RTT less the host
+// stall time inside its flight (send to reply); touched counts the probes
+// a stall overlapped.
+func ProbeRTTsMsUnstalled(p *Probe, w Window, stalls []Window) (out []float64, touched int) {
 	for _, s := range p.Samples {
 		if s.Lost || s.TS < w.FromS || s.TS > w.ToS {
 			continue
 		}
-		if overlapsAny(s.TS, s.TS+s.RTTUs/1e6, stalls) {
-			dropped++
-			continue
+		rtt := s.RTTUs / 1e6
+		st := stallWithin(s.TS, s.TS+rtt, stalls)
+		if st > 0 {
+			touched++
 		}
-		out = append(out, s.RTTUs/1000)
+		out = append(out, (rtt-st)*1000)
 	}
-	return out, dropped
+	return out, touched
 }
 
-// UDPDelaysMsUnstalled is UDPDelaysMs without the datagrams whose flight
-// (send to receive) overlapped a host stall; dropped counts those left out.
-func UDPDelaysMsUnstalled(f *Flow, startUnixNs int64, w Window, stalls []Window) (out []float64, dropped int) {
+// UDPDelaysMsUnstalled is UDPDelaysMs with each datagram's one-way delay
+// less the host stall time inside its flight; touched counts the
+// datagrams a stall overlapped.
+func UDPDelaysMsUnstalled(f *Flow, startUnixNs int64, w Window, stalls []Window) (out []float64, touched int) {
 	if f.UDP == nil {
 		return nil, 0
 	}
@@ -48,11 +53,11 @@ func UDPDelaysMsUnstalled(f *Flow, startUnixNs int64, w Window, stalls []Window)
 		if owd == 0 && p.RecvNs != 0 && p.SentNs != 0 {
 			owd = float64(p.RecvNs-p.SentNs) / 1e3
 		}
-		if overlapsAny(t-owd/1e6, t, stalls) {
-			dropped++
-			continue
+		st := stallWithin(t-owd/1e6, t, stalls)
+		if st > 0 {
+			touched++
 		}
-		out = append(out, owd/1000)
+		out = append(out, owd/1000-st*1000)
 	}
-	return out, dropped
+	return out, touched
 }

@@ -92,8 +92,8 @@ func (rd *runData) udpMetric(name string, f *analysis.Flow, fs analysis.FlowSumm
 		return 0, missing("flow %s has no one-way delays in its steady window", f.ID)
 	}
 	if name == "owd_p99_unstalled" {
-		d, dropped := analysis.UDPDelaysMsUnstalled(f, rd.res.Start.UnixNano(), fs.Steady, rd.stalls)
-		if err := rd.tooStalled(f.ID, len(d), dropped); err != nil {
+		d, _ := analysis.UDPDelaysMsUnstalled(f, rd.res.Start.UnixNano(), fs.Steady, rd.stalls)
+		if err := noDelaySample(f.ID, len(d)); err != nil {
 			return 0, err
 		}
 		return analysis.Summarise(d).P99, nil
@@ -173,8 +173,8 @@ func (rd *runData) probeMetric(name, arg string) (value, error) {
 		case "probe_rtt_p99":
 			v = ps.RTTMs.P99
 		case "probe_rtt_p99_unstalled":
-			d, dropped := analysis.ProbeRTTsMsUnstalled(p, ps.Window, rd.stalls)
-			if err := rd.tooStalled(p.ID, len(d), dropped); err != nil {
+			d, _ := analysis.ProbeRTTsMsUnstalled(p, ps.Window, rd.stalls)
+			if err := noDelaySample(p.ID, len(d)); err != nil {
 				return value{}, err
 			}
 			v = analysis.Summarise(d).P99
@@ -210,19 +210,10 @@ func (rd *runData) probeMetric(name, arg string) (value, error) {
 	return finite(analysis.Mean(vals))
 }
 
-// maxStalledShare is the share of a run's delay samples that host stalls
-// may touch before the stall-free percentiles are not computed at all: a
-// bound judged on what is left would no longer describe the run.
-const maxStalledShare = 0.05
-
-// tooStalled says why stall-free delay percentiles of a flow or probe are
-// missing: no samples, or host stalls touched too many of them.
-func (rd *runData) tooStalled(id string, kept, dropped int) error {
-	if kept == 0 {
-		return missing("%s has no delay sample clear of host stalls", id)
-	}
-	if float64(dropped) > maxStalledShare*float64(kept+dropped) {
-		return missing("host stalls touched %d of %s's %d delay samples (over %.0f %%)", dropped, id, kept+dropped, maxStalledShare*100)
+// noDelaySample says a stall-corrected percentile has no samples.
+func noDelaySample(id string, n int) error {
+	if n == 0 {
+		return missing("%s has no delay sample", id)
 	}
 	return nil
 }

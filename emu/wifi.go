@@ -804,8 +804,8 @@ func wifiBackends(hwsim bool) []Backend {
 	if err := wifi.ProbeHwsimMLO(); err != nil {
 		why = append(why, err.Error())
 	}
-	out = append(out, Backend{"Wi-Fi medium (wifi: {medium: true})", "emuctl's medium in the lab's supervisor: airtime, EDCA contention, collisions, retries, SNR-based errors (ns-3 Yans), A-MPDU; fixed rates (rate: on APs and stations) match the model",
-		"otherwise hwsim's own medium (instant delivery, capacity = CPU): the default for now, and always for labs with multi-link radios, which the kernel cannot give a medium"})
+	out = append(out, Backend{"Wi-Fi medium (wifi: {medium: ...})", "emuctl's medium in the lab's supervisor (the default): airtime, EDCA contention, collisions, retries, SNR-based errors (ns-3 Yans), A-MPDU; minstrel or fixed rates (rate:)",
+		"hwsim's own medium (instant delivery, capacity = CPU) with medium: false, and for labs with multi-link radios, which the kernel cannot give a medium"})
 	if len(why) == 0 {
 		out = append(out, Backend{"Wi-Fi multi-link (mode be, links:)", "MLD access points and stations", "hostapd, wpa_supplicant and mac80211_hwsim support it"})
 	} else {

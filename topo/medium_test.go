@@ -37,7 +37,7 @@ nodes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := s.WiFiMedium; m == nil || m.Enabled || m.Explicit || m.Why == "" {
+	if m := s.WiFiMedium; m == nil || !m.Enabled || m.Explicit || m.Exponent != 3 || !m.AMPDU {
 		t.Errorf("default medium %+v", m)
 	}
 	s, _ = Load("t.yaml", []byte("wifi: {medium: true}\nnodes: {ap1: {kind: ap}, sta1: {kind: station}}\n"))

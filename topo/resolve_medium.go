@@ -119,16 +119,9 @@ func (r *resolver) resolveMedium() {
 				med.Pairs = append(med.Pairs, WiFiPair{A: p.a, B: p.b, SNRdB: p.snr, LossDB: p.loss})
 			}
 		}
-	} else {
-		// Off unless asked for, for now: with mac80211's own rate control
-		// (minstrel) the medium's stations were seen sending data at
-		// 1 Mbit/s in the kernel lab, which is not yet understood; with
-		// fixed rates it matches the model (README, known limits).
+	} else if mloAP != "" {
 		med.Enabled = false
-		med.Why = "off unless the file asks for it (wifi: {medium: true})"
-		if mloAP != "" {
-			med.Why = fmt.Sprintf("access point %s is multi-link: the kernel refuses a medium while a hwsim radio has more than one channel", mloAP)
-		}
+		med.Why = fmt.Sprintf("access point %s is multi-link: the kernel refuses a medium while a hwsim radio has more than one channel", mloAP)
 	}
 	r.spec.WiFiMedium = med
 	// positions and fixed rates

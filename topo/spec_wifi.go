@@ -114,8 +114,9 @@ type WiFiStation struct {
 // (Enabled), or hwsim's own instant medium (not Enabled).
 type WiFiMedium struct {
 	Enabled bool `json:"enabled"`
-	// Explicit: the file has wifi: {medium: ...}; otherwise the default,
-	// off for now (README: known limits).
+	// Explicit: the file has wifi: {medium: ...}; otherwise the default
+	// (on, except for labs with multi-link radios, which the kernel
+	// cannot give a medium).
 	Explicit bool `json:"explicit,omitempty"`
 	// Why says why a defaulted medium is off.
 	Why string `json:"why,omitempty"`

@@ -224,3 +224,15 @@ func BenchmarkMediumGlue(b *testing.B) {
 	b.ReportMetric(float64(delivered)*1500*8/now.Seconds()/1e6, "sim-Mbit/s")
 	b.ReportMetric(float64(delivered)/b.Elapsed().Seconds(), "frames/cpu-s")
 }
+
+func TestIsADDBARequest(t *testing.T) {
+	req := make([]byte, 33)
+	req[0], req[24], req[25] = 0xd0, 3, 0
+	resp := append([]byte(nil), req...)
+	resp[25] = 1
+	data := make([]byte, 60)
+	data[0] = 0x88
+	if !isADDBARequest(req) || isADDBARequest(resp) || isADDBARequest(data) || isADDBARequest(req[:20]) {
+		t.Error("ADDBA request detection")
+	}
+}

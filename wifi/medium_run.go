@@ -85,6 +85,8 @@ type MediumStats struct {
 	// NoRate counts frames whose retry chain named no rate the model
 	// knows (sent at the band's lowest rate instead).
 	NoRate uint64 `json:"no_rate"`
+	// ADDBADropped counts Block Ack agreement requests not delivered.
+	ADDBADropped uint64 `json:"addba_dropped"`
 	// LateMeanUs / LateMaxUs: how late the medium acted on its events
 	// (real time behind medium time).
 	LateMeanUs float64       `json:"late_mean_us"`
@@ -268,6 +270,22 @@ func (s *MediumServer) schedule(ctx context.Context) error {
 		s.m.Advance(now, emit(now))
 		for _, f := range in {
 			s.stats.FramesIn++
+			if isADDBARequest(f.Data) {
+				// No Block Ack agreement is ever made: with one, mac80211
+				// marks every data frame as part of an A-MPDU and its
+				// rate control (minstrel_ht) ignores statuses that lack
+				// A-MPDU lengths, which hwsim cannot convey — rates then
+				// never climb from the lowest. The request is reported
+				// sent and not delivered (the originator times out and
+				// sends frames singly); the medium still aggregates
+				// queued frames for airtime (MediumConfig.AMPDU).
+				s.stats.ADDBADropped++
+				rates := [4]HwRate{{Idx: f.Rates[0].Idx, Count: 1}, {Idx: -1}, {Idx: -1}, {Idx: -1}}
+				if err := s.sock.TxInfo(&bt, f.Transmitter, f.Flags|hwsimTxStatAck, f.Cookie, -50, rates); err != nil {
+					sendErr = err
+				}
+				continue
+			}
 			s.submit(now, f)
 		}
 		s.m.Advance(now, emit(now))
@@ -391,4 +409,10 @@ func bandOfFreq(freq int) model.Band {
 		return model.Band6G
 	}
 	return model.Band5G
+}
+
+// isADDBARequest reports whether an MPDU is an ADDBA Request (action
+// frame, category Block Ack 3, action 0).
+func isADDBARequest(d []byte) bool {
+	return len(d) >= 26 && d[0] == 0xd0 && d[24] == 3 && d[25] == 0
 }

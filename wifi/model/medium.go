@@ -93,8 +93,10 @@ type RadioStats struct {
 	Delivered  uint64        `json:"delivered"`  // unicast MPDUs received by their receiver
 	Airtime    time.Duration `json:"airtime_ns"` // own PPDUs on air
 	LastRate   string        `json:"last_rate"`  // rate of the last attempt
-	RxBytes    uint64        `json:"rx_bytes"`   // MPDU bytes delivered to this radio
-	TxBytes    uint64        `json:"tx_bytes"`   // MPDU bytes this radio delivered
+	// LastDataRate is the rate of the last QoS data attempt.
+	LastDataRate string `json:"last_data_rate"`
+	RxBytes      uint64 `json:"rx_bytes"` // MPDU bytes delivered to this radio
+	TxBytes      uint64 `json:"tx_bytes"` // MPDU bytes this radio delivered
 }
 
 // MediumConfig configures a medium.
@@ -570,6 +572,9 @@ func (m *Medium) buildPPDU(ch *mchannel, t *txAttempt) {
 	t.r.stats.Attempts++
 	t.r.stats.Airtime += t.dur
 	t.r.stats.LastRate = t.rate.String()
+	if head.qosData {
+		t.r.stats.LastDataRate = t.rate.String()
+	}
 	for _, f := range t.frames {
 		if f.stage > 0 || f.tries > 0 {
 			t.r.stats.Retries++

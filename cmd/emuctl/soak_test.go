@@ -279,8 +279,12 @@ func hostSnapshot() map[string]bool {
 			}
 			ns, _ := os.Readlink("/proc/" + e.Name() + "/ns/net")
 			x, _ := os.Readlink("/proc/" + e.Name() + "/exe")
-			if stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat"); strings.Contains(string(stat), ") Z ") {
+			stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+			if strings.Contains(string(stat), ") Z ") {
 				continue // dead, waiting for its parent (pid 1 when emuctl was killed) to reap it
+			}
+			if kernelThread(string(stat)) {
+				continue // a kworker can run in a dying lab namespace's cleanup for a moment
 			}
 			if (ns != "" && ns != self) || (x != "" && x == exe) {
 				cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
@@ -345,4 +349,15 @@ func processStates(diff string) string {
 		fmt.Fprintf(&b, "  process %s: stat %q wchan %q exe %q\n", f[2], strings.TrimSpace(string(stat)), string(wchan), exe)
 	}
 	return b.String()
+}
+
+// kernelThread reports whether a /proc/PID/stat line is a kernel thread's
+// (kthreadd, pid 2, or one of its children).
+func kernelThread(stat string) bool {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(stat[i+1:]) // state, ppid, ...
+	return len(f) > 1 && (f[1] == "2" || strings.HasPrefix(stat, "2 ("))
 }

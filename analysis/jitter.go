@@ -57,11 +57,16 @@ func UDPDelaysMs(f *Flow, startUnixNs int64, w Window) []float64 {
 		if t < w.FromS || t > w.ToS {
 			continue
 		}
-		owd := p.OWDUs
-		if owd == 0 && p.RecvNs != 0 && p.SentNs != 0 {
-			owd = float64(p.RecvNs-p.SentNs) / 1e3
-		}
-		out = append(out, owd/1000)
+		out = append(out, p.owdUs()/1000)
 	}
 	return out
+}
+
+// owdUs is the datagram's one-way delay in µs (from the timestamps when
+// OWDUs was not filled in).
+func (p UDPPacket) owdUs() float64 {
+	if p.OWDUs == 0 && p.RecvNs != 0 && p.SentNs != 0 {
+		return float64(p.RecvNs-p.SentNs) / 1e3
+	}
+	return p.OWDUs
 }

@@ -49,10 +49,7 @@ func UDPDelaysMsUnstalled(f *Flow, startUnixNs int64, w Window, stalls []Window)
 		if t < w.FromS || t > w.ToS {
 			continue
 		}
-		owd := p.OWDUs
-		if owd == 0 && p.RecvNs != 0 && p.SentNs != 0 {
-			owd = float64(p.RecvNs-p.SentNs) / 1e3
-		}
+		owd := p.owdUs()
 		st := stallWithin(t-owd/1e6, t, stalls)
 		if st > 0 {
 			touched++

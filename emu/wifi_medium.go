@@ -17,10 +17,9 @@ import (
 // netgroup it serves, its radios (known by permanent address before they
 // exist) and the topology's medium settings.
 type MediumState struct {
-	Netns  string              `json:"netns"`
-	Radios []wifi.MediumRadio  `json:"radios"`
-	Spec   topo.WiFiMedium     `json:"spec"`
-	Fixed  map[string][]string `json:"fixed,omitempty"` // node → [mode, band, width, rate]
+	Netns  string             `json:"netns"`
+	Radios []wifi.MediumRadio `json:"radios"`
+	Spec   topo.WiFiMedium    `json:"spec"`
 }
 
 // defaultTxPowerDBm is mac80211_hwsim's channel power limit, what a radio
@@ -36,10 +35,9 @@ func permAddr(lab, deploy string, i int) [6]byte {
 }
 
 // mediumRadios lists the lab's radios for the medium, in wnodes order.
-func (d *deployer) mediumRadios(wnodes []*node) ([]wifi.MediumRadio, map[string][]string) {
+func (d *deployer) mediumRadios(wnodes []*node) []wifi.MediumRadio {
 	tag := deployTag(d.st.Created)
 	var out []wifi.MediumRadio
-	fixed := map[string][]string{}
 	for i, n := range wnodes {
 		r := wifi.MediumRadio{Node: n.spec.Name, Perm: permAddr(d.spec.Name, tag, i), TxPowerDBm: defaultTxPowerDBm}
 		var iface string
@@ -66,12 +64,11 @@ func (d *deployer) mediumRadios(wnodes []*node) ([]wifi.MediumRadio, map[string]
 		if rate != "" {
 			if x, err := topo.MediumRate(mode, ch, rate); err == nil {
 				r.Fixed = &x
-				fixed[n.spec.Name] = []string{mode, ch.Band, fmt.Sprint(ch.Width), rate}
 			}
 		}
 		out = append(out, r)
 	}
-	return out, fixed
+	return out
 }
 
 // startMediumForLab records the medium and has the supervisor serve it
@@ -83,9 +80,9 @@ func (d *deployer) startMediumForLab(ctx context.Context, netnsName string, wnod
 	if m == nil || !m.Enabled {
 		return nil
 	}
-	radios, fixed := d.mediumRadios(wnodes)
+	radios := d.mediumRadios(wnodes)
 	d.stMu.Lock()
-	d.st.Medium = &MediumState{Netns: netnsName, Radios: radios, Spec: *m, Fixed: fixed}
+	d.st.Medium = &MediumState{Netns: netnsName, Radios: radios, Spec: *m}
 	running := false
 	for _, p := range d.st.Procs {
 		if p.Command == "supervisor" {

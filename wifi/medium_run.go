@@ -104,14 +104,13 @@ type MediumServer struct {
 	band  map[int]model.Band // radio → band of its last frame
 	start time.Time
 
-	mu       sync.Mutex
-	stats    MediumStats
-	lateSum  float64
-	lateN    uint64
-	efd      int
-	radioOut []model.RadioStats
-	chains   map[uint64]chain // medium cookie → the kernel frame's chain
-	cookie   uint64
+	mu      sync.Mutex
+	stats   MediumStats
+	lateSum float64
+	lateN   uint64
+	efd     int
+	chains  map[uint64]chain // medium cookie → the kernel frame's chain
+	cookie  uint64
 }
 
 // NewMediumServer prepares a medium on a registered socket.
@@ -145,9 +144,10 @@ func (s *MediumServer) Stats() MediumStats {
 	defer s.mu.Unlock()
 	st := s.stats
 	st.Radios = map[string]model.RadioStats{}
-	for i, r := range s.radioOut {
-		if i < len(s.cfg.Radios) {
-			st.Radios[s.cfg.Radios[i].Node] = r
+	// The scheduler changes the model only under mu.
+	for i, r := range s.cfg.Radios {
+		if rs, ok := s.m.Stats(i); ok {
+			st.Radios[r.Node] = rs
 		}
 	}
 	if s.lateN > 0 {
@@ -289,11 +289,6 @@ func (s *MediumServer) schedule(ctx context.Context) error {
 			s.submit(now, f)
 		}
 		s.m.Advance(now, emit(now))
-		s.radioOut = s.radioOut[:0]
-		for i := range s.cfg.Radios {
-			st, _ := s.m.Stats(i)
-			s.radioOut = append(s.radioOut, st)
-		}
 		s.mu.Unlock()
 		if err := s.sock.Flush(&bt); err != nil {
 			return err

@@ -319,10 +319,11 @@ func usStr(d time.Duration) string {
 }
 
 func printWifiModel(w io.Writer, o wifiModelOut) {
-	ed := o.mac.Param[map[string]model.AC{"BE": model.BE, "BK": model.BK, "VI": model.VI, "VO": model.VO}[o.AC]]
+	ac, _ := model.ParseAC(o.AC)
+	ed := o.mac.Param[ac]
 	access := fmt.Sprintf("DCF (DIFS %s µs, CW %d–%d)", usStr(o.mac.AIFS(model.BE)), ed.CWMin, ed.CWMax)
 	if o.QoS {
-		access = fmt.Sprintf("EDCA %s (AIFS %s µs, CW %d–%d)", o.AC, usStr(o.mac.AIFS(map[string]model.AC{"BE": model.BE, "BK": model.BK, "VI": model.VI, "VO": model.VO}[o.AC])), ed.CWMin, ed.CWMax)
+		access = fmt.Sprintf("EDCA %s (AIFS %s µs, CW %d–%d)", o.AC, usStr(o.mac.AIFS(ac)), ed.CWMin, ed.CWMax)
 	}
 	traffic := fmt.Sprintf("UDP %d B", o.PayloadBytes)
 	if o.Proto == "tcp" {

@@ -543,6 +543,7 @@ func (m *Medium) buildPPDU(ch *mchannel, t *txAttempt) {
 	t.frames = []*MediumFrame{head}
 	if m.cfg.AMPDU && head.qosData && !head.NoAck && t.rate.Class >= HT {
 		limit := MaxAMPDUSubframes
+		mpduSum := head.Len()
 		for _, f := range e.q[1:] {
 			if len(t.frames) == limit {
 				break
@@ -550,15 +551,13 @@ func (m *Medium) buildPPDU(ch *mchannel, t *txAttempt) {
 			if !f.qosData || f.ra != head.ra || f.tid != head.tid || f.NoAck {
 				continue
 			}
-			n := len(t.frames) + 1
-			bytes := AMPDUBytes(n, 0) // delimiters and padding, plus the MPDUs:
-			for _, g := range append(t.frames, f) {
-				bytes += g.Len()
-			}
+			// delimiters and padding of n subframes, plus the MPDUs
+			bytes := AMPDUBytes(len(t.frames)+1, 0) + mpduSum + f.Len()
 			if bytes > MaxAMPDUBytes(t.rate.Class) || TxTime(t.rate, bytes, ch.mac.Band) > PPDUMaxTime {
 				break
 			}
 			t.frames = append(t.frames, f)
+			mpduSum += f.Len()
 		}
 	}
 	psdu := 0

@@ -263,24 +263,23 @@ func TxTime(r Rate, psdu int, b Band) time.Duration {
 		nsym := ceilDiv(8*psdu+16+6*nes(r), r.NDBPS())
 		return 32*us + time.Duration(nltf)*4*us + dataTime(r, nsym) + ext
 	case VHT:
-		n := r.streams()
-		nltf := n
-		if n%2 == 1 && n > 1 {
-			nltf = n + 1
-		}
 		nsym := ceilDiv(8*psdu+16+6*nes(r), r.NDBPS())
-		return 36*us + time.Duration(nltf)*4*us + dataTime(r, nsym) + ext
+		return 36*us + time.Duration(ltfCount(r.streams()))*4*us + dataTime(r, nsym) + ext
 	case HE:
-		n := r.streams()
-		nltf := n
-		if n%2 == 1 && n > 1 {
-			nltf = n + 1
-		}
 		ltf := 6400*time.Nanosecond + r.GI // 2x HE-LTF
 		nsym := ceilDiv(8*psdu+16+6*nes(r), r.NDBPS())
-		return 36*us + time.Duration(nltf)*ltf + time.Duration(nsym)*r.symbol() + ext
+		return 36*us + time.Duration(ltfCount(r.streams()))*ltf + time.Duration(nsym)*r.symbol() + ext
 	}
 	return 0
+}
+
+// ltfCount is the number of VHT/HE long training fields for n streams:
+// n, rounded up to even above one (3 → 4, 5 → 6, 7 → 8).
+func ltfCount(n int) int {
+	if n > 1 && n%2 == 1 {
+		return n + 1
+	}
+	return n
 }
 
 // dataTime is the data symbols' duration: with the short GI it is rounded

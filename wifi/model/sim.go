@@ -153,6 +153,12 @@ func Simulate(s Scenario) (SimResult, error) {
 	slot := mac.Slot
 	aifs := mac.AIFS(s.AC)
 	eifs := mac.EIFS(s.AC)
+	// After a frame they could not decode, the others wait EIFS (AIFS
+	// under Bianchi's assumptions).
+	othersIFSAfterError := eifs
+	if mac.Bianchi {
+		othersIFSAfterError = aifs
+	}
 	n := s.Stations
 	ap := n
 	nodes := make([]*simNode, n+1)
@@ -277,7 +283,7 @@ func Simulate(s Scenario) (SimResult, error) {
 			resume = busyEnd
 			for i, nd := range nodes {
 				if !inTx(i, contenders) {
-					nd.from, nd.ifs = busyEnd, map[bool]time.Duration{true: aifs, false: eifs}[mac.Bianchi]
+					nd.from, nd.ifs = busyEnd, othersIFSAfterError
 				}
 			}
 		} else {
@@ -322,7 +328,7 @@ func Simulate(s Scenario) (SimResult, error) {
 							o.from, o.ifs = next+t.dur+mac.ACKTimeout(s.Rate), aifs
 						}
 					} else {
-						o.from, o.ifs = busyEnd, map[bool]time.Duration{true: aifs, false: eifs}[mac.Bianchi]
+						o.from, o.ifs = busyEnd, othersIFSAfterError
 					}
 				}
 			}

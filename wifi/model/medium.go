@@ -36,6 +36,11 @@ type MediumFrame struct {
 	// NoAck: the frame expects no acknowledgement (the medium also
 	// treats group-addressed frames so).
 	NoAck bool
+	// Extra counts body bytes that are on the air but not in Data (a
+	// caller that keeps the body elsewhere passes the header only).
+	Extra int
+	// Ref is the caller's own handle, returned untouched.
+	Ref any
 
 	submitted time.Duration
 	stage     int
@@ -48,7 +53,7 @@ type MediumFrame struct {
 }
 
 // Len is the MPDU's airtime length (with FCS).
-func (f *MediumFrame) Len() int { return len(f.Data) + FCSBytes }
+func (f *MediumFrame) Len() int { return len(f.Data) + f.Extra + FCSBytes }
 
 // Reception is one frame delivered to one radio.
 type Reception struct {
@@ -71,6 +76,26 @@ type Status struct {
 	// Dropped: the medium's queue for the radio was full (reported as
 	// acked so rate control is not misled; not delivered).
 	Dropped bool
+}
+
+// Air is one PPDU on the air, as a monitor on its channel would see it
+// (emitted only while ReportAir is on, at the PPDU's start).
+type Air struct {
+	At, Dur time.Duration
+	Radio   int // transmitter
+	Freq    int
+	Rate    Rate
+	Frames  []*MediumFrame
+	// OK says which MPDUs reached their receiver (a group frame: any
+	// radio).
+	OK       []bool
+	Collided bool
+	// The acknowledgement the receiver sent back (RespDur 0: none): an
+	// ACK, or a Block Ack for an A-MPDU.
+	RespAt, RespDur time.Duration
+	RespFrom        int
+	RespRate        Rate
+	BlockAck        bool
 }
 
 // Link is what one radio's frames look like at another: the received
@@ -164,7 +189,11 @@ type Medium struct {
 	now      time.Duration
 	seq, gen uint64
 	sorted   []*mradio
+	air      bool
 }
+
+// ReportAir turns Air events on or off (a capture of the medium).
+func (m *Medium) ReportAir(on bool) { m.air = on }
 
 func (m *Medium) sortedRadios() []*mradio {
 	if m.sorted == nil {
@@ -452,6 +481,12 @@ type txAttempt struct {
 	frames []*MediumFrame
 	rate   Rate
 	dur    time.Duration
+	// outcome, for Air events
+	ok       []bool
+	respAt   time.Duration
+	respDur  time.Duration
+	respFrom int
+	respRate Rate
 }
 
 func (m *Medium) transmit(ch *mchannel, now time.Duration, gen uint64) {
@@ -520,6 +555,17 @@ func (m *Medium) transmit(ch *mchannel, now time.Duration, gen uint64) {
 		x.others.from, x.others.ifs = end, -1 // EIFS
 	} else {
 		m.single(ch, txs[0], now, x)
+	}
+	if m.air {
+		for _, t := range txs {
+			a := Air{At: now, Dur: t.dur, Radio: t.r.id, Freq: ch.freq, Rate: t.rate, Frames: t.frames,
+				OK: t.ok, Collided: len(txs) > 1, RespAt: t.respAt, RespDur: t.respDur, RespFrom: t.respFrom,
+				RespRate: t.respRate, BlockAck: len(t.frames) > 1}
+			if a.OK == nil {
+				a.OK = make([]bool, len(t.frames))
+			}
+			m.push(now, a)
+		}
 	}
 	ch.pending = x
 	m.push(max(x.end, end), txEnd{freq: ch.freq})
@@ -592,6 +638,7 @@ func (m *Medium) single(ch *mchannel, t *txAttempt, now time.Duration, x *exchan
 		// Every other radio gets it, on whichever channel it is: the
 		// kernel drops frames for radios not tuned to Freq (a station
 		// scanning is on no channel of the medium's yet).
+		got := false
 		for _, r := range m.sortedRadios() {
 			if r == t.r {
 				continue
@@ -600,7 +647,11 @@ func (m *Medium) single(ch *mchannel, t *txAttempt, now time.Duration, x *exchan
 			if l.OK && m.rng.Float64() < 1-PER(t.rate, head.Len(), DBToLinear(l.SNRdB)) {
 				m.push(ppduEnd, Reception{At: ppduEnd, To: r.id, Frame: head, SignalDBm: l.RxDBm, Rate: t.rate})
 				r.stats.RxBytes += uint64(head.Len())
+				got = true
 			}
+		}
+		if m.air {
+			t.ok = []bool{got}
 		}
 		head.counts[head.stage]++
 		m.push(ppduEnd, Status{At: ppduEnd, Frame: head, Acked: true, Counts: head.counts})
@@ -640,6 +691,13 @@ func (m *Medium) single(ch *mchannel, t *txAttempt, now time.Duration, x *exchan
 		resp = mac.BATime(t.rate)
 	}
 	done := ppduEnd + mac.sifsAfter() + resp
+	if m.air {
+		t.ok = make([]bool, len(t.frames))
+		for i, f := range t.frames {
+			t.ok[i] = good[f]
+		}
+		t.respAt, t.respDur, t.respFrom, t.respRate = ppduEnd+mac.sifsAfter(), resp, rx, ControlRate(t.rate, mac.BasicRates)
+	}
 	back := m.cfg.Link(rx, t.r.id)
 	rr := m.radios[rx]
 	for _, f := range t.frames {

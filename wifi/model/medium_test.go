@@ -277,3 +277,52 @@ func BenchmarkMedium(b *testing.B) {
 	b.ReportMetric(float64(delivered)*1500*8/secs/1e6, "sim-Mbit/s")
 	b.ReportMetric(float64(delivered)/b.Elapsed().Seconds(), "frames/cpu-s")
 }
+
+// TestMediumAirEvents: with ReportAir on, every PPDU is reported at its
+// start with its airtime, the MPDUs' outcomes and the acknowledgement; a
+// frame whose body is kept outside Data (Extra) costs the same airtime as
+// one that carries it.
+func TestMediumAirEvents(t *testing.T) {
+	h := newHarness(t, 2, ofdm(54000), perfect)
+	h.m.ReportAir(true)
+	full := qosData(1, 0, 1500)
+	hdr := full[:26]
+	h.m.Submit(0, &MediumFrame{Radio: 1, Freq: 5180, Data: hdr, Extra: len(full) - 26, Rates: chain(ofdm(54000), 7), Ref: "mine"})
+	var airs []Air
+	var rx []Reception
+	for {
+		at, ok := h.m.Next()
+		if !ok {
+			break
+		}
+		h.m.Advance(at, func(ev any) {
+			switch v := ev.(type) {
+			case Air:
+				airs = append(airs, v)
+			case Reception:
+				rx = append(rx, v)
+			}
+		})
+	}
+	if len(airs) != 1 || len(rx) != 1 {
+		t.Fatalf("air events %+v, receptions %+v", airs, rx)
+	}
+	a := airs[0]
+	if a.Dur != 252*us || a.Radio != 1 || len(a.OK) != 1 || !a.OK[0] || a.Collided || a.BlockAck {
+		t.Errorf("air event %+v: want a 252 µs PPDU from radio 1, received", a)
+	}
+	if a.RespFrom != 0 || a.RespAt != a.At+a.Dur+16*us || a.RespDur != 28*us || a.RespRate.Kbps != 24000 {
+		t.Errorf("acknowledgement %+v: want radio 0's ACK at 24 Mbit/s, 16 µs after the PPDU, 28 µs long", a)
+	}
+	if rx[0].Frame.Ref != "mine" || rx[0].Frame.Len() != len(full)+FCSBytes {
+		t.Errorf("reception carries ref %v and length %d", rx[0].Frame.Ref, rx[0].Frame.Len())
+	}
+	// Off again: no events.
+	h.m.ReportAir(false)
+	h.m.Submit(time.Second, &MediumFrame{Radio: 1, Freq: 5180, Data: full, Rates: chain(ofdm(54000), 7)})
+	h.m.Advance(2*time.Second, func(ev any) {
+		if _, ok := ev.(Air); ok {
+			t.Error("air event while ReportAir is off")
+		}
+	})
+}

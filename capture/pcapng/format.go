@@ -16,6 +16,7 @@ const (
 	optComment   = 1
 	shbUserAppl  = 4
 	ifName       = 2
+	ifDescr      = 3
 	ifTsresol    = 9
 	ifTsoffset   = 14
 	epbFlags     = 2
@@ -31,6 +32,9 @@ const (
 	LinkTypeIPv4     = 228
 	LinkTypeIPv6     = 229
 	LinkTypeSLL2     = 276
+	// LinkTypeRadiotap is 802.11 frames behind a radiotap header
+	// (LINKTYPE_IEEE802_11_RADIOTAP): a monitor-mode Wi-Fi capture.
+	LinkTypeRadiotap = 127
 )
 
 // Direction flags of an enhanced packet block (epb_flags bits 0-1).
@@ -50,6 +54,9 @@ type Interface struct {
 	SnapLen uint32
 	// Name is the interface name, e.g. "h1-eth0" (optional).
 	Name string
+	// Description is a longer, human-readable description of the
+	// interface (if_description, optional).
+	Description string
 	// unitsPerSec is the timestamp resolution (default 10^6).
 	unitsPerSec uint64
 	// offsetS is if_tsoffset in seconds.

@@ -152,6 +152,8 @@ func (r *Reader) idb(b []byte) error {
 		switch {
 		case code == ifName:
 			ifc.Name = string(v)
+		case code == ifDescr:
+			ifc.Description = string(v)
 		case code == ifTsresol && n >= 1:
 			ifc.unitsPerSec = tsUnits(v[0])
 		case code == ifTsoffset && n >= 8:

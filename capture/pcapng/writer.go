@@ -42,6 +42,9 @@ func (w *Writer) AddInterface(ifc Interface) (int, error) {
 	if ifc.Name != "" {
 		body = appendOption(body, ifName, []byte(ifc.Name))
 	}
+	if ifc.Description != "" {
+		body = appendOption(body, ifDescr, []byte(ifc.Description))
+	}
 	body = appendOption(body, ifTsresol, []byte{9})
 	body = appendOption(body, optEnd, nil)
 	if err := w.block(blockIDB, body); err != nil {
@@ -56,18 +59,27 @@ func (w *Writer) AddInterface(ifc Interface) (int, error) {
 // tsNs (Unix nanoseconds). data is what was captured; origLen the length
 // on the wire (≥ len(data)); flags the epb_flags (0 to omit).
 func (w *Writer) WritePacket(ifIndex int, tsNs int64, data []byte, origLen int, flags uint32) error {
+	return w.WritePacketParts(ifIndex, tsNs, nil, data, origLen, flags)
+}
+
+// WritePacketParts is WritePacket for a packet captured as head followed
+// by data (a radiotap header and the frame behind it, say), written
+// without first copying the two together. origLen is the length of the
+// whole packet on the wire (≥ len(head)+len(data)).
+func (w *Writer) WritePacketParts(ifIndex int, tsNs int64, head, data []byte, origLen int, flags uint32) error {
 	if ifIndex < 0 || ifIndex >= len(w.ifaces) {
 		return fmt.Errorf("pcapng: interface %d not added", ifIndex)
 	}
-	if origLen < len(data) {
-		origLen = len(data)
+	n := len(head) + len(data)
+	if origLen < n {
+		origLen = n
 	}
-	pad := (4 - len(data)%4) % 4
+	pad := (4 - n%4) % 4
 	optLen := 0
 	if flags != 0 {
 		optLen = 8 + 4 // flags option + end of options
 	}
-	total := 12 + 20 + len(data) + pad + optLen
+	total := 12 + 20 + n + pad + optLen
 	b := w.buf[:0]
 	b = le.AppendUint32(b, blockEPB)
 	b = le.AppendUint32(b, uint32(total))
@@ -75,16 +87,19 @@ func (w *Writer) WritePacket(ifIndex int, tsNs int64, data []byte, origLen int, 
 	ts := uint64(tsNs)
 	b = le.AppendUint32(b, uint32(ts>>32))
 	b = le.AppendUint32(b, uint32(ts))
-	b = le.AppendUint32(b, uint32(len(data)))
+	b = le.AppendUint32(b, uint32(n))
 	b = le.AppendUint32(b, uint32(origLen))
 	w.buf = b
 	if _, err := w.w.Write(b); err != nil {
 		return err
 	}
+	if _, err := w.w.Write(head); err != nil {
+		return err
+	}
 	if _, err := w.w.Write(data); err != nil {
 		return err
 	}
-	b = append(b[:0], make([]byte, pad)...)
+	b = append(b[:0], 0, 0, 0)[:pad]
 	if flags != 0 {
 		b = le.AppendUint16(b, epbFlags)
 		b = le.AppendUint16(b, 4)

@@ -3,7 +3,8 @@
 # Idempotent: skips apt-get when every package is already installed.
 set -euo pipefail
 PKGS=(iproute2 iputils-ping ethtool iperf3 nftables procps bash tmux openvswitch-switch hostapd wpasupplicant wireless-regdb
-  libns3-dev g++) # ns-3 3.37 (Debian bookworm) and a compiler: make validate-wifi
+  libns3-dev g++ # ns-3 3.37 (Debian bookworm) and a compiler: make validate-wifi
+  tshark) # reads the Wi-Fi medium's radiotap captures back in tests
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -11,6 +12,8 @@ done
 if ((${#missing[@]})); then
   echo "installing: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
+  # tshark (wireshark-common) asks whether non-root users may capture: no.
+  echo 'wireshark-common wireshark-common/install-setuid boolean false' | debconf-set-selections
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi

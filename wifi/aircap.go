@@ -93,7 +93,7 @@ const (
 	rtHELTF2x = 2 << 6
 )
 
-var le = binary.LittleEndian
+var rtLE = binary.LittleEndian
 
 // NewAirCapture starts a capture on w. start is the wall-clock time of
 // the medium's time 0 (packets are stamped start + the model's times, in
@@ -297,9 +297,9 @@ func (c *AirCapture) queueResponse(a model.Air, head []byte, mpdu func(*model.Me
 				bm |= 1 << d
 			}
 		}
-		fr = le.AppendUint16(fr, 0x0004|uint16(tid)<<12) // compressed bitmap; TID_INFO
-		fr = le.AppendUint16(fr, ssn<<4)
-		fr = le.AppendUint64(fr, bm)
+		fr = rtLE.AppendUint16(fr, 0x0004|uint16(tid)<<12) // compressed bitmap; TID_INFO
+		fr = rtLE.AppendUint16(fr, ssn<<4)
+		fr = rtLE.AppendUint64(fr, bm)
 	}
 	r.n = len(fr)
 	i := len(c.pending)
@@ -314,7 +314,7 @@ func seqTID(b []byte) (seq uint16, tid int) {
 	if len(b) < 24 {
 		return 0, 0
 	}
-	seq = le.Uint16(b[22:]) >> 4
+	seq = rtLE.Uint16(b[22:]) >> 4
 	off := 24
 	if b[1]&3 == 3 { // four addresses
 		off = 30
@@ -374,8 +374,8 @@ func appendRadiotap(b []byte, r model.Rate, freq int, flags uint8, dbm float64, 
 	} else {
 		ch |= rtChan5GHz
 	}
-	b = le.AppendUint16(b, uint16(freq))
-	b = le.AppendUint16(b, ch)
+	b = rtLE.AppendUint16(b, uint16(freq))
+	b = rtLE.AppendUint16(b, ch)
 	b = append(b, byte(dBm8(dbm)))
 	nss := max(r.NSS, 1)
 	switch r.Class {
@@ -393,19 +393,19 @@ func appendRadiotap(b []byte, r model.Rate, freq int, flags uint8, dbm float64, 
 	if ampdu {
 		present |= 1 << rtAMPDU
 		b = align(b, 4)
-		b = le.AppendUint32(b, ref)
+		b = rtLE.AppendUint32(b, ref)
 		f := uint16(rtAMPDULastKnown)
 		if last {
 			f |= rtAMPDUIsLast
 		}
-		b = le.AppendUint16(b, f)
+		b = rtLE.AppendUint16(b, f)
 		b = append(b, 0, 0) // delimiter CRC, reserved
 	}
 	switch r.Class {
 	case model.VHT:
 		present |= 1 << rtVHT
 		b = align(b, 2)
-		b = le.AppendUint16(b, rtVHTKnown)
+		b = rtLE.AppendUint16(b, rtVHTKnown)
 		f := uint8(0)
 		if r.GI == 400*time.Nanosecond {
 			f |= rtVHTSGI
@@ -440,15 +440,15 @@ func appendRadiotap(b []byte, r model.Rate, freq int, flags uint8, dbm float64, 
 		case 3200 * time.Nanosecond:
 			gi = 2
 		}
-		b = le.AppendUint16(b, rtHEData1)
-		b = le.AppendUint16(b, rtHEData2)
-		b = le.AppendUint16(b, uint16(r.MCS&0x0f)<<8|rtHELDPC)
-		b = le.AppendUint16(b, 0)
-		b = le.AppendUint16(b, bw|gi<<4|rtHELTF2x)
-		b = le.AppendUint16(b, uint16(nss&0x0f))
+		b = rtLE.AppendUint16(b, rtHEData1)
+		b = rtLE.AppendUint16(b, rtHEData2)
+		b = rtLE.AppendUint16(b, uint16(r.MCS&0x0f)<<8|rtHELDPC)
+		b = rtLE.AppendUint16(b, 0)
+		b = rtLE.AppendUint16(b, bw|gi<<4|rtHELTF2x)
+		b = rtLE.AppendUint16(b, uint16(nss&0x0f))
 	}
-	le.PutUint16(b[base+2:], uint16(len(b)-base))
-	le.PutUint32(b[base+4:], present)
+	rtLE.PutUint16(b[base+2:], uint16(len(b)-base))
+	rtLE.PutUint32(b[base+4:], present)
 	return b
 }
 

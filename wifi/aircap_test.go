@@ -186,7 +186,8 @@ func readCapture(t *testing.T, b []byte) []capPacket {
 // TestAirCaptureResponses: an A-MPDU of three MPDUs (the second lost)
 // is written as three subframes sharing a reference number, the last one
 // flagged, the lost one with a bad FCS; then the compressed Block Ack,
-// whose bytes are worked out by hand; then a single frame and its ACK.
+// whose bytes are worked out by hand; then a single frame and its ACK;
+// then a collided frame.
 // The frames keep their bodies outside Data (Extra, Ref), mpdu returns
 // them whole; a snaplen of 64 cuts them and keeps their length.
 func TestAirCaptureResponses(t *testing.T) {
@@ -218,14 +219,23 @@ func TestAirCaptureResponses(t *testing.T) {
 	if err := c.Write(b, nil, addr, signal); err != nil {
 		t.Fatal(err)
 	}
+	// A collided PPDU is not received, whatever OK says.
+	coll := model.Air{At: 2 * time.Millisecond, Dur: 100 * time.Microsecond, Radio: 3, Freq: 5180, Rate: ht,
+		Frames: []*model.MediumFrame{{Radio: 3, Data: single}}, OK: []bool{true}, Collided: true}
+	if err := c.Write(coll, nil, addr, signal); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	p := readCapture(t, buf.Bytes())
-	if len(p) != 6 {
-		t.Fatalf("%d packets, want 3 subframes, a Block Ack, a frame and an ACK", len(p))
+	if len(p) != 7 {
+		t.Fatalf("%d packets, want 3 subframes, a Block Ack, a frame and an ACK, a collided frame", len(p))
 	}
 	t0 := start.UnixNano()
+	if q := p[6]; q.ns != t0+2_000_000 || q.flags&0x40 == 0 {
+		t.Errorf("collided frame at %d: flags %#x, want bad FCS", q.ns-t0, q.flags)
+	}
 	for i := 0; i < 3; i++ {
 		q := p[i]
 		wantFlags := uint16(0x04)
@@ -258,7 +268,7 @@ func TestAirCaptureResponses(t *testing.T) {
 		t.Errorf("ACK at %d: % x, want % x", q.ns-t0, q.data, wantACK)
 	}
 	// Signals: data at radio 1 (−31 dBm), responses at radio 3 (−13).
-	for i, want := range []int8{-31, -31, -31, -13, -31, -13} {
+	for i, want := range []int8{-31, -31, -31, -13, -31, -13, -31} {
 		if got := int8(readSignal(t, buf.Bytes(), i)); got != want {
 			t.Errorf("packet %d: signal %d dBm, want %d", i, got, want)
 		}
@@ -313,7 +323,7 @@ func TestAirCaptureSignal(t *testing.T) {
 	}
 }
 
-type airRecord struct {
+type capAir struct {
 	model.Air
 	frames [][]byte
 	ok     []bool
@@ -421,7 +431,7 @@ func TestAirCaptureTshark(t *testing.T) {
 	addr := func(i int) [6]byte { return capAddr(i) }
 	signal := func(tx, rx int) float64 { return link(tx, rx).RxDBm }
 
-	var airs []airRecord
+	var airs []capAir
 	seen := map[int]bool{}
 	pending := map[int]int{}
 	seq := map[int]uint16{}
@@ -480,7 +490,7 @@ func TestAirCaptureTshark(t *testing.T) {
 				if v.RespDur > 0 {
 					seen[v.RespFrom] = true
 				}
-				r := airRecord{Air: v, ok: slices.Clone(v.OK), respDB: link(v.RespFrom, v.Radio).RxDBm}
+				r := capAir{Air: v, ok: slices.Clone(v.OK), respDB: link(v.RespFrom, v.Radio).RxDBm}
 				for _, f := range v.Frames {
 					r.frames = append(r.frames, mpdu(f))
 				}

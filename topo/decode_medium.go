@@ -13,8 +13,9 @@ import (
 // node position: [x, y, z], and wifi: {rate: ...} on APs and stations.
 
 var (
-	wifiTopKeys  = []string{"medium"}
-	mediumKeys   = []string{"path_loss", "noise_figure", "ampdu", "seed", "pairs"}
+	wifiTopKeys  = []string{"medium", "backend"}
+	mediumKeys   = []string{"path_loss", "noise_figure", "ampdu", "seed", "pairs", "retry_limit", "queue"}
+	wifiBackends = []string{WiFiBackendAuto, WiFiBackendHwsim, WiFiBackendEngine}
 	pathLossKeys = []string{"model", "exponent", "ref_loss", "ref_distance"}
 	pathModels   = []string{"logdistance", "friis", "itu-indoor"}
 	pairKeys     = []string{"nodes", "snr", "loss"}
@@ -39,6 +40,13 @@ type rawMedium struct {
 	ampdu    *bool
 	seed     uint64
 	pairs    []rawPair
+	retry    int
+	queue    int
+}
+
+type rawWiFiTop struct {
+	backend    string
+	backendLoc loc
 }
 
 type rawPair struct {
@@ -55,6 +63,11 @@ type rawPair struct {
 func (d *dec) wifiTop(n *yaml.Node, doc *rawDoc) {
 	for _, e := range d.fields(n, "wifi", wifiTopKeys) {
 		p := joinPath("wifi", e.key)
+		if e.key == "backend" {
+			doc.wifi.backend, _ = d.oneOf(e.v, p, "Wi-Fi backend", wifiBackends)
+			doc.wifi.backendLoc = at(e.v, p)
+			continue
+		}
 		if e.key != "medium" {
 			continue
 		}
@@ -86,6 +99,14 @@ func (d *dec) wifiTop(n *yaml.Node, doc *rawDoc) {
 			case "pairs":
 				for i, item := range d.list(f.v, fp, false) {
 					m.pairs = append(m.pairs, d.pair(item, idx(fp, i)))
+				}
+			case "retry_limit":
+				if x, ok := d.integer(f.v, fp, 1, 31); ok {
+					m.retry = int(x)
+				}
+			case "queue":
+				if x, ok := d.integer(f.v, fp, 1, 10000); ok {
+					m.queue = int(x)
 				}
 			}
 			_ = fl

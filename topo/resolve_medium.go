@@ -58,10 +58,16 @@ func (r *resolver) resolveMedium() {
 		if m := r.doc.medium; m != nil {
 			r.d.errorf(m.loc, "wifi: {medium: ...} needs Wi-Fi nodes (kind: ap and kind: station)")
 		}
+		if r.doc.wifi.backend != "" {
+			r.d.errorf(r.doc.wifi.backendLoc, "wifi: {backend: ...} needs Wi-Fi nodes (kind: ap and kind: station)")
+		}
 		return
 	}
-	med := &WiFiMedium{Enabled: true, PathLoss: "logdistance", Exponent: defaultExponent, RefLossDB: defaultRefLoss,
+	med := &WiFiMedium{Enabled: true, Backend: WiFiBackendAuto, PathLoss: "logdistance", Exponent: defaultExponent, RefLossDB: defaultRefLoss,
 		RefDistM: 1, NoiseFigureDB: defaultNF, AMPDU: true}
+	if b := r.doc.wifi.backend; b != "" {
+		med.Backend = b
+	}
 	var mloAP string
 	for i := range r.spec.Nodes {
 		if ap := r.spec.Nodes[i].AP; ap != nil && ap.MLO() {
@@ -89,6 +95,10 @@ func (r *resolver) resolveMedium() {
 			med.AMPDU = *m.ampdu
 		}
 		med.Seed = m.seed
+		med.RetryLimit, med.QueueLimit = m.retry, m.queue
+		if !m.enabled && med.Backend == WiFiBackendEngine {
+			r.d.errorf(m.loc, "medium: false is hwsim's instant medium: the engine backend is emuctl's medium and has no instant mode (use backend: hwsim, or drop medium: false)")
+		}
 		if m.enabled && mloAP != "" {
 			r.d.errorf(m.loc, "a medium cannot serve access point %s's multi-link radios: the kernel refuses a medium while any mac80211_hwsim radio on the host has more than one channel (set medium: false, or drop links:)", mloAP)
 		}
@@ -122,6 +132,9 @@ func (r *resolver) resolveMedium() {
 	} else if mloAP != "" {
 		med.Enabled = false
 		med.Why = fmt.Sprintf("access point %s is multi-link: the kernel refuses a medium while a hwsim radio has more than one channel", mloAP)
+	}
+	if med.Backend == WiFiBackendEngine && mloAP != "" {
+		r.d.errorf(r.doc.wifi.backendLoc, "access point %s is multi-link: the engine backend models single-link radios (multi-link needs backend: hwsim)", mloAP)
 	}
 	r.spec.WiFiMedium = med
 	// positions and fixed rates

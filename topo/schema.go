@@ -50,6 +50,7 @@ type rawDoc struct {
 	nodesLoc   loc
 	links      []*rawLink
 	medium     *rawMedium // wifi: {medium: ...} (decode_medium.go)
+	wifi       rawWiFiTop // wifi: {backend: ...}
 }
 
 type rawAddressing struct {

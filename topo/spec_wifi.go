@@ -109,11 +109,33 @@ type WiFiStation struct {
 	Rate     string     `json:"rate,omitempty"`
 }
 
+// Wi-Fi backends (wifi: {backend: ...}): what carries a lab's frames.
+const (
+	// WiFiBackendAuto: hwsim where the kernel has mac80211_hwsim, the
+	// engine elsewhere (emu decides; doctor says which).
+	WiFiBackendAuto = "auto"
+	// WiFiBackendHwsim: mac80211_hwsim radios with hostapd and
+	// wpa_supplicant (the kernel's 802.11 stack), served by the medium.
+	WiFiBackendHwsim = "hwsim"
+	// WiFiBackendEngine: emuctl's medium carries Ethernet frames between
+	// veth pairs as 802.11 data frames (airtime, contention, errors,
+	// retries); no management plane: stations are associated from the
+	// start.
+	WiFiBackendEngine = "engine"
+)
+
 // WiFiMedium is the lab's wireless medium: emuctl's model of airtime,
 // contention and frame errors serving the lab's mac80211_hwsim radios
 // (Enabled), or hwsim's own instant medium (not Enabled).
 type WiFiMedium struct {
 	Enabled bool `json:"enabled"`
+	// Backend is the backend asked for: auto, hwsim or engine.
+	Backend string `json:"backend"`
+	// RetryLimit is the attempts per unicast data frame at a fixed or
+	// engine-chosen rate (0: 11, mac80211_hwsim's max_rate_tries).
+	RetryLimit int `json:"retry_limit,omitempty"`
+	// QueueLimit bounds each radio's backlog per access category (0: 128).
+	QueueLimit int `json:"queue_limit,omitempty"`
 	// Explicit: the file has wifi: {medium: ...}; otherwise the default
 	// (on, except for labs with multi-link radios, which the kernel
 	// cannot give a medium).

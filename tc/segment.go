@@ -151,3 +151,23 @@ func segment(frame []byte, h vnetHdr, alloc func(n int) []byte) bool {
 	}
 	return true
 }
+
+// VnetHdrLen is the size of the virtio_net_hdr that AF_PACKET sockets
+// with PACKET_VNET_HDR put before every frame.
+const VnetHdrLen = vnetHdrLen
+
+// SplitGSO cuts a frame read with its virtio_net_hdr (PACKET_VNET_HDR) into
+// wire frames, each with a header of its own and its L4 checksum left
+// partial; alloc returns a buffer of exactly VnetHdrLen+n bytes for a
+// segment of n bytes. It returns false, without calling alloc, for a frame
+// that is not a GSO frame it can split (forward that one as it is).
+func SplitGSO(raw []byte, alloc func(n int) []byte) bool {
+	if len(raw) < vnetHdrLen+ethHdrLen {
+		return false
+	}
+	h := parseVnet(raw)
+	if h.gso() == unix.VIRTIO_NET_HDR_GSO_NONE {
+		return false
+	}
+	return segment(raw[vnetHdrLen:], h, alloc)
+}

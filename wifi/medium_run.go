@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/emuctl/emuctl/wifi/model"
@@ -26,8 +26,25 @@ type MediumRadio struct {
 	// TxPowerDBm is its transmit power.
 	TxPowerDBm float64 `json:"txpower_dbm"`
 	// Fixed replaces the driver's rate chain with one rate (nil: the
-	// driver's rate control, minstrel, chooses and sees every attempt).
+	// driver's rate control, minstrel, chooses and sees every attempt;
+	// on the engine backend, the ideal rate for the link's SNR).
 	Fixed *model.Rate `json:"fixed,omitempty"`
+
+	// The engine backend's radios (ether.go): Port is the radio's veth
+	// end in the medium namespace, MAC its node interface's address (the
+	// radio's address on the air), AP the index of its access point in
+	// the radios (-1: it is one), and its BSS's channel and framing.
+	Port     string  `json:"port,omitempty"`
+	MAC      [6]byte `json:"mac,omitzero"`
+	AP       int     `json:"ap,omitempty"`
+	Mode     string  `json:"mode,omitempty"` // g, n, ac, ax (be is timed as ax)
+	FreqMHz  int     `json:"freq_mhz,omitempty"`
+	WidthMHz int     `json:"width_mhz,omitempty"`
+	// QoS: the BSS uses QoS data frames (WMM; every mode but g).
+	QoS bool `json:"qos,omitempty"`
+	// CryptoBytes are added to every data MPDU (CCMP header and MIC: 16
+	// with WPA2 or WPA3).
+	CryptoBytes int `json:"crypto_bytes,omitempty"`
 }
 
 // MediumConfig is what the medium of one lab models.
@@ -41,9 +58,18 @@ type MediumConfig struct {
 	Loss  map[[2]string]float64 `json:"-"`
 	AMPDU bool                  `json:"ampdu"`
 	// RetryLimit caps a fixed rate's attempts (the driver's chain
-	// otherwise).
-	RetryLimit int    `json:"retry_limit"`
+	// otherwise); 0: 11.
+	RetryLimit int `json:"retry_limit"`
+	// QueueLimit bounds each radio's backlog per access category; 0: 128.
+	QueueLimit int    `json:"queue_limit"`
 	Seed       uint64 `json:"seed"`
+}
+
+func (c *MediumConfig) retryLimit() int {
+	if c.RetryLimit > 0 {
+		return c.RetryLimit
+	}
+	return 11
 }
 
 // Link is what tx's frames look like at rx.
@@ -92,40 +118,52 @@ type MediumStats struct {
 	LateMeanUs float64       `json:"late_mean_us"`
 	LateMaxUs  float64       `json:"late_max_us"`
 	Uptime     time.Duration `json:"uptime_ns"`
+	// Engine backend: frames for no associated station (dropped, as an
+	// access point drops them), frames the kernel would not send, and
+	// frames lost after the retry chain.
+	NoStation  uint64 `json:"no_station,omitempty"`
+	SendErrors uint64 `json:"send_errors,omitempty"`
+	Lost       uint64 `json:"lost,omitempty"`
+	// Positions and Links: where the radios are, and what each one's
+	// frames look like at each other one, now.
+	Positions map[string][3]float64 `json:"positions,omitempty"`
+	Links     []LinkInfo            `json:"links,omitempty"`
+	// Capture: PPDUs written to and dropped from a running capture.
+	CaptureDrops uint64 `json:"capture_drops,omitempty"`
 }
 
-// MediumServer runs a lab's medium: the kernel's frames in, the model's
-// receptions and statuses out, in real time.
-type MediumServer struct {
-	cfg   MediumConfig
-	sock  *MediumSocket
-	m     *model.Medium
-	perm  map[[6]byte]int
-	band  map[int]model.Band // radio → band of its last frame
-	start time.Time
+// LinkInfo is one direction between two radios.
+type LinkInfo struct {
+	From   string  `json:"from"`
+	To     string  `json:"to"`
+	RxDBm  float64 `json:"rx_dbm"`
+	SNRdB  float64 `json:"snr_db"`
+	Detect bool    `json:"detect"` // above the receiver's sensitivity
+}
 
-	mu      sync.Mutex
-	stats   MediumStats
-	lateSum float64
-	lateN   uint64
-	efd     int
-	chains  map[uint64]chain // medium cookie → the kernel frame's chain
-	cookie  uint64
+// MediumServer runs a lab's medium for mac80211_hwsim radios: the
+// kernel's frames in, the model's receptions and statuses out, in real
+// time.
+type MediumServer struct {
+	*mediumCore
+	sock   *MediumSocket
+	perm   map[[6]byte]int
+	band   map[int]model.Band // radio → band of its last frame
+	chains map[uint64]chain   // medium cookie → the kernel frame's chain
+	cookie uint64
 }
 
 // NewMediumServer prepares a medium on a registered socket.
 func NewMediumServer(sock *MediumSocket, cfg MediumConfig) (*MediumServer, error) {
-	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
-	if err != nil {
-		return nil, err
-	}
-	s := &MediumServer{cfg: cfg, sock: sock, perm: map[[6]byte]int{}, band: map[int]model.Band{}, efd: efd, chains: map[uint64]chain{}}
-	s.m = model.NewMedium(model.MediumConfig{
+	core, err := newCore(cfg, model.MediumConfig{
 		MAC:   func(b model.Band) model.MAC { return model.DefaultMAC(model.ModeN, b, true) },
-		Link:  cfg.Link,
 		AMPDU: cfg.AMPDU,
 		Seed:  cfg.Seed,
 	})
+	if err != nil {
+		return nil, err
+	}
+	s := &MediumServer{mediumCore: core, sock: sock, perm: map[[6]byte]int{}, band: map[int]model.Band{}, chains: map[uint64]chain{}}
 	for i, r := range cfg.Radios {
 		s.perm[r.Perm] = i
 		s.m.AddRadio(i, 0)
@@ -134,27 +172,7 @@ func NewMediumServer(sock *MediumSocket, cfg MediumConfig) (*MediumServer, error
 			s.m.LearnAddr(a, i)
 		}
 	}
-	s.stats.Radios = map[string]model.RadioStats{}
 	return s, nil
-}
-
-// Stats returns a snapshot.
-func (s *MediumServer) Stats() MediumStats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := s.stats
-	st.Radios = map[string]model.RadioStats{}
-	// The scheduler changes the model only under mu.
-	for i, r := range s.cfg.Radios {
-		if rs, ok := s.m.Stats(i); ok {
-			st.Radios[r.Node] = rs
-		}
-	}
-	if s.lateN > 0 {
-		st.LateMeanUs = s.lateSum / float64(s.lateN)
-	}
-	st.Uptime = time.Since(s.start)
-	return st
 }
 
 // Run serves until ctx ends or the socket fails; the medium's failure is
@@ -177,20 +195,13 @@ func (s *MediumServer) Run(ctx context.Context) error {
 	return err
 }
 
-func (s *MediumServer) wake() {
-	var one [8]byte
-	one[0] = 1
-	unix.Write(s.efd, one[:])
-}
-
 // schedule is the medium: one locked OS thread with 1 ns timer slack that
 // polls the hwsim socket itself and sleeps in ppoll (not Go's netpoller,
 // which rounds sub-millisecond timeouts up to 1 ms and wakes goroutines
 // late on a busy host) until the next event or a frame.
 func (s *MediumServer) schedule(ctx context.Context) error {
-	runtime.LockOSThread()
+	realtime()
 	defer runtime.UnlockOSThread()
-	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	var bt Batch
 	var in []*HwFrame
 	var addrs []*HwAddr
@@ -198,6 +209,8 @@ func (s *MediumServer) schedule(ctx context.Context) error {
 	emit := func(now time.Duration) func(any) {
 		return func(ev any) {
 			switch v := ev.(type) {
+			case model.Air:
+				s.record(v)
 			case model.Reception:
 				s.late(now - v.At)
 				rx := s.cfg.Radios[v.To].Perm
@@ -297,25 +310,8 @@ func (s *MediumServer) schedule(ctx context.Context) error {
 			return sendErr
 		}
 		// Sleep until the next event or a frame.
-		timeout := -1 * time.Nanosecond
-		if next, ok := s.m.Next(); ok {
-			timeout = max(0, next-time.Since(s.start))
-		}
-		var ts *unix.Timespec
-		if timeout >= 0 {
-			t := unix.NsecToTimespec(int64(timeout))
-			ts = &t
-		}
-		fds := []unix.PollFd{{Fd: int32(s.efd), Events: unix.POLLIN}, {Fd: int32(sockFd), Events: unix.POLLIN}}
-		if _, err := unix.Ppoll(fds, ts, nil); err != nil && err != unix.EINTR {
-			return fmt.Errorf("wifi medium: ppoll: %w", err)
-		}
-		if fds[1].Revents&(unix.POLLERR|unix.POLLHUP) != 0 && fds[1].Revents&unix.POLLIN == 0 {
-			return errors.New("wifi medium: the hwsim socket failed")
-		}
-		if fds[0].Revents&unix.POLLIN != 0 {
-			var b [8]byte
-			unix.Read(s.efd, b[:])
+		if err := s.wait(sockFd); err != nil {
+			return err
 		}
 	}
 }
@@ -325,13 +321,6 @@ type chain struct {
 	flags  uint32
 	cookie uint64
 	fixed  bool
-}
-
-func (s *MediumServer) late(d time.Duration) {
-	us := float64(d) / 1e3
-	s.lateSum += us
-	s.lateN++
-	s.stats.LateMaxUs = max(s.stats.LateMaxUs, us)
 }
 
 // submit turns a kernel frame into a medium frame (called with mu held).
@@ -356,10 +345,7 @@ func (s *MediumServer) submit(now time.Duration, f *HwFrame) {
 	// does; management and group frames keep the driver's rates.
 	unicastData := len(f.Data) >= 10 && (f.Data[0]>>2)&3 == 2 && f.Data[4]&1 == 0
 	if fx := s.cfg.Radios[i].Fixed; fx != nil && unicastData {
-		lim := s.cfg.RetryLimit
-		if lim <= 0 {
-			lim = 11
-		}
+		lim := s.cfg.retryLimit()
 		mf.Rates[0] = model.TxRate{Rate: *fx, Count: lim}
 		c.fixed = true
 	} else {
@@ -410,4 +396,10 @@ func bandOfFreq(freq int) model.Band {
 // frame, category Block Ack 3, action 0).
 func isADDBARequest(d []byte) bool {
 	return len(d) >= 26 && d[0] == 0xd0 && d[24] == 3 && d[25] == 0
+}
+
+// Capture writes the medium's PPDUs as pcapng with radiotap headers (see
+// StartCapture): the MPDUs as the radios sent them.
+func (s *MediumServer) Capture(w io.Writer, snaplen int) (stop func() (uint64, error), err error) {
+	return s.StartCapture(w, snaplen, func(f *model.MediumFrame) []byte { return f.Data })
 }

@@ -512,8 +512,6 @@ func sendFrame(ns *namedNS, from IfInfo, dst string) error {
 	})
 }
 
-func htons(v uint16) uint16 { return v<<8 | v>>8 }
-
 // dumpLogsOnFailure prints the daemons' logs when t has failed.
 func dumpLogsOnFailure(t *testing.T, paths ...string) {
 	t.Cleanup(func() {

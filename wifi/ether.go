@@ -1,0 +1,403 @@
+package wifi
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/wifi/model"
+	"golang.org/x/sys/unix"
+)
+
+// The engine backend's medium: where the kernel has no mac80211_hwsim,
+// every access point and station gets a veth pair instead of a radio —
+// the node's wireless interface on one end, a port in the lab's medium
+// namespace on the other — and the medium carries Ethernet frames between
+// the ports as 802.11 data frames: the same model (airtime, EDCA
+// contention, collisions, per-attempt errors from the SNR, retries,
+// A-MPDU, ACK and Block Ack airtime) as the hwsim medium, with the
+// infrastructure BSS's forwarding done here as mac80211 would do it in an
+// access point: a station sends every frame to its AP (to-DS, acknowledged
+// unicast), the AP relays frames between its own stations and re-sends
+// group frames to them; it drops frames for stations it does not have.
+//
+// There is no management plane: stations are associated from the start
+// (no beacons, probes, authentication or key exchange on the air), so
+// security only costs its per-frame overhead (CCMP header and MIC). Rates
+// are fixed (rate:) or chosen by ns-3's ideal manager (ideal.go) from the
+// link's SNR. A frame that fails its whole retry chain, or finds its
+// radio's queue full, is lost.
+
+// EtherMedium runs a lab's engine medium.
+type EtherMedium struct {
+	*mediumCore
+	sock      *etherSock
+	byIfindex map[int]int
+	byMAC     map[[6]byte]int
+	ifindex   []int
+	ideal     map[int]*idealTable // by AP radio
+	seq       map[[2]int]uint16   // (radio, TID) → sequence number
+
+	frames sync.Pool // *eframe
+}
+
+// eframe is one 802.11 data frame of the engine medium. buf is the frame a
+// node sent (virtio_net_hdr + Ethernet frame); the station's frame and
+// its AP's relay share it, and deliveries queued for sending hold it until
+// the socket is flushed (each received frame gets a buffer of its own).
+type eframe struct {
+	mf   model.MediumFrame
+	hdr  [26]byte
+	buf  []byte
+	from int
+}
+
+// Port is one radio's veth end in the medium namespace, with its index.
+type Port struct {
+	Name    string
+	Ifindex int
+}
+
+// NewEtherMedium prepares the engine medium on the ports of cfg.Radios
+// (ifindex by radio). It opens its socket, so it must be called on a
+// thread inside the medium namespace (nsutil); the socket stays there.
+func NewEtherMedium(cfg MediumConfig, ifindex []int) (*EtherMedium, error) {
+	if len(ifindex) != len(cfg.Radios) {
+		return nil, fmt.Errorf("engine medium: %d ports for %d radios", len(ifindex), len(cfg.Radios))
+	}
+	macs := map[model.Band]model.MAC{}
+	for _, r := range cfg.Radios {
+		if r.AP >= 0 || r.FreqMHz == 0 {
+			continue
+		}
+		b := bandOfFreq(r.FreqMHz)
+		if _, ok := macs[b]; !ok {
+			macs[b] = model.DefaultMAC(modelMode(r.Mode), b, r.QoS)
+		}
+	}
+	core, err := newCore(cfg, model.MediumConfig{
+		MAC: func(b model.Band) model.MAC {
+			if m, ok := macs[b]; ok {
+				return m
+			}
+			return model.DefaultMAC(model.ModeN, b, true)
+		},
+		AMPDU: cfg.AMPDU,
+		Seed:  cfg.Seed,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s := &EtherMedium{mediumCore: core, byIfindex: map[int]int{}, byMAC: map[[6]byte]int{}, ifindex: ifindex,
+		ideal: map[int]*idealTable{}, seq: map[[2]int]uint16{}}
+	s.frames.New = func() any { return new(eframe) }
+	for i, r := range cfg.Radios {
+		if r.FreqMHz == 0 {
+			return nil, fmt.Errorf("engine medium: radio of %s has no channel", r.Node)
+		}
+		if r.AP >= len(cfg.Radios) || r.AP == i || (r.AP >= 0 && cfg.Radios[r.AP].AP >= 0) {
+			return nil, fmt.Errorf("engine medium: station %s names no access point", r.Node)
+		}
+		s.byIfindex[ifindex[i]] = i
+		s.byMAC[r.MAC] = i
+		s.m.AddRadio(i, r.FreqMHz)
+		s.m.LearnAddr(r.MAC, i)
+		if r.AP < 0 {
+			s.ideal[i] = newIdealTable(r.Mode, bandOfFreq(r.FreqMHz), r.WidthMHz)
+		}
+	}
+	if s.sock, err = openEtherSock(); err != nil {
+		unix.Close(s.efd)
+		return nil, err
+	}
+	return s, nil
+}
+
+func modelMode(m string) model.Mode {
+	switch m {
+	case "g":
+		return model.ModeG
+	case "ac":
+		return model.ModeAC
+	case "ax", "be":
+		return model.ModeAX
+	}
+	return model.ModeN
+}
+
+// Run serves until ctx ends or the socket fails.
+func (s *EtherMedium) Run(ctx context.Context) error {
+	s.start = time.Now()
+	errc := make(chan error, 1)
+	go func() { errc <- s.schedule(ctx) }()
+	var err error
+	select {
+	case <-ctx.Done():
+		s.wake()
+		err = <-errc
+	case err = <-errc:
+	}
+	s.sock.close()
+	unix.Close(s.efd)
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// Close releases a medium that was never run.
+func (s *EtherMedium) Close() {
+	s.sock.close()
+	unix.Close(s.efd)
+}
+
+func (s *EtherMedium) schedule(ctx context.Context) error {
+	realtime()
+	defer runtime.UnlockOSThread()
+	var in [][]byte
+	var from []int
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		in, from = in[:0], from[:0]
+		for {
+			n, err := s.sock.recv(func(raw []byte, ifindex int) {
+				r, ok := s.byIfindex[ifindex]
+				if !ok {
+					return
+				}
+				if tc.SplitGSO(raw, func(n int) []byte {
+					b := make([]byte, tc.VnetHdrLen+n)
+					in, from = append(in, b), append(from, r)
+					return b
+				}) {
+					return
+				}
+				in, from = append(in, append(make([]byte, 0, len(raw)), raw...)), append(from, r)
+			})
+			if err != nil {
+				return fmt.Errorf("wifi medium: %w", err)
+			}
+			if n < etherBatchLen {
+				break
+			}
+		}
+		now := time.Since(s.start)
+		s.mu.Lock()
+		emit := s.emitter(now)
+		s.m.Advance(now, emit)
+		for i, b := range in {
+			s.stats.FramesIn++
+			s.submit(now, from[i], b)
+		}
+		clear(in)
+		s.m.Advance(now, emit)
+		s.mu.Unlock()
+		if n := s.sock.flush(); n > 0 {
+			s.mu.Lock()
+			s.stats.SendErrors += uint64(n)
+			s.mu.Unlock()
+		}
+		if err := s.wait(s.sock.fd); err != nil {
+			return err
+		}
+	}
+}
+
+// emitter handles the model's events due by now (under mu).
+func (s *EtherMedium) emitter(now time.Duration) func(any) {
+	return func(ev any) {
+		switch v := ev.(type) {
+		case model.Air:
+			s.record(v)
+		case model.Reception:
+			s.late(now - v.At)
+			s.received(now, v)
+		case model.Status:
+			s.late(now - v.At)
+			ef := v.Frame.Ref.(*eframe)
+			if !v.Acked {
+				s.stats.Lost++
+			}
+			s.stats.Statuses++
+			*ef = eframe{}
+			s.frames.Put(ef)
+		}
+	}
+}
+
+var broadcastAddr = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+
+// submit puts a frame radio r's node sent on the air (under mu).
+func (s *EtherMedium) submit(now time.Duration, r int, b []byte) {
+	eth := b[tc.VnetHdrLen:]
+	if len(eth) < 14 {
+		return
+	}
+	var da, sa [6]byte
+	copy(da[:], eth[0:6])
+	copy(sa[:], eth[6:12])
+	rc := &s.cfg.Radios[r]
+	group := da[0]&1 != 0
+	rx := -1
+	var a1, a3 [6]byte
+	var toDS bool
+	if rc.AP >= 0 {
+		// a station: everything goes to its access point
+		rx, a1, a3, toDS = rc.AP, s.cfg.Radios[rc.AP].MAC, da, true
+	} else if group {
+		a1, a3 = da, sa
+	} else {
+		j, ok := s.byMAC[da]
+		if !ok || s.cfg.Radios[j].AP != r {
+			s.stats.NoStation++
+			return
+		}
+		rx, a1, a3 = j, da, sa
+	}
+	tid := frameTID(eth)
+	ef := s.frames.Get().(*eframe)
+	*ef = eframe{buf: b, from: r}
+	h := ef.hdr[:]
+	hl := 24
+	h[0] = 0x08 // data
+	if rc.QoS {
+		h[0], hl = 0x88, 26 // QoS data
+		h[24], h[25] = byte(tid), 0
+	}
+	h[1] = 0
+	if toDS {
+		h[1] |= 0x01
+	} else {
+		h[1] |= 0x02
+	}
+	if rc.CryptoBytes > 0 {
+		h[1] |= 0x40 // protected
+	}
+	copy(h[4:10], a1[:])
+	copy(h[10:16], rc.MAC[:])
+	copy(h[16:22], a3[:])
+	k := [2]int{r, tid}
+	binary.LittleEndian.PutUint16(h[22:24], s.seq[k]<<4)
+	s.seq[k] = (s.seq[k] + 1) & 0xfff
+	ef.mf = model.MediumFrame{Radio: r, Freq: rc.FreqMHz, Data: h[:hl], Extra: model.LLCBytes + len(eth) - 14 + rc.CryptoBytes, Ref: ef}
+	if group {
+		ef.mf.Rates[0] = model.TxRate{Rate: lowestBasic(bandOfFreq(rc.FreqMHz)), Count: 1}
+	} else {
+		ef.mf.Rates[0] = model.TxRate{Rate: s.rateFor(r, rx), Count: s.cfg.retryLimit()}
+	}
+	if err := s.m.Submit(now, &ef.mf); err != nil {
+		s.stats.NLErrors++
+		*ef = eframe{}
+		s.frames.Put(ef)
+	}
+}
+
+// rateFor is the rate of tx's unicast data to rx: fixed, or ideal for
+// the link's SNR now.
+func (s *EtherMedium) rateFor(tx, rx int) model.Rate {
+	if f := s.cfg.Radios[tx].Fixed; f != nil {
+		return *f
+	}
+	ap := tx
+	if s.cfg.Radios[tx].AP >= 0 {
+		ap = s.cfg.Radios[tx].AP
+	}
+	return s.ideal[ap].pick(s.link(tx, rx).SNRdB)
+}
+
+// lowestBasic is the rate of group frames: the lowest basic rate
+// (hostapd's defaults: 1 Mbit/s on 2.4 GHz, 6 Mbit/s elsewhere).
+func lowestBasic(b model.Band) model.Rate {
+	if b == model.Band2G4 {
+		return model.Rate{Class: model.DSSS, Kbps: 1000}
+	}
+	return model.Rate{Class: model.OFDM, Kbps: 6000}
+}
+
+// frameTID is the 802.1d priority mac80211 gives an IP packet: the top
+// three bits of its DSCP (cfg80211_classify8021d's default mapping).
+func frameTID(eth []byte) int {
+	switch binary.BigEndian.Uint16(eth[12:14]) {
+	case 0x0800:
+		if len(eth) > 15 {
+			return int(eth[15] >> 5)
+		}
+	case 0x86dd:
+		if len(eth) > 15 {
+			tc := eth[14]<<4 | eth[15]>>4
+			return int(tc >> 5)
+		}
+	}
+	return 0
+}
+
+// received handles one frame arriving at radio v.To (under mu).
+func (s *EtherMedium) received(now time.Duration, v model.Reception) {
+	ef := v.Frame.Ref.(*eframe)
+	r, from := v.To, ef.from
+	eth := ef.buf[tc.VnetHdrLen:]
+	var da, sa [6]byte
+	copy(da[:], eth[0:6])
+	copy(sa[:], eth[6:12])
+	group := da[0]&1 != 0
+	rc := &s.cfg.Radios[r]
+	if rc.AP < 0 {
+		// an access point: only its stations' frames
+		if s.cfg.Radios[from].AP != r {
+			return
+		}
+		if group {
+			s.deliver(r, ef.buf)
+			s.submit(now, r, ef.buf) // and to every station
+			return
+		}
+		if j, ok := s.byMAC[da]; ok && j != r && s.cfg.Radios[j].AP == r {
+			s.submit(now, r, ef.buf) // intra-BSS relay
+			return
+		}
+		s.deliver(r, ef.buf)
+		return
+	}
+	// a station: only its own access point's frames, and not the echo of
+	// its own group frames
+	if from != rc.AP || (group && sa == rc.MAC) {
+		return
+	}
+	s.deliver(r, ef.buf)
+}
+
+func (s *EtherMedium) deliver(r int, b []byte) {
+	s.sock.queue(b, s.ifindex[r])
+	s.stats.Deliveries++
+}
+
+// MPDU returns a frame as it goes on the air (header, LLC/SNAP, the
+// Ethernet payload), for captures. Nothing is encrypted on the engine, so
+// a protected BSS's frames are written in the clear (protected bit off,
+// no CCMP header or MIC, which still count as airtime), for Wireshark.
+func (s *EtherMedium) MPDU(f *model.MediumFrame) []byte {
+	ef, ok := f.Ref.(*eframe)
+	if !ok || ef.buf == nil {
+		return f.Data
+	}
+	eth := ef.buf[tc.VnetHdrLen:]
+	out := make([]byte, 0, len(f.Data)+8+len(eth))
+	out = append(out, f.Data...)
+	out[1] &^= 0x40
+	out = append(out, 0xaa, 0xaa, 0x03, 0, 0, 0, eth[12], eth[13])
+	return append(out, eth[14:]...)
+}
+
+// Capture writes the medium's PPDUs as pcapng with radiotap headers (see
+// StartCapture).
+func (s *EtherMedium) Capture(w io.Writer, snaplen int) (stop func() (uint64, error), err error) {
+	return s.StartCapture(w, snaplen, s.MPDU)
+}

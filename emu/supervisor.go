@@ -201,7 +201,15 @@ type supervisor struct {
 	engines map[int]*tc.Engine
 	ctx     context.Context
 	errc    chan error
-	medium  *wifi.MediumServer
+	medium  labMedium
+}
+
+// labMedium is a running medium of either backend.
+type labMedium interface {
+	Stats() wifi.MediumStats
+	SetPosition(node string, pos [3]float64) error
+	SetPair(a, b string, snr, loss *float64) error
+	Capture(w io.Writer, snaplen int) (stop func() (uint64, error), err error)
 }
 
 // startMedium registers and runs the lab's Wi-Fi medium; its death ends
@@ -211,14 +219,29 @@ func (s *supervisor) startMedium(ms *MediumState) error {
 		return nil
 	}
 	started := make(chan error, 1)
-	srv, done := serveMedium(s.ctx, ms, started)
-	if err := <-started; err != nil {
-		return fmt.Errorf("wifi medium: %w", err)
+	var done <-chan error
+	if ms.Backend == WiFiEngine {
+		var srv *wifi.EtherMedium
+		srv, done = serveEtherMedium(s.ctx, ms, started)
+		if err := <-started; err != nil {
+			return fmt.Errorf("wifi medium: %w", err)
+		}
+		s.medium = srv
+	} else {
+		var srv *wifi.MediumServer
+		srv, done = serveMedium(s.ctx, ms, started)
+		if err := <-started; err != nil {
+			return fmt.Errorf("wifi medium: %w", err)
+		}
+		s.medium = srv
 	}
-	s.medium = srv
 	fmt.Printf("%s wifi medium serving %d radios in %s\n", time.Now().Format(time.RFC3339), len(ms.Radios), ms.Netns)
 	go func() {
 		if err := <-done; err != nil {
+			if ms.Backend == WiFiEngine {
+				s.errc <- fmt.Errorf("wifi medium: %w (the lab's Wi-Fi nodes are cut off)", err)
+				return
+			}
 			s.errc <- fmt.Errorf("wifi medium: %w (the radios fall back to mac80211_hwsim's instant delivery: the lab is no longer emulating airtime)", err)
 		}
 	}()
@@ -227,10 +250,19 @@ func (s *supervisor) startMedium(ms *MediumState) error {
 
 // ctlRequest is one request on the supervisor's control socket.
 type ctlRequest struct {
-	Op   string  `json:"op"` // "update" | "stats"
+	Op   string  `json:"op"` // "update" | "stats" | "medium" | "medium-stats" | "medium-move" | "medium-pair" | "medium-capture"
 	Link int     `json:"link"`
 	AtoB *tc.Dir `json:"a_to_b,omitempty"`
 	BtoA *tc.Dir `json:"b_to_a,omitempty"`
+	// medium-move: Node to Pos; medium-pair: A and B get SNR or Loss (dB;
+	// neither: the override is removed); medium-capture: Snaplen.
+	Node    string      `json:"node,omitempty"`
+	Pos     *[3]float64 `json:"pos,omitempty"`
+	A       string      `json:"a,omitempty"`
+	B       string      `json:"b,omitempty"`
+	SNR     *float64    `json:"snr,omitempty"`
+	Loss    *float64    `json:"loss,omitempty"`
+	Snaplen int         `json:"snaplen,omitempty"`
 }
 
 type ctlResponse struct {
@@ -249,8 +281,13 @@ func (s *supervisor) serve(l net.Listener) {
 		go func() {
 			defer c.Close()
 			var req ctlRequest
-			if err := json.NewDecoder(c).Decode(&req); err != nil {
+			dec := json.NewDecoder(c)
+			if err := dec.Decode(&req); err != nil {
 				json.NewEncoder(c).Encode(ctlResponse{Error: err.Error()})
+				return
+			}
+			if req.Op == "medium-capture" {
+				s.capture(c, req)
 				return
 			}
 			json.NewEncoder(c).Encode(s.handle(req))
@@ -288,6 +325,25 @@ func (s *supervisor) handle(req ctlRequest) ctlResponse {
 		}
 		ms := s.medium.Stats()
 		return ctlResponse{Medium: &ms}
+	case "medium-move":
+		if s.medium == nil {
+			return ctlResponse{Error: "the lab has no medium"}
+		}
+		if req.Pos == nil {
+			return ctlResponse{Error: "medium-move: no position"}
+		}
+		if err := s.medium.SetPosition(req.Node, *req.Pos); err != nil {
+			return ctlResponse{Error: err.Error()}
+		}
+		return ctlResponse{}
+	case "medium-pair":
+		if s.medium == nil {
+			return ctlResponse{Error: "the lab has no medium"}
+		}
+		if err := s.medium.SetPair(req.A, req.B, req.SNR, req.Loss); err != nil {
+			return ctlResponse{Error: err.Error()}
+		}
+		return ctlResponse{}
 	case "update":
 		e := s.engines[req.Link]
 		if e == nil {
@@ -306,6 +362,59 @@ func (s *supervisor) handle(req ctlRequest) ctlResponse {
 		return ctlResponse{}
 	}
 	return ctlResponse{Error: "unknown op " + req.Op}
+}
+
+// capture streams the medium's PPDUs to c as pcapng, after a one-line
+// JSON answer, until the client closes the connection.
+func (s *supervisor) capture(c net.Conn, req ctlRequest) {
+	s.mu.Lock()
+	m := s.medium
+	s.mu.Unlock()
+	if m == nil {
+		json.NewEncoder(c).Encode(ctlResponse{Error: "the lab has no medium"})
+		return
+	}
+	// The answer goes first, unbuffered; the capture then writes to c.
+	lw := &lateWriter{c: c}
+	stop, err := m.Capture(lw, req.Snaplen)
+	if err != nil {
+		json.NewEncoder(c).Encode(ctlResponse{Error: err.Error()})
+		return
+	}
+	lw.ack()
+	gone := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, c) // returns when the client closes
+		close(gone)
+	}()
+	select {
+	case <-gone:
+	case <-s.ctx.Done():
+	}
+	drops, _ := stop()
+	if drops > 0 {
+		fmt.Printf("%s medium capture: %d PPDUs did not fit the capture's buffer\n", time.Now().Format(time.RFC3339), drops)
+	}
+}
+
+// lateWriter puts the capture's JSON answer before the first pcapng
+// bytes, so the client can tell an error from a stream.
+type lateWriter struct {
+	c    net.Conn
+	once sync.Once
+	err  error
+}
+
+func (w *lateWriter) ack() error {
+	w.once.Do(func() { w.err = json.NewEncoder(w.c).Encode(ctlResponse{}) })
+	return w.err
+}
+
+func (w *lateWriter) Write(p []byte) (int, error) {
+	if err := w.ack(); err != nil {
+		return 0, err
+	}
+	return w.c.Write(p)
 }
 
 // supervisorCall sends one request to a lab's supervisor.

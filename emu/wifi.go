@@ -14,6 +14,7 @@ package emu
 // name alone: deleting the lab's namespaces deletes them.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,7 +31,6 @@ import (
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/wifi"
 	"github.com/vishvananda/netlink"
-	"golang.org/x/sys/unix"
 )
 
 // wifiNetns is the lab's Wi-Fi medium namespace; node names start with a
@@ -76,14 +76,24 @@ func wifiPreflight(spec *topo.Spec) []string {
 		return nil
 	}
 	var errs []string
-	if err := wifi.ProbeHwsim(); err != nil {
-		errs = append(errs, fmt.Sprintf("Wi-Fi nodes need mac80211_hwsim: %v (load it with `modprobe mac80211_hwsim radios=0`; emuctl creates the radios itself)", err))
+	engine := wifiBackendFor(spec) == WiFiEngine
+	if m := spec.WiFiMedium; engine && !m.Enabled {
+		errs = append(errs, fmt.Sprintf("%s: medium: false is mac80211_hwsim's instant medium, and this kernel has no mac80211_hwsim (%v): drop medium: false to run on emuctl's engine medium", cmp.Or(m.Pos, spec.Source), wifi.ProbeHwsim()))
+	}
+	if m := spec.WiFiMedium; !engine || m.Backend == topo.WiFiBackendHwsim {
+		if err := wifi.ProbeHwsim(); err != nil {
+			errs = append(errs, fmt.Sprintf("Wi-Fi nodes need mac80211_hwsim: %v (load it with `modprobe mac80211_hwsim radios=0`; emuctl creates the radios itself; or wifi: {backend: engine} for emuctl's medium over veth pairs)", err))
+		}
 	}
 	tools := wifi.ProbeTools()
 	caps := tc.Probe()
 	for i := range spec.Nodes {
 		n := &spec.Nodes[i]
 		switch {
+		case engine && n.AP != nil && n.AP.MLO():
+			errs = append(errs, fmt.Sprintf("%s: access point %s is multi-link: the engine backend models single-link radios, and this kernel has no mac80211_hwsim for multi-link radios", n.AP.Pos, n.Name))
+		case engine:
+			// no radios, no daemons: only the hop shaping below
 		case n.AP != nil:
 			if err := tools.CheckAP(n.AP); err != nil {
 				errs = append(errs, fmt.Sprintf("%s: access point %s: %s", n.AP.Pos, n.Name, toolNeeds(err)))
@@ -93,9 +103,10 @@ func wifiPreflight(spec *topo.Spec) []string {
 					errs = append(errs, fmt.Sprintf("%s: access point %s: multi-link needs hwsim MLO support: %v", n.AP.Pos, n.Name, err))
 				}
 			}
-		case n.Station != nil:
+		}
+		if n.Station != nil {
 			ap := spec.Node(n.Station.AP)
-			if ap != nil && ap.AP != nil {
+			if ap != nil && ap.AP != nil && !engine {
 				if err := tools.CheckStation(n.Station, ap.AP); err != nil {
 					errs = append(errs, fmt.Sprintf("%s: station %s: %s", n.Station.Pos, n.Name, toolNeeds(err)))
 				}
@@ -132,18 +143,21 @@ func (d *deployer) wifiSetup(ctx context.Context) error {
 	if err := d.save(); err != nil {
 		return err
 	}
-	hw, err := wifi.DialHwsim(int(mh))
-	if err != nil {
-		return fmt.Errorf("wifi: %w", err)
-	}
-	defer hw.Close()
-
 	var wnodes []*node
 	for _, n := range d.nodeList() {
 		if n.spec.AP != nil || n.spec.Station != nil {
 			wnodes = append(wnodes, n)
 		}
 	}
+	if wifiBackendFor(d.spec) == WiFiEngine {
+		return d.wifiEngineSetup(ctx, mediumName, mh, wnodes)
+	}
+	hw, err := wifi.DialHwsim(int(mh))
+	if err != nil {
+		return fmt.Errorf("wifi: %w", err)
+	}
+	defer hw.Close()
+
 	// The medium first: it must be registered before any radio exists.
 	if err := d.startMediumForLab(ctx, mediumName, wnodes); err != nil {
 		return err
@@ -674,91 +688,14 @@ func SetWirelessHop(lab, station, dir string, change func(*tc.Dir)) (*WiFiHop, e
 	return &h, nil
 }
 
-// WiFiNodeStatus is what inspect shows of a Wi-Fi node, read live from the
-// kernel (nl80211) and the node's daemon.
-type WiFiNodeStatus struct {
-	Node    string `json:"node"`
-	Role    string `json:"role"` // ap or station
-	Iface   string `json:"iface"`
-	Daemon  string `json:"daemon"`  // hostapd or wpa_supplicant
-	Running bool   `json:"running"` // the daemon answers on its control socket
-	// State is hostapd's state or wpa_supplicant's wpa_state.
-	State string `json:"state,omitempty"`
-	SSID  string `json:"ssid,omitempty"`
-	// BSSID is the AP's address (stations: the AP they are associated with).
-	BSSID   string `json:"bssid,omitempty"`
-	FreqMHz int    `json:"freq_mhz,omitempty"`
-	Width   string `json:"width,omitempty"`
-	// Stations (APs) or the AP (stations) as nl80211 reports them.
-	Peers []wifi.StationInfo `json:"peers,omitempty"`
-	// MLOLinks lists the active links of a multi-link association.
-	MLOLinks []string `json:"mlo_links,omitempty"`
-	Error    string   `json:"error,omitempty"`
-}
-
-// WiFiStatus reads the live Wi-Fi state of every AP and station of a lab.
-func WiFiStatus(st *State) []WiFiNodeStatus {
-	if st.Spec == nil || !st.Spec.HasWiFi() {
-		return nil
-	}
-	var out []WiFiNodeStatus
-	for i := range st.Spec.Nodes {
-		n := &st.Spec.Nodes[i]
-		if n.AP == nil && n.Station == nil {
-			continue
-		}
-		s := WiFiNodeStatus{Node: n.Name, Role: n.DisplayKind()}
-		key := "wpa_state"
-		if n.AP != nil {
-			s.Iface, s.Daemon, key = n.AP.Iface, "hostapd", "state"
-		} else {
-			s.Iface, s.Daemon = n.Station.Iface, "wpa_supplicant"
-		}
-		if out2, err := wifi.CtrlRequest(ctrlPath(st.Lab, n), "STATUS", time.Second); err == nil {
-			s.Running = true // the daemon answers on its control socket
-			kv := wifi.ParseStatus(out2)
-			s.State, s.SSID = kv[key], kv["ssid"]
-			if n.Station != nil {
-				s.BSSID = kv["bssid"]
-			} else {
-				s.BSSID = kv["bssid[0]"]
-			}
-			if s.SSID == "" {
-				s.SSID = kv["ssid[0]"]
-			}
-		}
-		fd, err := unix.Open(filepath.Join(NetnsDir, topo.Namespace(st.Lab, n.Name)), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			s.Error = err.Error()
-			out = append(out, s)
-			continue
-		}
-		if info, err := wifi.InterfaceInfo(fd, s.Iface); err == nil {
-			s.FreqMHz, s.Width = info.FreqMHz, info.Width
-			for _, l := range info.Links { // multi-link: every active link
-				s.MLOLinks = append(s.MLOLinks, fmt.Sprintf("link %d %s %d MHz %s", l.ID, l.MAC, l.FreqMHz, l.Width))
-			}
-		} else {
-			s.Error = err.Error()
-		}
-		if peers, err := wifi.Stations(fd, s.Iface); err == nil {
-			s.Peers = peers
-		} else if s.Error == "" {
-			s.Error = err.Error()
-		}
-		unix.Close(fd)
-		out = append(out, s)
-	}
-	return out
-}
-
 // wifiBackends is the Wi-Fi part of `emuctl doctor`: what runs APs and
 // stations here, which modes the installed daemons can do, and whether
 // multi-link (MLO) can work, naming what is missing.
 func wifiBackends(hwsim bool) []Backend {
 	if !hwsim {
-		return []Backend{{"Wi-Fi (kind: ap / station)", "unavailable", "no mac80211_hwsim in this kernel (`modprobe mac80211_hwsim radios=0` where the kernel has it; emuctl creates the radios itself); Wi-Fi labs are refused before anything changes"},
-			{"Wi-Fi medium (wifi: {medium: ...})", "unavailable", "needs mac80211_hwsim; `emuctl model wifi` predicts the same airtime without a kernel"}}
+		return []Backend{{"Wi-Fi (kind: ap / station)", "engine: emuctl's medium carries the nodes' Ethernet frames between veth pairs as 802.11 data frames (airtime, EDCA contention, collisions, retries, SNR-based errors from ns-3's Yans model, A-MPDU; fixed or ideal rates)",
+			"no mac80211_hwsim in this kernel (`modprobe mac80211_hwsim radios=0` where the kernel has it: then hwsim radios, hostapd and wpa_supplicant); the engine has no management plane (stations are associated from the start; no beacons, scanning, authentication or minstrel) and no multi-link"},
+			{"Wi-Fi medium (wifi: {medium: ...})", "emuctl's medium in the lab's supervisor (engine backend)", "medium: false (hwsim's instant medium) needs mac80211_hwsim"}}
 	}
 	t := wifi.ProbeTools()
 	desc := func(x wifi.Tool) string {
@@ -805,7 +742,7 @@ func wifiBackends(hwsim bool) []Backend {
 		why = append(why, err.Error())
 	}
 	out = append(out, Backend{"Wi-Fi medium (wifi: {medium: ...})", "emuctl's medium in the lab's supervisor (the default): airtime, EDCA contention, collisions, retries, SNR-based errors (ns-3 Yans), A-MPDU; minstrel or fixed rates (rate:)",
-		"hwsim's own medium (instant delivery, capacity = CPU) with medium: false, and for labs with multi-link radios, which the kernel cannot give a medium"})
+		"hwsim's own medium (instant delivery, capacity = CPU) with medium: false, and for labs with multi-link radios, which the kernel cannot give a medium; wifi: {backend: engine} runs the medium over veth pairs instead of radios"})
 	if len(why) == 0 {
 		out = append(out, Backend{"Wi-Fi multi-link (mode be, links:)", "MLD access points and stations", "hostapd, wpa_supplicant and mac80211_hwsim support it"})
 	} else {

@@ -1,9 +1,13 @@
 package emu
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"path/filepath"
 	"time"
 
@@ -17,9 +21,12 @@ import (
 // netgroup it serves, its radios (known by permanent address before they
 // exist) and the topology's medium settings.
 type MediumState struct {
-	Netns  string             `json:"netns"`
-	Radios []wifi.MediumRadio `json:"radios"`
-	Spec   topo.WiFiMedium    `json:"spec"`
+	// Backend is hwsim (the medium serves mac80211_hwsim radios) or
+	// engine (it carries the frames of veth ports: wifi_engine.go).
+	Backend string             `json:"backend,omitempty"`
+	Netns   string             `json:"netns"`
+	Radios  []wifi.MediumRadio `json:"radios"`
+	Spec    topo.WiFiMedium    `json:"spec"`
 }
 
 // defaultTxPowerDBm is mac80211_hwsim's channel power limit, what a radio
@@ -82,7 +89,16 @@ func (d *deployer) startMediumForLab(ctx context.Context, netnsName string, wnod
 	}
 	radios := d.mediumRadios(wnodes)
 	d.stMu.Lock()
-	d.st.Medium = &MediumState{Netns: netnsName, Radios: radios, Spec: *m}
+	d.st.Medium = &MediumState{Backend: WiFiHwsim, Netns: netnsName, Radios: radios, Spec: *m}
+	d.stMu.Unlock()
+	return d.serveMedium(ctx)
+}
+
+// serveMedium saves the recorded medium and has the lab's supervisor
+// serve it: a new supervisor serves it as it starts; a running one (the
+// lab's link engines) is told.
+func (d *deployer) serveMedium(ctx context.Context) error {
+	d.stMu.Lock()
 	running := false
 	for _, p := range d.st.Procs {
 		if p.Command == "supervisor" {
@@ -119,7 +135,7 @@ func mediumConfig(ms *MediumState) wifi.MediumConfig {
 	sp := ms.Spec
 	pl := model.PathLoss{Model: sp.PathLoss, Exponent: sp.Exponent, RefLossDB: sp.RefLossDB, RefDistM: sp.RefDistM, FreqMHz: 5180}
 	c := wifi.MediumConfig{Radios: ms.Radios, PathLoss: pl, NoiseFigureDB: sp.NoiseFigureDB, AMPDU: sp.AMPDU, Seed: sp.Seed,
-		SNR: map[[2]string]float64{}, Loss: map[[2]string]float64{}}
+		RetryLimit: sp.RetryLimit, QueueLimit: sp.QueueLimit, SNR: map[[2]string]float64{}, Loss: map[[2]string]float64{}}
 	for _, p := range sp.Pairs {
 		k := [2]string{p.A, p.B}
 		if p.SNRdB != nil {
@@ -181,4 +197,58 @@ func LabMediumStats(lab string) (*wifi.MediumStats, error) {
 		return nil, err
 	}
 	return resp.Medium, nil
+}
+
+// SetMediumPosition moves a Wi-Fi node of a running lab to pos (metres):
+// its frames and the frames it receives see the new path loss from now
+// on (a station moved out of range stops hearing its AP).
+func SetMediumPosition(lab, node string, pos [3]float64) error {
+	_, err := supervisorCall(lab, ctlRequest{Op: "medium-move", Node: node, Pos: &pos})
+	return err
+}
+
+// SetMediumPair fixes the SNR between two Wi-Fi nodes of a running lab
+// (snr), adds loss to their path (loss), or with neither removes the
+// pair's override.
+func SetMediumPair(lab, a, b string, snr, loss *float64) error {
+	_, err := supervisorCall(lab, ctlRequest{Op: "medium-pair", A: a, B: b, SNR: snr, Loss: loss})
+	return err
+}
+
+// CaptureMedium writes every PPDU on a running lab's medium to w as pcapng
+// with radiotap headers (a monitor-mode capture of the lab's channels)
+// until ctx ends; the capture is complete when it returns.
+func CaptureMedium(ctx context.Context, lab string, w io.Writer, snaplen int) error {
+	c, err := net.DialTimeout("unix", supervisorSock(lab), 2*time.Second)
+	if err != nil {
+		return fmt.Errorf("lab %s: supervisor not reachable: %w", lab, err)
+	}
+	defer c.Close()
+	if err := json.NewEncoder(c).Encode(ctlRequest{Op: "medium-capture", Snaplen: snaplen}); err != nil {
+		return err
+	}
+	r := bufio.NewReader(c)
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		return fmt.Errorf("lab %s: medium capture: %w", lab, err)
+	}
+	var resp ctlResponse
+	if err := json.Unmarshal(line, &resp); err != nil {
+		return fmt.Errorf("lab %s: medium capture: %w", lab, err)
+	}
+	if resp.Error != "" {
+		return fmt.Errorf("lab %s: %s", lab, resp.Error)
+	}
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			// half-close: the supervisor stops, flushes and closes
+			c.(*net.UnixConn).CloseWrite()
+		case <-stopped:
+		}
+	}()
+	_, err = io.Copy(w, r)
+	close(stopped)
+	return err
 }

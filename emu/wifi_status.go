@@ -1,0 +1,170 @@
+package emu
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/wifi"
+	"github.com/emuctl/emuctl/wifi/model"
+	"golang.org/x/sys/unix"
+)
+
+// WiFiNodeStatus is what inspect shows of a Wi-Fi node, read live from the
+// kernel (nl80211) and the node's daemon.
+type WiFiNodeStatus struct {
+	Node    string `json:"node"`
+	Role    string `json:"role"` // ap or station
+	Iface   string `json:"iface"`
+	Daemon  string `json:"daemon"`  // hostapd or wpa_supplicant
+	Running bool   `json:"running"` // the daemon answers on its control socket
+	// State is hostapd's state or wpa_supplicant's wpa_state.
+	State string `json:"state,omitempty"`
+	SSID  string `json:"ssid,omitempty"`
+	// BSSID is the AP's address (stations: the AP they are associated with).
+	BSSID   string `json:"bssid,omitempty"`
+	FreqMHz int    `json:"freq_mhz,omitempty"`
+	Width   string `json:"width,omitempty"`
+	// Stations (APs) or the AP (stations) as nl80211 reports them.
+	Peers []wifi.StationInfo `json:"peers,omitempty"`
+	// MLOLinks lists the active links of a multi-link association.
+	MLOLinks []string `json:"mlo_links,omitempty"`
+	// Medium is the node's radio as the lab's medium sees it.
+	Medium *MediumNode `json:"medium,omitempty"`
+	Error  string      `json:"error,omitempty"`
+}
+
+// MediumNode is one radio on the lab's medium: its counters, what they
+// mean for the node, where it is and what its links look like.
+type MediumNode struct {
+	model.RadioStats
+	// AirtimeShare is the share of the medium's time the radio's own
+	// PPDUs took.
+	AirtimeShare float64 `json:"airtime_share"`
+	// PER is the share of its MPDU attempts that reached the air without a
+	// collision and were lost to the channel.
+	PER      float64         `json:"per"`
+	Position [3]float64      `json:"position"`
+	Links    []wifi.LinkInfo `json:"links,omitempty"` // from this radio to each other one
+}
+
+// mediumNodes turns a medium snapshot into per-node views.
+func mediumNodes(ms *wifi.MediumStats) map[string]*MediumNode {
+	out := map[string]*MediumNode{}
+	for node, rs := range ms.Radios {
+		mn := &MediumNode{RadioStats: rs, Position: ms.Positions[node]}
+		if ms.Uptime > 0 {
+			mn.AirtimeShare = float64(rs.Airtime) / float64(ms.Uptime)
+		}
+		if n := rs.Errors + rs.Delivered; n > 0 {
+			mn.PER = float64(rs.Errors) / float64(n)
+		}
+		for _, l := range ms.Links {
+			if l.From == node {
+				mn.Links = append(mn.Links, l)
+			}
+		}
+		out[node] = mn
+	}
+	return out
+}
+
+// WiFiStatus reads the live Wi-Fi state of every AP and station of a lab.
+func WiFiStatus(st *State) []WiFiNodeStatus {
+	if st.Spec == nil || !st.Spec.HasWiFi() {
+		return nil
+	}
+	var media map[string]*MediumNode
+	if st.Medium != nil {
+		if ms, err := LabMediumStats(st.Lab); err == nil {
+			media = mediumNodes(ms)
+		}
+	}
+	if st.Medium != nil && st.Medium.Backend == WiFiEngine {
+		return engineStatus(st, media)
+	}
+	var out []WiFiNodeStatus
+	for i := range st.Spec.Nodes {
+		n := &st.Spec.Nodes[i]
+		if n.AP == nil && n.Station == nil {
+			continue
+		}
+		s := WiFiNodeStatus{Node: n.Name, Role: n.DisplayKind(), Medium: media[n.Name]}
+		key := "wpa_state"
+		if n.AP != nil {
+			s.Iface, s.Daemon, key = n.AP.Iface, "hostapd", "state"
+		} else {
+			s.Iface, s.Daemon = n.Station.Iface, "wpa_supplicant"
+		}
+		if out2, err := wifi.CtrlRequest(ctrlPath(st.Lab, n), "STATUS", time.Second); err == nil {
+			s.Running = true // the daemon answers on its control socket
+			kv := wifi.ParseStatus(out2)
+			s.State, s.SSID = kv[key], kv["ssid"]
+			if n.Station != nil {
+				s.BSSID = kv["bssid"]
+			} else {
+				s.BSSID = kv["bssid[0]"]
+			}
+			if s.SSID == "" {
+				s.SSID = kv["ssid[0]"]
+			}
+		}
+		fd, err := unix.Open(filepath.Join(NetnsDir, topo.Namespace(st.Lab, n.Name)), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			s.Error = err.Error()
+			out = append(out, s)
+			continue
+		}
+		if info, err := wifi.InterfaceInfo(fd, s.Iface); err == nil {
+			s.FreqMHz, s.Width = info.FreqMHz, info.Width
+			for _, l := range info.Links { // multi-link: every active link
+				s.MLOLinks = append(s.MLOLinks, fmt.Sprintf("link %d %s %d MHz %s", l.ID, l.MAC, l.FreqMHz, l.Width))
+			}
+		} else {
+			s.Error = err.Error()
+		}
+		if peers, err := wifi.Stations(fd, s.Iface); err == nil {
+			s.Peers = peers
+		} else if s.Error == "" {
+			s.Error = err.Error()
+		}
+		unix.Close(fd)
+		out = append(out, s)
+	}
+	return out
+}
+
+// engineStatus is the Wi-Fi state of an engine-backed lab: its BSSs as
+// the file set them up (stations are associated for the lab's lifetime)
+// and the medium's view of every radio.
+func engineStatus(st *State, media map[string]*MediumNode) []WiFiNodeStatus {
+	var out []WiFiNodeStatus
+	for i := range st.Spec.Nodes {
+		n := &st.Spec.Nodes[i]
+		if n.AP == nil && n.Station == nil {
+			continue
+		}
+		s := WiFiNodeStatus{Node: n.Name, Role: n.DisplayKind(), Daemon: "none (engine backend)", Running: media != nil, Medium: media[n.Name]}
+		ap := n.AP
+		if n.AP != nil {
+			s.Iface, s.State = n.AP.Iface, "ENABLED"
+		} else {
+			s.Iface, s.State = n.Station.Iface, "COMPLETED"
+			ap = st.Spec.Node(n.Station.AP).AP
+		}
+		if media == nil {
+			s.State, s.Error = "", "the lab's medium is not answering"
+		}
+		s.SSID, s.FreqMHz, s.Width = ap.SSID, ap.Channel.FreqMHz, fmt.Sprintf("%d MHz", ap.Channel.Width)
+		apNode := n
+		if n.Station != nil {
+			apNode = st.Spec.Node(n.Station.AP)
+		}
+		if ifc := findIface(apNode, ap.Iface); ifc != nil {
+			s.BSSID = ifc.MAC
+		}
+		out = append(out, s)
+	}
+	return out
+}

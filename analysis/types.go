@@ -53,6 +53,10 @@ type Result struct {
 	Counters map[string]map[string]int64 `json:"counters,omitempty"`
 	// Captures are packet captures taken during the run.
 	Captures []CaptureRef `json:"captures,omitempty"`
+	// WiFi is the lab's Wi-Fi medium over the run: each radio's airtime,
+	// attempts, retries, collisions and losses (labs whose Wi-Fi runs on
+	// emuctl's medium).
+	WiFi *WiFiMedium `json:"wifi,omitempty"`
 	// Conditions are the recorded run conditions as text: kernel release,
 	// HZ, sysctls (tcp_sack, tcp_recovery, ...), offload settings, tool
 	// versions, capability probes, topology hash. Keys are free-form
@@ -302,6 +306,47 @@ type Link struct {
 	// RandomDrops is the emulated random-loss drop count when a separate
 	// element counts it (nft rule, userspace link engine).
 	RandomDrops int64 `json:"random_drops,omitempty"`
+}
+
+// WiFiMedium is a lab's Wi-Fi medium over one run.
+type WiFiMedium struct {
+	// Backend is hwsim (mac80211_hwsim radios) or engine (veth pairs).
+	Backend string `json:"backend"`
+	// DurationS is the medium time the counters cover.
+	DurationS float64 `json:"duration_s"`
+	// LateMeanUs and LateMaxUs are how late the medium acted on its
+	// events (its own timing error, over its whole life so far).
+	LateMeanUs float64 `json:"late_mean_us"`
+	LateMaxUs  float64 `json:"late_max_us"`
+	// Radios are the counters' deltas over the run, by node name order.
+	Radios []WiFiRadio `json:"radios"`
+}
+
+// WiFiRadio is one radio's medium counters over a run.
+type WiFiRadio struct {
+	Node string `json:"node"`
+	// Frames were submitted; Attempts are PPDUs sent; Retries MPDU
+	// attempts after the first; Collisions attempts that overlapped
+	// another transmission; Errors MPDU attempts lost to the channel;
+	// Failed frames given up after the retry chain; Dropped frames
+	// tail-dropped at the radio's queue; Delivered unicast MPDUs received.
+	Frames     uint64 `json:"frames"`
+	Attempts   uint64 `json:"attempts"`
+	Retries    uint64 `json:"retries"`
+	Collisions uint64 `json:"collisions"`
+	Errors     uint64 `json:"errors"`
+	Failed     uint64 `json:"failed"`
+	Dropped    uint64 `json:"dropped"`
+	Delivered  uint64 `json:"delivered"`
+	// AirtimeS is the radio's own PPDUs' airtime; AirtimeShare that over
+	// the run's medium time.
+	AirtimeS     float64 `json:"airtime_s"`
+	AirtimeShare float64 `json:"airtime_share"`
+	// PER is Errors over the MPDU attempts that reached the air without a
+	// collision (Errors + Delivered).
+	PER float64 `json:"per"`
+	// Rate is the rate of the radio's last data frame.
+	Rate string `json:"rate,omitempty"`
 }
 
 // CaptureRef points at a packet capture taken during the run.

@@ -88,7 +88,7 @@ func conditions(st *emu.State, flows []Flow, shaped map[int]stateLink, hops []ho
 			continue
 		}
 		seen[h.link] = true
-		l := st.Spec.Links[h.link]
+		l := allLinks(st.Spec)[h.link]
 		backend, _ := linkDirection(st.Spec, shaped, h)
 		desc := fmt.Sprintf("%s <-> %s backend=%s", l.A, l.B, backend)
 		if l.Params != nil {

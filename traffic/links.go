@@ -72,6 +72,9 @@ func linkDirection(s *topo.Spec, shaped map[int]stateLink, h hop) (backend strin
 		}
 		return sl.Backend, sl.BtoA
 	}
+	if h.wireless(s) {
+		return "wifi", linkDir{}
+	}
 	if s.Links[h.link].Params != nil && unappliedLink(s, h.link) {
 		return "none (link parameters not applied)", linkDir{}
 	}

@@ -28,7 +28,7 @@ func path(s *topo.Spec, src, dst string) (hops []hop, nodes []string, ok bool) {
 				continue // hosts do not forward
 			}
 		}
-		for i, l := range s.Links {
+		for i, l := range allLinks(s) {
 			var next string
 			var h hop
 			switch n {
@@ -60,9 +60,35 @@ func path(s *topo.Spec, src, dst string) (hops []hop, nodes []string, ok bool) {
 	return hops, append([]string{src}, nodes...), true
 }
 
+// allLinks is the topology's links followed by its wireless hops, one per
+// station (A the station's wireless interface, B its AP's, Params the
+// hop's shaping): hop indexes from len(s.Links) on are wireless.
+func allLinks(s *topo.Spec) []topo.Link {
+	out := s.Links
+	for i := range s.Nodes {
+		st := s.Nodes[i].Station
+		if st == nil {
+			continue
+		}
+		ap := s.Node(st.AP)
+		if ap == nil || ap.AP == nil {
+			continue
+		}
+		if len(out) == len(s.Links) {
+			out = append([]topo.Link(nil), s.Links...)
+		}
+		out = append(out, topo.Link{A: topo.Endpoint{Node: s.Nodes[i].Name, Iface: st.Iface},
+			B: topo.Endpoint{Node: ap.Name, Iface: ap.AP.Iface}, Params: st.Params})
+	}
+	return out
+}
+
+// wireless reports whether a hop is a station's wireless hop.
+func (h hop) wireless(s *topo.Spec) bool { return h.link >= len(s.Links) }
+
 // ends returns the sending and receiving endpoints of a hop.
 func (h hop) ends(s *topo.Spec) (from, to topo.Endpoint) {
-	l := s.Links[h.link]
+	l := allLinks(s)[h.link]
 	if h.aToB {
 		return l.A, l.B
 	}

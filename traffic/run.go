@@ -91,6 +91,7 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 	}
 	nodes := sortedKeys(nodeSet)
 	before := snapshot(lab, nodes, endpoints)
+	mediumBefore := mediumSnapshot(st)
 
 	defer func() {
 		for _, p := range plans {
@@ -172,6 +173,7 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 		return nil, capErr
 	}
 	after := snapshot(lab, nodes, endpoints)
+	mediumAfter := mediumSnapshot(st)
 
 	res := &analysis.Result{
 		Version:    analysis.Version,
@@ -186,6 +188,7 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 		Counters:   counters(before, after),
 		Conditions: conditions(st, planFlows(plans), shaped, allHops, before),
 		Captures:   capRefs,
+		WiFi:       wifiResult(st, mediumBefore, mediumAfter),
 	}
 	for i, p := range plans {
 		bn := bottleneck(st.Spec, shaped, p.hops)

@@ -83,6 +83,17 @@ func WriteSummary(w io.Writer, r *analysis.Result) {
 		fmt.Fprintf(w, "probe %s (%s, %s->%s, with %s): %d sent, %d lost, RTT min/mean/p95/max %.3f/%.3f/%.3f/%.3f ms\n",
 			p.ID, p.Kind, p.From, p.To, p.Flow, len(p.Samples), lost, st.Min, st.Mean, st.P95, st.Max)
 	}
+	if m := r.WiFi; m != nil {
+		fmt.Fprintf(w, "wifi medium (%s backend, %.1f s, late mean %s):", m.Backend, m.DurationS, usString(m.LateMeanUs))
+		for _, x := range m.Radios {
+			if x.Frames == 0 && x.AirtimeS == 0 {
+				continue
+			}
+			fmt.Fprintf(w, " %s airtime %.1f %%, %d frames, retries %.1f %%, collisions %d, PER %.3f, lost %d, queue drops %d, rate %s;",
+				x.Node, 100*x.AirtimeShare, x.Frames, 100*float64(x.Retries)/float64(max(1, x.Frames)), x.Collisions, x.PER, x.Failed, x.Dropped, x.Rate)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 func rateString(bps float64) string {

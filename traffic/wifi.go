@@ -1,0 +1,60 @@
+package traffic
+
+import (
+	"slices"
+
+	"github.com/emuctl/emuctl/analysis"
+	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/wifi"
+)
+
+// The lab's Wi-Fi medium over a run: its counters read before and after,
+// the deltas recorded per radio.
+
+// mediumSnapshot reads a lab's medium counters (nil: no medium).
+func mediumSnapshot(st *emu.State) *wifi.MediumStats {
+	if st.Medium == nil {
+		return nil
+	}
+	ms, err := emu.LabMediumStats(st.Lab)
+	if err != nil {
+		return nil
+	}
+	return ms
+}
+
+// wifiResult is the medium's part of a result: after − before per radio.
+func wifiResult(st *emu.State, before, after *wifi.MediumStats) *analysis.WiFiMedium {
+	if before == nil || after == nil {
+		return nil
+	}
+	span := after.Uptime - before.Uptime
+	out := &analysis.WiFiMedium{Backend: st.Medium.Backend, DurationS: span.Seconds(), LateMeanUs: after.LateMeanUs, LateMaxUs: after.LateMaxUs}
+	for node, a := range after.Radios {
+		b := before.Radios[node]
+		r := analysis.WiFiRadio{Node: node, Frames: a.Frames - b.Frames, Attempts: a.Attempts - b.Attempts, Retries: a.Retries - b.Retries,
+			Collisions: a.Collisions - b.Collisions, Errors: a.Errors - b.Errors, Failed: a.Failed - b.Failed,
+			Dropped: a.Dropped - b.Dropped, Delivered: a.Delivered - b.Delivered, AirtimeS: (a.Airtime - b.Airtime).Seconds(),
+			Rate: a.LastDataRate}
+		if r.Rate == "" {
+			r.Rate = a.LastRate
+		}
+		if span > 0 {
+			r.AirtimeShare = float64(a.Airtime-b.Airtime) / float64(span)
+		}
+		if n := r.Errors + r.Delivered; n > 0 {
+			r.PER = float64(r.Errors) / float64(n)
+		}
+		out.Radios = append(out.Radios, r)
+	}
+	slices.SortFunc(out.Radios, func(x, y analysis.WiFiRadio) int {
+		switch {
+		case x.Node < y.Node:
+			return -1
+		case x.Node > y.Node:
+			return 1
+		}
+		return 0
+	})
+	return out
+}

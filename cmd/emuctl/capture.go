@@ -26,7 +26,7 @@ func newCaptureCmd() *cobra.Command {
 		duration         time.Duration
 	)
 	cmd := &cobra.Command{
-		Use:   "capture [--lab LAB] <node>:<iface> -w FILE.pcapng",
+		Use:   "capture [--lab LAB] <node>:<iface>|medium -w FILE.pcapng",
 		Short: "Capture packets on a node's interface to a pcapng file (no tcpdump needed)",
 		Long: `Captures packets on an interface inside a node's network namespace and writes
 them as pcapng (Wireshark and tshark open it), with kernel nanosecond
@@ -38,15 +38,26 @@ timestamps and the packet direction. Stops at --count packets, after
 (repeating port or host means any of them). --snaplen 128 keeps all headers
 of TCP/IPv4 packets and keeps long captures small.
 
+"emuctl capture medium" records the lab's Wi-Fi medium instead, as a
+monitor on its channels would: every PPDU with a radiotap header (rate or
+MCS, channel, signal, A-MPDU grouping; frames that did not arrive carry the
+bad-FCS flag) and each ACK or Block Ack, timestamped in medium time. On the
+engine backend the data frames are the nodes' Ethernet frames as 802.11
+data frames (no management frames exist there). --filter does not apply.
+
 "emuctl capture acks FILE..." reports ACK frequency from captures.`,
 		Example: `  sudo emuctl capture h2:h2-eth0 --filter "tcp and port 5201" --snaplen 128 -w h2.pcapng
   sudo emuctl capture --lab demo r1:r1-eth1 --duration 10s -w r1.pcapng
+  sudo emuctl capture medium --duration 5s -w air.pcapng
   emuctl capture acks h2.pcapng`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] == "medium" {
+				return captureMedium(cmd, lab, out, snaplen, duration, filter, count)
+			}
 			node, iface, ok := strings.Cut(args[0], ":")
 			if !ok || node == "" || iface == "" {
-				return fmt.Errorf("%q: want <node>:<iface>, e.g. h1:h1-eth0", args[0])
+				return fmt.Errorf("%q: want <node>:<iface>, e.g. h1:h1-eth0, or medium", args[0])
 			}
 			if out == "" {
 				return fmt.Errorf("missing -w FILE.pcapng (or -w - for stdout)")
@@ -101,6 +112,57 @@ of TCP/IPv4 packets and keeps long captures small.
 	f.StringVarP(&out, "write", "w", "", "pcapng file to write (- for stdout)")
 	cmd.AddCommand(newCaptureAcksCmd())
 	return cmd
+}
+
+// captureMedium records a lab's Wi-Fi medium (pcapng, radiotap).
+func captureMedium(cmd *cobra.Command, lab, out string, snaplen int, duration time.Duration, filter string, count int) error {
+	if out == "" {
+		return fmt.Errorf("missing -w FILE.pcapng (or -w - for stdout)")
+	}
+	if filter != "" || count != 0 {
+		return fmt.Errorf("capture medium takes --duration and --snaplen; --filter and --count apply to interface captures")
+	}
+	st, err := resolveLab(lab)
+	if err != nil {
+		return err
+	}
+	if st.Medium == nil {
+		return fmt.Errorf("lab %s has no Wi-Fi medium to capture (hwsim's instant medium: capture a node's wireless interface instead)", st.Lab)
+	}
+	var w io.Writer = cmd.OutOrStdout()
+	if out != "-" {
+		f, err := os.Create(out)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, duration)
+		defer cancel()
+	}
+	cw := &countingWriter{w: w}
+	fmt.Fprintf(cmd.ErrOrStderr(), "capturing lab %s's Wi-Fi medium (%s backend), Ctrl-C to stop\n", st.Lab, st.Medium.Backend)
+	if err := emu.CaptureMedium(ctx, st.Lab, cw, snaplen); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "%d bytes of pcapng written to %s\n", cw.n, out)
+	return nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func describe(f packet.Filter) string {

@@ -171,6 +171,38 @@ func printWiFi(ws []emu.WiFiNodeStatus) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d MHz %s\t%s\n", w.Node, w.Role, w.Iface, daemon, state, w.SSID, w.BSSID, w.FreqMHz, w.Width, strings.Join(peers, "; "))
 	}
 	tw.Flush()
+	printMedium(ws)
+}
+
+// printMedium prints each radio as the lab's medium sees it.
+func printMedium(ws []emu.WiFiNodeStatus) {
+	any := false
+	for _, w := range ws {
+		any = any || w.Medium != nil
+	}
+	if !any {
+		return
+	}
+	fmt.Println()
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MEDIUM\tPOSITION\tDATA RATE\tAIRTIME\tFRAMES\tRETRIES\tCOLLISIONS\tPER\tFAILED\tDROPPED\tSNR TO")
+	for _, w := range ws {
+		m := w.Medium
+		if m == nil {
+			continue
+		}
+		var snr []string
+		for _, l := range m.Links {
+			snr = append(snr, fmt.Sprintf("%s %.1f dB", l.To, l.SNRdB))
+		}
+		rate := m.LastDataRate
+		if rate == "" {
+			rate = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%g,%g,%g\t%s\t%.1f %%\t%d\t%d\t%d\t%.3f\t%d\t%d\t%s\n", w.Node, m.Position[0], m.Position[1], m.Position[2],
+			rate, 100*m.AirtimeShare, m.Frames, m.Retries, m.Collisions, m.PER, m.Failed, m.Dropped, strings.Join(snr, ", "))
+	}
+	tw.Flush()
 }
 
 func newInspectCmd() *cobra.Command {

@@ -56,15 +56,19 @@ func pd(ber float64, d int) float64 {
 }
 
 func fecSuccess(ber float64, nbits float64, dfree, adfree, adfree1 int) float64 {
+	return math.Pow(1-fecBitError(ber, dfree, adfree, adfree1), nbits)
+}
+
+// fecBitError is the union bound P_u that fecSuccess raises to nbits.
+func fecBitError(ber float64, dfree, adfree, adfree1 int) float64 {
 	if ber == 0 {
-		return 1
+		return 0
 	}
 	pmu := float64(adfree) * pd(ber, dfree)
 	if adfree1 != 0 {
 		pmu += float64(adfree1) * pd(ber, dfree+1)
 	}
-	pmu = math.Min(pmu, 1)
-	return math.Pow(1-pmu, nbits)
+	return math.Min(pmu, 1)
 }
 
 // code is a code rate's free distance and weight spectrum, per ns-3.
@@ -96,6 +100,15 @@ func ChunkSuccess(r Rate, snr float64, nbits float64) float64 {
 	if r.Class == DSSS {
 		return dsssSuccess(r, snr, nbits)
 	}
+	return math.Pow(1-bitError(r, snr), nbits)
+}
+
+// bitError is the per-bit failure probability ChunkSuccess raises to the
+// number of bits: 1 − ChunkSuccess(r, snr, nbits) = 1 − (1 − bitError)^nbits.
+func bitError(r Rate, snr float64) float64 {
+	if r.Class == DSSS {
+		return dsssBER(r, snr)
+	}
 	width := float64(r.WidthMHz)
 	if r.Class == OFDM || width == 0 {
 		width = 20
@@ -111,7 +124,7 @@ func ChunkSuccess(r Rate, snr float64, nbits float64) float64 {
 	} else {
 		ber = qamBER(snr, m.m, spread, phy)
 	}
-	return fecSuccess(ber, nbits, c.dfree, c.ad, c.ad1)
+	return fecBitError(ber, c.dfree, c.ad, c.ad1)
 }
 
 // dsssSuccess follows ns-3's DsssErrorRateModel: DBPSK (1 Mbit/s)
@@ -120,6 +133,11 @@ func ChunkSuccess(r Rate, snr float64, nbits float64) float64 {
 // curves ns-3 uses when built without GSL (Debian's ns-3 links GSL and
 // integrates instead; the fits are within a fraction of a dB of it).
 func dsssSuccess(r Rate, snr float64, nbits float64) float64 {
+	return math.Min(1, math.Pow(1-dsssBER(r, snr), nbits))
+}
+
+// dsssBER is the bit error rate of DsssErrorRateModel at r and linear SNR.
+func dsssBER(r Rate, snr float64) float64 {
 	var ber float64
 	switch r.Kbps {
 	case 1000:
@@ -147,8 +165,7 @@ func dsssSuccess(r Rate, snr float64, nbits float64) float64 {
 				(snr*snr*snr + 1.0523316904502553*snr*snr + 3.0552298746496687e-01*snr + 2.2032715128698435)
 		}
 	}
-	ber = math.Max(0, math.Min(0.5, ber))
-	return math.Min(1, math.Pow(1-ber, nbits))
+	return math.Max(0, math.Min(0.5, ber))
 }
 
 // headerRate is the rate the PHY header (L-SIG, HT-SIG, ...) is sent at:
@@ -201,4 +218,37 @@ func HeaderSuccess(r Rate, snr float64) float64 {
 // decodes, given the header did (its own 8·mpdu bits).
 func MPDUSuccess(r Rate, mpdu int, snr float64) float64 {
 	return ChunkSuccess(r, snr, float64(8*mpdu))
+}
+
+// phyFields is where a PPDU at r carries its PHY header and its payload,
+// from the PPDU's start: the header (L-SIG and, for HT/VHT/HE, the SIG
+// fields after it; for DSSS the PLCP header) from hdrStart for the
+// duration headerRate gives, the payload (PSDU) from payStart to the end
+// of the PPDU (less 2.4 GHz's signal extension). The training fields in
+// between carry no bits, as in ns-3's PHY header sections.
+func phyFields(r Rate) (hdrStart, payStart time.Duration) {
+	us := time.Microsecond
+	_, hd := headerRate(r)
+	switch r.Class {
+	case DSSS:
+		pre := 192 * us
+		if r.ShortPreamble && r.Kbps != 1000 {
+			pre = 96 * us
+		}
+		return pre - hd, pre
+	case OFDM:
+		return 16 * us, 20 * us
+	case HT:
+		nltf := 1
+		switch r.streams() {
+		case 2:
+			nltf = 2
+		case 3, 4:
+			nltf = 4
+		}
+		return 16 * us, 32*us + time.Duration(nltf)*4*us
+	case VHT:
+		return 16 * us, 36*us + time.Duration(ltfCount(r.streams()))*4*us
+	}
+	return 16 * us, 36*us + time.Duration(ltfCount(r.streams()))*(6400*time.Nanosecond+r.GI)
 }

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"container/heap"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -9,14 +8,50 @@ import (
 	"time"
 )
 
-// The medium: the same DCF/EDCA, airtime and error model as Simulate,
-// driven by frames as they come (from mac80211_hwsim radios) instead of
-// saturated queues. Pure: the caller owns the clock. It Submits each frame
-// a radio sends, asks Next for the time of the next event, and calls
-// Advance with the current time to collect what happened by then —
+// The medium: the same EDCA, airtime and error model as Simulate, driven
+// by frames as they come (from mac80211_hwsim radios) instead of
+// saturated queues, with a physical layer per radio as ns-3 3.37's
+// YansWifiPhy has it (InterferenceHelper, ThresholdPreambleDetectionModel,
+// no frame-capture model). Pure: the caller owns the clock. It Submits
+// each frame a radio sends, asks Next for the time of the next event, and
+// calls Advance with the current time to collect what happened by then —
 // receptions to deliver and transmit statuses to report. Time is a
 // duration since the medium's start; it never runs ahead of Advance's
 // now, and it is never compressed.
+//
+// Every PPDU (data, and the ACK or Block Ack answering it) reaches each
+// radio on its channel at the power Link gives (nothing below the
+// receiver's sensitivity, Link.OK false). Each radio:
+//
+//   - senses: from ccaWindow (4 µs, ns-3's preamble detection period)
+//     after a PPDU's start it defers (backoff frozen, AIFS again after)
+//     while it transmits, while it is locked on a PPDU, while its NAV
+//     runs (set by a frame it decoded for another radio, to the end of
+//     that frame's acknowledgement), while it awaits its own
+//     acknowledgement, and while the energy of all the PPDUs it hears
+//     reaches the CCA sensitivity (−82 dBm; −62 dBm, CCA-ED, for a PPDU
+//     that started within ccaWindow before its own transmission, whose
+//     detection that transmission cancelled — ns-3's thresholds). A radio
+//     that hears nothing keeps counting down: hidden stations transmit
+//     over each other.
+//   - locks on a PPDU when, at the end of its detection period, it is
+//     neither transmitting nor locked on another (the first detected
+//     preamble wins; among preambles starting within one detection period
+//     the strongest), and the preamble is detected: received power ≥
+//     −82 dBm and SINR ≥ 4 dB. Its own transmission ends a lock (half
+//     duplex).
+//   - decodes a locked PPDU by SINR = S / (N + Σ interference), powers
+//     summed in mW, chunk by chunk: the PPDU's time is split at every
+//     start and end of another PPDU it hears, and the PHY header and each
+//     MPDU succeed with the product of the Yans chunk success rates over
+//     their stretch of it (ns-3's InterferenceHelper). A frame it decoded
+//     for another radio sets its NAV; one whose header it decoded and
+//     none of whose MPDUs it did makes it wait EIFS.
+//
+// The receiver acknowledges what it decoded SIFS after the PPDU, whatever
+// it senses; the transmitter judges that ACK or Block Ack the same way,
+// and without it (not detected, or lost) counts the attempt failed at the
+// ACK timeout or at the end of the response it could not decode.
 
 // TxRate is one stage of a frame's multi-rate retry chain.
 type TxRate struct {
@@ -50,12 +85,15 @@ type MediumFrame struct {
 	tid       int
 	ra        [6]byte
 	qosData   bool
+	done      bool // leaves its queue
 }
 
 // Len is the MPDU's airtime length (with FCS).
 func (f *MediumFrame) Len() int { return len(f.Data) + f.Extra + FCSBytes }
 
-// Reception is one frame delivered to one radio.
+// Reception is one frame delivered to one radio. A retransmission the
+// receiver decodes again (its acknowledgement was lost) is delivered
+// again, as on the air; mac80211 drops the duplicate.
 type Reception struct {
 	At        time.Duration
 	To        int
@@ -79,7 +117,9 @@ type Status struct {
 }
 
 // Air is one PPDU on the air, as a monitor on its channel would see it
-// (emitted only while ReportAir is on, at the PPDU's start).
+// (only while ReportAir is on). It is emitted once the PPDU has ended
+// (its outcome and the acknowledgement are known then), in the order
+// PPDUs started; At is its start.
 type Air struct {
 	At, Dur time.Duration
 	Radio   int // transmitter
@@ -88,7 +128,10 @@ type Air struct {
 	Frames  []*MediumFrame
 	// OK says which MPDUs reached their receiver (a group frame: any
 	// radio).
-	OK       []bool
+	OK []bool
+	// Collided: it overlapped another transmission at its receiver (a
+	// group frame: at a radio that hears it) and none of its MPDUs got
+	// through.
 	Collided bool
 	// The acknowledgement the receiver sent back (RespDur 0: none): an
 	// ACK, or a Block Ack for an A-MPDU.
@@ -99,8 +142,9 @@ type Air struct {
 }
 
 // Link is what one radio's frames look like at another: the received
-// power and the SNR it gives there. OK false: the receiver cannot even
-// detect the frames (below sensitivity; it also does not defer to them).
+// power and the SNR it gives there, so the receiver's noise floor is
+// RxDBm − SNRdB. OK false: the frames do not reach the receiver at all
+// (below its sensitivity: they neither interfere nor make it defer).
 type Link struct {
 	RxDBm, SNRdB float64
 	OK           bool
@@ -108,11 +152,14 @@ type Link struct {
 
 // RadioStats are one radio's medium counters.
 type RadioStats struct {
-	Frames     uint64        `json:"frames"`     // submitted
-	Attempts   uint64        `json:"attempts"`   // PPDUs sent (each MPDU attempt counted once per PPDU)
-	Retries    uint64        `json:"retries"`    // attempts after the first
-	Collisions uint64        `json:"collisions"` // attempts that overlapped another transmission
-	Errors     uint64        `json:"errors"`     // MPDU attempts lost to the channel (PER)
+	Frames     uint64 `json:"frames"`     // submitted
+	Attempts   uint64 `json:"attempts"`   // PPDUs sent (each MPDU attempt counted once per PPDU)
+	Retries    uint64 `json:"retries"`    // attempts after the first
+	Collisions uint64 `json:"collisions"` // attempts that overlapped another transmission at their receiver
+	Errors     uint64 `json:"errors"`     // MPDU attempts lost to the channel (PER) without an overlap
+	// NoResponse counts unicast attempts that got no ACK or Block Ack
+	// back (a collision, errors, or a lost acknowledgement).
+	NoResponse uint64        `json:"no_response"`
 	Failed     uint64        `json:"failed"`     // frames given up after the retry chain
 	Dropped    uint64        `json:"dropped"`    // frames tail-dropped at the medium's queue bound
 	Delivered  uint64        `json:"delivered"`  // unicast MPDUs received by their receiver
@@ -137,6 +184,16 @@ type MediumConfig struct {
 	// into one PPDU (HT and later rates), up to 64 and the PPDU limits.
 	AMPDU bool
 	Seed  uint64
+	// DetectDBm and DetectSNRdB are the preamble detection thresholds
+	// (0: ns-3's −82 dBm and 4 dB). NoDetection turns preamble detection
+	// off (ns-3 without a preamble detection model): a radio locks on the
+	// strongest PPDU that reaches it, whatever its SINR.
+	DetectDBm, DetectSNRdB float64
+	NoDetection            bool
+	// CCADBm and CCAEdDBm are the energy a radio defers to (0: ns-3's
+	// CcaSensitivity −82 dBm and CcaEdThreshold −62 dBm; see
+	// DefaultCCASensitivityDBm).
+	CCADBm, CCAEdDBm float64
 }
 
 type edcaf struct {
@@ -147,35 +204,106 @@ type edcaf struct {
 	boActive bool // a backoff is pending (not yet counted down)
 }
 
+// rsig is one PPDU as one radio receives it.
+type rsig struct {
+	p         *ppdu
+	dbm       float64
+	mw, noise float64 // received power and the receiver's noise floor, mW
+	// sensed: past its detection period (counted in the radio's energy);
+	// cs: against the CCA sensitivity (else CCA-ED only).
+	sensed, cs bool
+	ended      bool
+	// overlapped: another PPDU, or the radio's own transmission, overlapped
+	// it here.
+	overlapped bool
+}
+
 type mradio struct {
 	id    int
+	n     int // dense index, for the link caches
 	freq  int
+	ch    *mchannel
 	acs   [4]edcaf
 	stats RadioStats
+
+	sigs    []rsig  // PPDUs it hears (and ended ones that overlapped them)
+	cands   []*ppdu // preambles in their detection period
+	rx      *ppdu   // the PPDU it is locked on
+	rxHdr   int8    // rx's PHY header: 0 not judged yet, 1 decoded, -1 lost
+	txing   bool
+	txStart time.Duration
+	x       *ppdu // its own unicast PPDU awaiting an acknowledgement
+	resp    *ppdu // the PPDU it acknowledges after SIFS
+	// Access waits for the NAV (set by a frame it decoded for another
+	// radio) and EIFS (after a failed reception): it counts AIFS from
+	// navEnd and eifsEnd at the earliest.
+	navEnd  time.Duration
+	eifsEnd time.Duration
+	energy  float64 // mW of the sensed PPDUs
+	nsensed int
+	ncs     int // sensed PPDUs counted against the CCA sensitivity
+	busy    bool
+
+	gen           uint64 // the access event that is current
+	accessPending bool
+	accessAt      time.Duration
+
+	lc []linkMW // by transmitter's n: the last Link seen and its powers
+
+	lastRate Rate // the rate stats.LastRate names
+}
+
+// linkMW caches one transmitter's Link at a radio in mW (Link may change
+// as radios move, so it is asked each time and converted only then).
+type linkMW struct {
+	dbm, snr  float64
+	mw, noise float64
+	valid     bool
 }
 
 type mchannel struct {
-	freq    int
-	mac     MAC
-	radios  []*mradio
-	busy    bool
-	idleAt  time.Duration // when the medium last became idle
-	pending *exchange
-	gen     uint64 // the txStart event that is current
+	freq      int
+	mac       MAC
+	radios    []*mradio
+	eifsExtra time.Duration // EIFS − AIFS
+	aifs      [4]time.Duration
+	par       [4]EDCA
 }
 
-type resumeAt struct {
-	from, ifs time.Duration
-	ac        AC
-}
+// ppdu is one PPDU on the air: a data PPDU (one MPDU or an A-MPDU), or
+// the ACK or Block Ack answering one (data != nil).
+type ppdu struct {
+	refs       int
+	ch         *mchannel
+	tx         *mradio
+	start, end time.Duration
+	rate       Rate
+	psdu       int
+	// where its PHY header and payload are (from phyFields, headerRate)
+	hdrA, hdrB, payA, payB time.Duration
+	hdrRate                Rate
+	hdrBits, payBits       float64 // payBits: payloadBits of the whole PSDU
 
-type exchange struct {
-	end    time.Duration
-	resume map[int]resumeAt
-	others struct {
-		from time.Duration
-		ifs  time.Duration
-	}
+	// data PPDU
+	ac       AC
+	frames   []*MediumFrame
+	group    bool
+	rxID     int // intended receiver
+	hasRx    bool
+	ok       []bool // MPDUs the receiver decoded
+	nOK      int
+	rxDBm    float64 // power at the receiver
+	ackDBm   float64 // the acknowledgement's power at the transmitter
+	collided bool    // overlapped at its receiver
+	air      bool    // reported as an Air event
+	airDone  bool
+	respAt   time.Duration
+	respDur  time.Duration // the acknowledgement sent (0: none)
+	respRate Rate
+	ackTime  time.Duration // the acknowledgement it asks for
+
+	// acknowledgement
+	data *ppdu
 }
 
 // Medium is the event-driven medium.
@@ -185,11 +313,53 @@ type Medium struct {
 	radios   map[int]*mradio
 	channels map[int]*mchannel
 	addrs    map[[6]byte]int // MAC address → radio
-	events   eventHeap
-	now      time.Duration
-	seq, gen uint64
-	sorted   []*mradio
-	air      bool
+	// events: a heap of pointer-free entries (swapping them costs no GC
+	// write barriers) into evs, whose free slots are listed in evFree.
+	events []hent
+	evs    []event
+	evFree []int32
+	now    time.Duration
+	seq    uint64
+	sorted []*mradio
+	air    bool
+	airq   []*ppdu
+	free   []*ppdu
+
+	detectDBm, detectSNR float64 // dBm, linear
+	ccaMW, ccaEdMW       float64
+	nradios              int
+	bec                  [64]berEntry // bitError cache
+
+	// scratch
+	bp []time.Duration
+	ck []chunk
+	lg []float64
+}
+
+type chunk struct {
+	a, b time.Duration
+	sinr float64
+}
+
+type berEntry struct {
+	r      Rate
+	sinr   float64
+	e      float64
+	filled bool
+}
+
+// bitError is the package's bitError, remembered: a radio's links keep
+// their SINR, so the same few values recur.
+func (m *Medium) bitError(r Rate, sinr float64) float64 {
+	h := math.Float64bits(sinr)
+	h ^= h >> 29
+	h ^= uint64(r.Kbps)*31 + uint64(r.MCS)*7 + uint64(r.Class)*131 + uint64(r.WidthMHz) + uint64(r.NSS)*17 + uint64(r.GI)
+	c := &m.bec[(h*0x9e3779b97f4a7c15)>>58]
+	if c.filled && c.sinr == sinr && c.r == r {
+		return c.e
+	}
+	*c = berEntry{r: r, sinr: sinr, e: bitError(r, sinr), filled: true}
+	return c.e
 }
 
 // ReportAir turns Air events on or off (a capture of the medium).
@@ -205,6 +375,8 @@ func (m *Medium) sortedRadios() []*mradio {
 	return m.sorted
 }
 
+func dbmToMW(dbm float64) float64 { return math.Pow(10, dbm/10) }
+
 // NewMedium makes an empty medium.
 func NewMedium(cfg MediumConfig) *Medium {
 	if cfg.QueueLimit <= 0 {
@@ -216,8 +388,20 @@ func NewMedium(cfg MediumConfig) *Medium {
 	if cfg.Link == nil {
 		cfg.Link = func(int, int) Link { return Link{RxDBm: -50, SNRdB: 44, OK: true} }
 	}
-	return &Medium{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x6d656469756d)), radios: map[int]*mradio{},
+	m := &Medium{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x6d656469756d)), radios: map[int]*mradio{},
 		channels: map[int]*mchannel{}, addrs: map[[6]byte]int{}}
+	m.detectDBm = orDefault(cfg.DetectDBm, DefaultDetectDBm)
+	m.detectSNR = DBToLinear(orDefault(cfg.DetectSNRdB, DefaultDetectSNRdB))
+	m.ccaMW = dbmToMW(orDefault(cfg.CCADBm, DefaultCCASensitivityDBm))
+	m.ccaEdMW = dbmToMW(orDefault(cfg.CCAEdDBm, DefaultCCAEdThreshold))
+	return m
+}
+
+func orDefault(v, d float64) float64 {
+	if v == 0 {
+		return d
+	}
+	return v
 }
 
 // AddRadio registers a radio on a channel (MHz; 0: on none yet — it joins
@@ -230,7 +414,8 @@ func (m *Medium) AddRadio(id, freq int) {
 		return
 	}
 	if !ok {
-		r = &mradio{id: id}
+		r = &mradio{id: id, n: m.nradios}
+		m.nradios++
 		m.radios[id] = r
 		m.sorted = nil
 	} else if r.freq != 0 {
@@ -241,16 +426,17 @@ func (m *Medium) AddRadio(id, freq int) {
 		return
 	}
 	ch := m.channel(freq)
-	mac := ch.mac
 	for ac := range r.acs {
 		e := &r.acs[ac]
 		if !ok {
-			e.cw = mac.Param[AC(ac)].CWMin
+			e.cw = ch.par[ac].CWMin
 		}
-		e.from, e.ifs = m.now, mac.AIFS(AC(ac))
+		e.from, e.ifs = m.now, ch.aifs[ac]
 	}
+	r.ch = ch
 	ch.radios = append(ch.radios, r)
-	m.schedule(ch)
+	r.busy = m.isBusy(r)
+	m.schedule(r)
 }
 
 // LearnAddr maps a MAC address to a radio (its vif or link addresses);
@@ -266,6 +452,8 @@ func (m *Medium) Stats(radio int) (RadioStats, bool) {
 	return r.stats, true
 }
 
+// removeFromChannel takes r off its channel: it stops hearing the
+// channel's PPDUs (its own, if one is on the air, ends there).
 func (m *Medium) removeFromChannel(r *mradio) {
 	ch := m.channels[r.freq]
 	for i, x := range ch.radios {
@@ -274,6 +462,15 @@ func (m *Medium) removeFromChannel(r *mradio) {
 			break
 		}
 	}
+	for i := range r.sigs {
+		m.release(r.sigs[i].p)
+	}
+	clear(r.sigs)
+	r.sigs, r.cands, r.rx = r.sigs[:0], r.cands[:0], nil
+	r.energy, r.nsensed, r.ncs = 0, 0, 0
+	r.ch = nil
+	r.gen++
+	r.accessPending = false
 }
 
 func bandOf(freq int) Band {
@@ -289,7 +486,11 @@ func bandOf(freq int) Band {
 func (m *Medium) channel(freq int) *mchannel {
 	ch, ok := m.channels[freq]
 	if !ok {
-		ch = &mchannel{freq: freq, mac: m.cfg.MAC(bandOf(freq)), idleAt: m.now}
+		mac := m.cfg.MAC(bandOf(freq))
+		ch = &mchannel{freq: freq, mac: mac, eifsExtra: mac.EIFS(BE) - mac.AIFS(BE)}
+		for ac := range ch.aifs {
+			ch.aifs[ac], ch.par[ac] = mac.AIFS(AC(ac)), mac.Param[AC(ac)]
+		}
 		m.channels[freq] = ch
 	}
 	return ch
@@ -355,18 +556,17 @@ func (m *Medium) Submit(now time.Duration, f *MediumFrame) error {
 	e := &r.acs[f.ac]
 	if len(e.q) >= m.cfg.QueueLimit {
 		r.stats.Dropped++
-		m.push(now, Status{At: now, Frame: f, Acked: true, Dropped: true})
+		m.out(now, Status{At: now, Frame: f, Acked: true, Dropped: true})
 		return nil
 	}
-	f.submitted = now
-	ch := m.channels[r.freq]
-	if len(e.q) == 0 && !e.boActive && ch.busy {
+	f.submitted, f.done = now, false
+	if len(e.q) == 0 && !e.boActive && (r.busy || m.now < r.navEnd) {
 		// A frame that finds the medium busy and no backoff pending
 		// invokes one (802.11-2016 10.22.2.2).
 		e.bo, e.boActive = m.rng.IntN(e.cw+1), true
 	}
 	e.q = append(e.q, f)
-	m.schedule(ch)
+	m.schedule(r)
 	return nil
 }
 
@@ -379,20 +579,26 @@ func (m *Medium) Next() (time.Duration, bool) {
 }
 
 // Advance processes every event due by now, in time order, passing each
-// Reception and Status to emit (which may be nil).
+// Reception, Status and Air to emit (which may be nil).
 func (m *Medium) Advance(now time.Duration, emit func(any)) {
 	for len(m.events) > 0 && m.events[0].at <= now {
-		ev := heap.Pop(&m.events).(*event)
+		ev := m.pop()
 		m.now = max(m.now, ev.at)
-		switch v := ev.v.(type) {
-		case txStart:
-			m.transmit(m.channels[v.freq], ev.at, v.gen)
-		case txEnd:
-			m.finish(m.channels[v.freq], ev.at)
-		default:
+		switch ev.kind {
+		case evOut:
 			if emit != nil {
-				emit(v)
+				emit(ev.v)
 			}
+		case evAccess:
+			m.access(ev.r, ev.gen)
+		case evRespond:
+			m.respond(ev.p)
+		case evDetect:
+			m.detect(ev.p)
+		case evEnd:
+			m.end(ev.p)
+		case evTimeout:
+			m.timeout(ev.p)
 		}
 	}
 	if now > m.now {
@@ -400,39 +606,126 @@ func (m *Medium) Advance(now time.Duration, emit func(any)) {
 	}
 }
 
-type txStart struct {
-	freq int
-	gen  uint64
-}
-type txEnd struct{ freq int }
+type evKind uint8
+
+const (
+	evOut     evKind = iota // a Reception, Status or Air for the caller
+	evAccess                // a radio's countdown ends
+	evRespond               // SIFS after a PPDU: its receiver acknowledges it
+	evDetect                // a PPDU's preamble detection period ends
+	evEnd                   // a PPDU ends
+	evTimeout               // a transmitter's ACK timeout
+)
 
 type event struct {
+	at   time.Duration
+	late bool // after the others due at the same time
+	kind evKind
+	gen  uint64
+	r    *mradio
+	p    *ppdu
+	v    any
+}
+
+// hent is a heap entry: when, the order among equal times (the late bit
+// above the sequence number), and the event's slot in evs.
+type hent struct {
 	at  time.Duration
-	seq uint64
-	v   any
+	key uint64
+	i   int32
 }
 
-type eventHeap []*event
-
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
-	if h[i].at != h[j].at {
-		return h[i].at < h[j].at
+func (a hent) before(b hent) bool {
+	if a.at != b.at {
+		return a.at < b.at
 	}
-	return h[i].seq < h[j].seq
-}
-func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)   { *h = append(*h, x.(*event)) }
-func (h *eventHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	return a.key < b.key
 }
 
-func (m *Medium) push(at time.Duration, v any) {
+func (m *Medium) push(ev event) {
+	var i int32
+	if n := len(m.evFree); n > 0 {
+		i = m.evFree[n-1]
+		m.evFree = m.evFree[:n-1]
+		m.evs[i] = ev
+	} else {
+		i = int32(len(m.evs))
+		m.evs = append(m.evs, ev)
+	}
 	m.seq++
-	heap.Push(&m.events, &event{at: at, seq: m.seq, v: v})
+	key := m.seq
+	if ev.late {
+		key |= 1 << 63
+	}
+	h := append(m.events, hent{at: ev.at, key: key, i: i})
+	for j := len(h) - 1; j > 0; {
+		p := (j - 1) / 2
+		if !h[j].before(h[p]) {
+			break
+		}
+		h[j], h[p] = h[p], h[j]
+		j = p
+	}
+	m.events = h
+}
+
+func (m *Medium) pop() event {
+	h := m.events
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		c := l
+		if r := l + 1; r < n && h[r].before(h[l]) {
+			c = r
+		}
+		if !h[c].before(h[i]) {
+			break
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+	m.events = h
+	ev := m.evs[top.i]
+	m.evs[top.i] = event{}
+	m.evFree = append(m.evFree, top.i)
+	return ev
+}
+
+// out queues a Reception, Status or Air for the caller.
+func (m *Medium) out(at time.Duration, v any) { m.push(event{at: at, kind: evOut, v: v}) }
+
+func (m *Medium) newPPDU() *ppdu {
+	if n := len(m.free); n > 0 {
+		p := m.free[n-1]
+		m.free = m.free[:n-1]
+		return p
+	}
+	return &ppdu{}
+}
+
+func (m *Medium) hold(p *ppdu) { p.refs++ }
+
+// release drops one reference to p; the last one recycles it.
+func (m *Medium) release(p *ppdu) {
+	p.refs--
+	if p.refs > 0 {
+		return
+	}
+	if p.refs < 0 {
+		panic("model: PPDU released twice")
+	}
+	if p.data != nil {
+		m.release(p.data)
+	}
+	clear(p.frames)
+	*p = ppdu{frames: p.frames[:0], ok: p.ok[:0]}
+	m.free = append(m.free, p)
 }
 
 // txTime is when EDCAF e would start transmitting on an idle medium.
@@ -447,313 +740,752 @@ func txTime(e *edcaf, slot time.Duration) time.Duration {
 	return t
 }
 
-// schedule (re)computes the channel's next transmission.
-func (m *Medium) schedule(ch *mchannel) {
-	if ch.busy {
+// isBusy is whether r defers now.
+func (m *Medium) isBusy(r *mradio) bool {
+	if r.txing || r.rx != nil || r.x != nil || r.resp != nil {
+		return true
+	}
+	if r.nsensed == 0 {
+		return false
+	}
+	if r.ncs > 0 {
+		return r.energy >= m.ccaMW
+	}
+	return r.energy >= m.ccaEdMW
+}
+
+// update follows r's carrier sense: when the medium turns busy the
+// backoff counters freeze (the idle slots that passed are counted); when
+// it turns idle they resume after AIFS, counted from the end of the NAV
+// and of EIFS's extra wait if later.
+func (m *Medium) update(r *mradio) {
+	b := m.isBusy(r)
+	if b == r.busy {
+		return
+	}
+	r.busy = b
+	ch := r.ch
+	if ch == nil {
+		return
+	}
+	if b {
+		for ac := range r.acs {
+			e := &r.acs[ac]
+			if !e.boActive {
+				continue
+			}
+			if start := e.from + e.ifs; m.now > start {
+				e.bo = max(0, e.bo-int((m.now-start)/ch.mac.Slot))
+			}
+		}
+		r.gen++
+		r.accessPending = false
+		return
+	}
+	from := max(m.now, r.eifsEnd, r.navEnd)
+	for ac := range r.acs {
+		e := &r.acs[ac]
+		e.from, e.ifs = from, ch.aifs[ac]
+	}
+	m.schedule(r)
+}
+
+// schedule (re)computes r's next transmission.
+func (m *Medium) schedule(r *mradio) {
+	if r.busy || r.ch == nil {
 		return
 	}
 	next := time.Duration(math.MaxInt64)
-	for _, r := range ch.radios {
-		for ac := range r.acs {
-			e := &r.acs[ac]
-			if len(e.q) == 0 {
-				continue
-			}
-			next = min(next, txTime(e, ch.mac.Slot))
+	for ac := range r.acs {
+		e := &r.acs[ac]
+		if len(e.q) > 0 {
+			next = min(next, txTime(e, r.ch.mac.Slot))
 		}
 	}
 	if next == time.Duration(math.MaxInt64) {
 		return
 	}
-	// A new schedule invalidates the channel's earlier txStart events.
-	m.gen++
-	ch.gen = m.gen
-	m.push(max(next, m.now), txStart{freq: ch.freq, gen: m.gen})
-}
-
-// ccaWindow: transmissions starting within it of one another collide
-// (a station cannot sense a transmission that began in the same slot).
-const ccaWindow = 4 * time.Microsecond
-
-type txAttempt struct {
-	r      *mradio
-	ac     AC
-	frames []*MediumFrame
-	rate   Rate
-	dur    time.Duration
-	// outcome, for Air events
-	ok       []bool
-	respAt   time.Duration
-	respDur  time.Duration
-	respFrom int
-	respRate Rate
-}
-
-func (m *Medium) transmit(ch *mchannel, now time.Duration, gen uint64) {
-	if ch.busy || ch.gen != gen {
-		return // stale
-	}
-	slot := ch.mac.Slot
-	var txs []*txAttempt
-	for _, r := range ch.radios {
-		var winner *txAttempt
-		for ac := 3; ac >= 0; ac-- { // VO first: internal collisions go to the higher AC
-			e := &r.acs[ac]
-			if len(e.q) == 0 {
-				continue
-			}
-			if txTime(e, slot) <= now+ccaWindow {
-				if winner == nil {
-					winner = &txAttempt{r: r, ac: AC(ac)}
-				} else { // virtual collision: the lower AC backs off
-					e.cw = min(2*(e.cw+1)-1, ch.mac.Param[AC(ac)].CWMax)
-					e.bo, e.boActive = m.rng.IntN(e.cw+1), true
-					e.from = now
-				}
-			}
-		}
-		if winner != nil {
-			txs = append(txs, winner)
-		}
-	}
-	if len(txs) == 0 {
-		m.schedule(ch)
+	at := max(next, m.now)
+	if r.accessPending && r.accessAt == at {
 		return
 	}
-	// Everyone else freezes: count the idle slots that passed.
-	for _, r := range ch.radios {
-		for ac := range r.acs {
-			e := &r.acs[ac]
-			if isTx(txs, r, AC(ac)) || !e.boActive {
-				continue
-			}
-			if start := e.from + e.ifs; now > start {
-				e.bo = max(0, e.bo-int((now-start)/slot))
-			}
-		}
-	}
-	ch.busy = true
-	var end time.Duration
-	for _, t := range txs {
-		m.buildPPDU(ch, t)
-		end = max(end, now+t.dur)
-	}
-	x := &exchange{resume: map[int]resumeAt{}}
-	mac := ch.mac
-	if len(txs) > 1 {
-		for _, t := range txs {
-			t.r.stats.Collisions++
-			m.attemptFailed(ch, t, now, x, true)
-			own := now + t.dur + mac.ACKTimeout(t.rate)
-			if own >= end {
-				x.resume[t.r.id] = resumeAt{own, mac.AIFS(t.ac), t.ac}
-			} else {
-				x.resume[t.r.id] = resumeAt{end, mac.EIFS(t.ac), t.ac}
-			}
-		}
-		x.end = end
-		x.others.from, x.others.ifs = end, -1 // EIFS
-	} else {
-		m.single(ch, txs[0], now, x)
-	}
-	if m.air {
-		for _, t := range txs {
-			a := Air{At: now, Dur: t.dur, Radio: t.r.id, Freq: ch.freq, Rate: t.rate, Frames: t.frames,
-				OK: t.ok, Collided: len(txs) > 1, RespAt: t.respAt, RespDur: t.respDur, RespFrom: t.respFrom,
-				RespRate: t.respRate, BlockAck: len(t.frames) > 1}
-			if a.OK == nil {
-				a.OK = make([]bool, len(t.frames))
-			}
-			m.push(now, a)
-		}
-	}
-	ch.pending = x
-	m.push(max(x.end, end), txEnd{freq: ch.freq})
+	// A new schedule invalidates the radio's earlier access events.
+	r.gen++
+	r.accessPending, r.accessAt = true, at
+	m.push(event{at: at, kind: evAccess, r: r, gen: r.gen})
 }
 
-func isTx(txs []*txAttempt, r *mradio, ac AC) bool {
-	for _, t := range txs {
-		if t.r == r && t.ac == ac {
-			return true
+// ccaWindow is ns-3's preamble detection period: a radio senses a PPDU
+// from 4 µs after its start, so transmissions starting within it of one
+// another do not defer to each other.
+const ccaWindow = 4 * time.Microsecond
+
+// access: r's countdown ended on an idle medium; the highest access
+// category whose countdown ends with it transmits.
+func (m *Medium) access(r *mradio, gen uint64) {
+	if gen != r.gen {
+		return // stale
+	}
+	r.accessPending = false
+	if r.busy || r.ch == nil {
+		return
+	}
+	ch := r.ch
+	winner := -1
+	for ac := 3; ac >= 0; ac-- { // VO first: internal collisions go to the higher AC
+		e := &r.acs[ac]
+		if len(e.q) == 0 || txTime(e, ch.mac.Slot) > m.now+ccaWindow {
+			continue
+		}
+		if winner < 0 {
+			winner = ac
+		} else { // virtual collision: the lower AC backs off
+			e.cw = min(2*(e.cw+1)-1, ch.par[ac].CWMax)
+			e.bo, e.boActive = m.rng.IntN(e.cw+1), true
+			e.from = m.now
 		}
 	}
-	return false
+	if winner < 0 {
+		m.schedule(r)
+		return
+	}
+	p := m.newPPDU()
+	m.buildPPDU(ch, r, AC(winner), p)
+	m.startTx(r, ch, p)
 }
 
 // buildPPDU takes the head frame, and with A-MPDU the queued QoS data
 // frames to the same receiver and TID, at the head's current rate.
-func (m *Medium) buildPPDU(ch *mchannel, t *txAttempt) {
-	e := &t.r.acs[t.ac]
+func (m *Medium) buildPPDU(ch *mchannel, r *mradio, ac AC, p *ppdu) {
+	e := &r.acs[ac]
 	head := e.q[0]
-	t.rate = head.Rates[head.stage].Rate
-	t.frames = []*MediumFrame{head}
-	if m.cfg.AMPDU && head.qosData && !head.NoAck && t.rate.Class >= HT {
+	p.ac = ac
+	p.rate = head.Rates[head.stage].Rate
+	p.frames = append(p.frames[:0], head)
+	if m.cfg.AMPDU && head.qosData && !head.NoAck && p.rate.Class >= HT {
 		limit := MaxAMPDUSubframes
 		mpduSum := head.Len()
 		for _, f := range e.q[1:] {
-			if len(t.frames) == limit {
+			if len(p.frames) == limit {
 				break
 			}
 			if !f.qosData || f.ra != head.ra || f.tid != head.tid || f.NoAck {
 				continue
 			}
 			// delimiters and padding of n subframes, plus the MPDUs
-			bytes := AMPDUBytes(len(t.frames)+1, 0) + mpduSum + f.Len()
-			if bytes > MaxAMPDUBytes(t.rate.Class) || TxTime(t.rate, bytes, ch.mac.Band) > PPDUMaxTime {
+			bytes := AMPDUBytes(len(p.frames)+1, 0) + mpduSum + f.Len()
+			if bytes > MaxAMPDUBytes(p.rate.Class) || TxTime(p.rate, bytes, ch.mac.Band) > PPDUMaxTime {
 				break
 			}
-			t.frames = append(t.frames, f)
+			p.frames = append(p.frames, f)
 			mpduSum += f.Len()
 		}
 	}
 	psdu := 0
-	if len(t.frames) > 1 || t.rate.Class >= VHT {
-		psdu = AMPDUBytes(len(t.frames), 0)
+	if len(p.frames) > 1 || p.rate.Class >= VHT {
+		psdu = AMPDUBytes(len(p.frames), 0)
 	}
-	for _, f := range t.frames {
+	for _, f := range p.frames {
 		psdu += f.Len()
 	}
-	t.dur = TxTime(t.rate, psdu, ch.mac.Band)
-	t.r.stats.Attempts++
-	t.r.stats.Airtime += t.dur
-	t.r.stats.LastRate = t.rate.String()
-	if head.qosData {
-		t.r.stats.LastDataRate = t.rate.String()
+	p.psdu = psdu
+	p.end = TxTime(p.rate, psdu, ch.mac.Band) // a duration until startTx
+	p.group = head.NoAck
+	if !p.group {
+		p.rxID, p.hasRx = m.addrs[head.ra]
 	}
-	for _, f := range t.frames {
+	if cap(p.ok) < len(p.frames) {
+		p.ok = make([]bool, len(p.frames), max(len(p.frames), MaxAMPDUSubframes))
+	}
+	p.ok = p.ok[:len(p.frames)]
+	clear(p.ok)
+	r.stats.Attempts++
+	r.stats.Airtime += p.end
+	if p.rate != r.lastRate || r.stats.LastRate == "" {
+		r.lastRate, r.stats.LastRate = p.rate, p.rate.String()
+	}
+	if head.qosData {
+		r.stats.LastDataRate = r.stats.LastRate
+	}
+	for _, f := range p.frames {
 		if f.stage > 0 || f.tries > 0 {
-			t.r.stats.Retries++
+			r.stats.Retries++
 		}
 	}
 }
 
-// single resolves an uncollided transmission.
-func (m *Medium) single(ch *mchannel, t *txAttempt, now time.Duration, x *exchange) {
-	mac := ch.mac
-	ppduEnd := now + t.dur
-	head := t.frames[0]
-	if head.NoAck {
-		// Group-addressed (or no-ack): every radio on the channel that
-		// detects it receives it, with its own errors; one attempt.
-		// Every other radio gets it, on whichever channel it is: the
-		// kernel drops frames for radios not tuned to Freq (a station
-		// scanning is on no channel of the medium's yet).
-		got := false
-		for _, r := range m.sortedRadios() {
-			if r == t.r {
-				continue
-			}
-			l := m.cfg.Link(t.r.id, r.id)
-			if l.OK && m.rng.Float64() < 1-PER(t.rate, head.Len(), DBToLinear(l.SNRdB)) {
-				m.push(ppduEnd, Reception{At: ppduEnd, To: r.id, Frame: head, SignalDBm: l.RxDBm, Rate: t.rate})
-				r.stats.RxBytes += uint64(head.Len())
-				got = true
-			}
+// startTx puts p (its duration in p.end) on ch's air from r.
+func (m *Medium) startTx(r *mradio, ch *mchannel, p *ppdu) {
+	now := m.now
+	p.ch, p.tx, p.start, p.end = ch, r, now, now+p.end
+	hs, ps := phyFields(p.rate)
+	hr, hd := headerRate(p.rate)
+	p.hdrA, p.hdrB, p.payA, p.payB = now+hs, now+hs+hd, now+ps, p.end
+	if ch.mac.Band == Band2G4 && p.rate.Class != DSSS {
+		p.payB -= 6 * time.Microsecond // the signal extension carries no bits
+	}
+	p.hdrRate, p.hdrBits = hr, hr.Mbps()*float64(hd)/float64(time.Microsecond)
+	p.payBits = payloadBits(p.rate, p.psdu)
+	if p.data == nil && !p.group {
+		p.ackTime = ch.mac.ACKTime(p.rate)
+		if len(p.frames) > 1 {
+			p.ackTime = ch.mac.BATime(p.rate)
+		}
+	}
+	// Half duplex: a reception under way, and preambles being detected,
+	// are lost; what r hears now overlaps its transmission.
+	r.txing, r.txStart = true, now
+	r.rx, r.rxHdr = nil, 0
+	r.cands = r.cands[:0]
+	for i := range r.sigs {
+		if !r.sigs[i].ended {
+			r.sigs[i].overlapped = true
+		}
+	}
+	heard := false
+	for _, o := range ch.radios {
+		if o == r {
+			continue
+		}
+		if l := m.cfg.Link(r.id, o.id); l.OK {
+			m.addSig(o, p, l)
+			heard = true
+		}
+	}
+	m.hold(p)
+	m.push(event{at: p.end, kind: evEnd, p: p})
+	if heard {
+		m.hold(p)
+		m.push(event{at: now + ccaWindow, late: true, kind: evDetect, p: p})
+	}
+	if p.data == nil {
+		if !p.group {
+			r.x = p
+			m.hold(p)
 		}
 		if m.air {
-			t.ok = []bool{got}
+			p.air = true
+			m.hold(p)
+			m.airq = append(m.airq, p)
 		}
-		head.counts[head.stage]++
-		m.push(ppduEnd, Status{At: ppduEnd, Frame: head, Acked: true, Counts: head.counts})
-		m.popFrames(t, map[*MediumFrame]bool{head: true})
-		m.resetCW(ch, t)
-		x.end = ppduEnd
-		x.others.from, x.others.ifs = ppduEnd, 0
-		x.resume[t.r.id] = resumeAt{ppduEnd, mac.AIFS(t.ac), t.ac}
-		return
 	}
-	rx, ok := m.addrs[head.ra]
-	var l Link
-	if ok {
-		l = m.cfg.Link(t.r.id, rx)
+	m.update(r)
+}
+
+// addSig: p starts reaching o.
+func (m *Medium) addSig(o *mradio, p *ppdu, l Link) {
+	if n := p.tx.n; n >= len(o.lc) {
+		o.lc = append(o.lc, make([]linkMW, n+1-len(o.lc))...)
 	}
-	good := map[*MediumFrame]bool{}
-	if ok && l.OK && m.rng.Float64() < HeaderSuccess(t.rate, DBToLinear(l.SNRdB)) {
-		for _, f := range t.frames {
-			if m.rng.Float64() < MPDUSuccess(t.rate, f.Len(), DBToLinear(l.SNRdB)) {
-				good[f] = true
-			} else {
-				t.r.stats.Errors++
+	c := &o.lc[p.tx.n]
+	if !c.valid || c.dbm != l.RxDBm || c.snr != l.SNRdB {
+		*c = linkMW{dbm: l.RxDBm, snr: l.SNRdB, mw: dbmToMW(l.RxDBm), noise: dbmToMW(l.RxDBm - l.SNRdB), valid: true}
+	}
+	s := rsig{p: p, dbm: l.RxDBm, mw: c.mw, noise: c.noise, overlapped: o.txing}
+	for i := range o.sigs {
+		if !o.sigs[i].ended {
+			o.sigs[i].overlapped = true
+			s.overlapped = true
+		}
+	}
+	o.sigs = append(o.sigs, s)
+	m.hold(p)
+	if !o.txing && o.rx == nil {
+		o.cands = append(o.cands, p)
+	}
+}
+
+func (o *mradio) sigOf(p *ppdu) int {
+	for i := range o.sigs {
+		if o.sigs[i].p == p {
+			return i
+		}
+	}
+	return -1
+}
+
+// detect: p's preamble detection period ends at every radio that hears
+// it. It counts in their energy from now; a radio whose strongest
+// candidate it is locks on it if the preamble is detected.
+func (m *Medium) detect(p *ppdu) {
+	for _, o := range p.ch.radios {
+		i := o.sigOf(p)
+		if i < 0 || o.sigs[i].sensed || o.sigs[i].ended {
+			continue
+		}
+		s := &o.sigs[i]
+		s.sensed = true
+		o.energy += s.mw
+		o.nsensed++
+		// A transmission r started after p did cancelled p's detection:
+		// afterwards r defers to it only by CCA-ED.
+		s.cs = !(o.txing && o.txStart > p.start)
+		if s.cs {
+			o.ncs++
+		}
+		if k := slices.Index(o.cands, p); k >= 0 {
+			switch {
+			case m.strongest(o) != p:
+				o.cands = slices.Delete(o.cands, k, k+1)
+			case m.detected(o, i):
+				o.rx, o.rxHdr = p, 0
+				o.cands = o.cands[:0]
+			default:
+				o.cands = slices.Delete(o.cands, k, k+1)
 			}
 		}
-	} else {
-		t.r.stats.Errors += uint64(len(t.frames))
+		m.update(o)
 	}
-	if len(good) == 0 {
-		m.attemptFailed(ch, t, now, x, false)
-		x.end = ppduEnd
-		x.resume[t.r.id] = resumeAt{ppduEnd + mac.ACKTimeout(t.rate), mac.AIFS(t.ac), t.ac}
-		x.others.from, x.others.ifs = ppduEnd, -1
+	m.release(p)
+}
+
+// strongest is o's strongest candidate preamble (the earliest of equals).
+func (m *Medium) strongest(o *mradio) *ppdu {
+	var best *ppdu
+	bestMW := -1.0
+	for _, c := range o.cands {
+		if i := o.sigOf(c); i >= 0 && o.sigs[i].mw > bestMW {
+			best, bestMW = c, o.sigs[i].mw
+		}
+	}
+	return best
+}
+
+// detected is ns-3's ThresholdPreambleDetectionModel for o.sigs[i] now:
+// received power and SINR over the thresholds.
+func (m *Medium) detected(o *mradio, i int) bool {
+	if m.cfg.NoDetection {
+		return true
+	}
+	s := &o.sigs[i]
+	if s.dbm < m.detectDBm {
+		return false
+	}
+	interf := 0.0
+	for j := range o.sigs {
+		if j != i && !o.sigs[j].ended {
+			interf += o.sigs[j].mw
+		}
+	}
+	return s.mw >= m.detectSNR*(s.noise+interf)
+}
+
+// end: p leaves the air. Radios locked on it judge it; a data PPDU's
+// receiver delivers what it decoded and will acknowledge it; an
+// acknowledgement settles its exchange.
+func (m *Medium) end(p *ppdu) {
+	ch, tx := p.ch, p.tx
+	if tx.txing && tx.txStart == p.start {
+		tx.txing = false
+	}
+	resp := p.data != nil
+	var ackOK, ackHeard bool
+	for _, o := range ch.radios {
+		i := o.sigOf(p)
+		if i < 0 {
+			continue
+		}
+		s := &o.sigs[i]
+		s.ended = true
+		if s.sensed {
+			o.energy -= s.mw
+			o.nsensed--
+			if s.cs {
+				o.ncs--
+			}
+			if o.nsensed == 0 {
+				o.energy, o.ncs = 0, 0
+			}
+		}
+		if k := slices.Index(o.cands, p); k >= 0 {
+			o.cands = slices.Delete(o.cands, k, k+1)
+		}
+		isRx := !resp && (p.group || p.hasRx && o.id == p.rxID)
+		if isRx && s.overlapped {
+			p.collided = true
+		}
+		if o.rx == p {
+			dbm := s.dbm
+			ok := m.judge(o, p, i)
+			o.rx, o.rxHdr = nil, 0
+			switch {
+			case resp && o == p.data.tx:
+				ackOK, ackHeard = ok, true
+				p.data.ackDBm = dbm
+			case ok && !resp && !p.group && o.id == p.rxID:
+				o.resp = p // it acknowledges SIFS later
+			}
+		}
+		m.prune(o)
+		m.update(o)
+	}
+	switch {
+	case resp:
+		if ackHeard {
+			m.exchangeDone(p.data.tx, p.data, ackOK)
+		}
+	case p.group:
+		m.groupDone(p)
+	default:
+		m.unicastDone(p)
+	}
+	if p.air {
+		p.airDone = true
+		m.flushAir()
+	}
+	m.update(tx)
+	m.release(p)
+}
+
+// prune forgets the ended PPDUs o no longer needs (none of the PPDUs
+// still on the air there overlapped them).
+func (m *Medium) prune(o *mradio) {
+	first := time.Duration(math.MaxInt64)
+	for i := range o.sigs {
+		if !o.sigs[i].ended {
+			first = min(first, o.sigs[i].p.start)
+		}
+	}
+	n := 0
+	for i := range o.sigs {
+		s := o.sigs[i]
+		if s.ended && s.p.end <= first {
+			m.release(s.p)
+			continue
+		}
+		o.sigs[n] = s
+		n++
+	}
+	clear(o.sigs[n:])
+	o.sigs = o.sigs[:n]
+}
+
+// judge decodes the PPDU o was locked on (o.sigs[i]) and says whether it
+// got anything: a data PPDU's receiver records which MPDUs it decoded, a
+// group frame is delivered, a third radio sets its NAV; a header decoded
+// with nothing after it starts EIFS.
+func (m *Medium) judge(o *mradio, p *ppdu, i int) bool {
+	s := &o.sigs[i]
+	ck := m.chunksAt(o, i, p.start, p.end)
+	hdrOK := o.rxHdr > 0
+	if o.rxHdr == 0 {
+		hdrOK = m.draw(m.headerSuccess(p, ck))
+	}
+	got := false
+	if hdrOK {
+		lg := m.chunkLogs(ck, p.rate)
+		payA, payB := p.payA, p.payB
+		switch {
+		case p.data != nil: // an ACK or Block Ack
+			got = m.draw(prob(windowLog(ck, lg, payA, payB, p.payBits)))
+		case p.group:
+			got = m.draw(prob(windowLog(ck, lg, payA, payB, p.payBits)))
+			if got {
+				f := p.frames[0]
+				m.out(p.end, Reception{At: p.end, To: o.id, Frame: f, SignalDBm: s.dbm, Rate: p.rate})
+				o.stats.RxBytes += uint64(f.Len())
+				p.nOK = 1
+			}
+		case o.id == p.rxID: // the receiver: MPDU by MPDU
+			p.rxDBm = s.dbm
+			m.eachMPDU(p, ck, lg, payA, payB, func(k int, lgs float64) {
+				if m.draw(prob(lgs)) {
+					p.ok[k] = true
+					p.nOK++
+				}
+			})
+			got = p.nOK > 0
+		default: // a third radio: anything decoded sets its NAV
+			fail := 1.0
+			m.eachMPDU(p, ck, lg, payA, payB, func(_ int, lgs float64) { fail *= 1 - prob(lgs) })
+			got = m.draw(1 - fail)
+			if got {
+				o.navEnd = max(o.navEnd, p.end+p.ch.mac.sifsAfter()+p.ackTime)
+			}
+		}
+	}
+	switch {
+	case got:
+		o.eifsEnd = 0
+	case hdrOK:
+		o.eifsEnd = p.end + p.ch.eifsExtra
+	}
+	return got
+}
+
+// eachMPDU calls f with the log success probability of each MPDU of p: a
+// lone MPDU over the whole payload with ns-3's bit count (N_SYM × N_DBPS),
+// an A-MPDU's subframes over their share of the payload's time, 8 bits a
+// byte.
+func (m *Medium) eachMPDU(p *ppdu, ck []chunk, lg []float64, a, b time.Duration, f func(k int, lgs float64)) {
+	if len(p.frames) == 1 {
+		f(0, windowLog(ck, lg, a, b, p.payBits))
 		return
 	}
-	resp := mac.ACKTime(t.rate)
-	if len(t.frames) > 1 {
-		resp = mac.BATime(t.rate)
-	}
-	done := ppduEnd + mac.sifsAfter() + resp
-	if m.air {
-		t.ok = make([]bool, len(t.frames))
-		for i, f := range t.frames {
-			t.ok[i] = good[f]
+	flat := len(ck) == 1
+	span := int64(b - a)
+	off := 0
+	for k, fr := range p.frames {
+		sub := delimiterBytes + fr.Len()
+		bits := float64(8 * fr.Len())
+		if flat {
+			f(k, lg[0]*bits)
+		} else {
+			wa := a + time.Duration(span*int64(off)/int64(p.psdu))
+			wb := a + time.Duration(span*int64(off+sub)/int64(p.psdu))
+			f(k, windowLog(ck, lg, wa, wb, bits))
 		}
-		t.respAt, t.respDur, t.respFrom, t.respRate = ppduEnd+mac.sifsAfter(), resp, rx, ControlRate(t.rate, mac.BasicRates)
+		off += (sub + 3) / 4 * 4
 	}
-	back := m.cfg.Link(rx, t.r.id)
-	rr := m.radios[rx]
-	for _, f := range t.frames {
-		if good[f] {
-			m.push(ppduEnd, Reception{At: ppduEnd, To: rx, Frame: f, SignalDBm: l.RxDBm, Rate: t.rate})
-			f.counts[f.stage]++
-			m.push(done, Status{At: done, Frame: f, Acked: true, Counts: f.counts, AckSignalDBm: back.RxDBm})
-			t.r.stats.Delivered++
-			t.r.stats.TxBytes += uint64(f.Len())
-			if rr != nil {
+}
+
+// headerSuccess is the PHY header's success probability over chunks ck.
+func (m *Medium) headerSuccess(p *ppdu, ck []chunk) float64 {
+	lg := m.chunkLogs(ck, p.hdrRate)
+	return prob(windowLog(ck, lg, p.hdrA, p.hdrB, p.hdrBits))
+}
+
+// chunksAt splits [a, b) at o, for o.sigs[i], wherever another PPDU o
+// hears starts or ends, with the SINR of each piece.
+func (m *Medium) chunksAt(o *mradio, i int, a, b time.Duration) []chunk {
+	s := &o.sigs[i]
+	bp := append(m.bp[:0], a, b)
+	for j := range o.sigs {
+		q := o.sigs[j].p
+		if j == i || q.start >= b || q.end <= a {
+			continue
+		}
+		if q.start > a {
+			bp = append(bp, q.start)
+		}
+		if q.end < b {
+			bp = append(bp, q.end)
+		}
+	}
+	ck := m.ck[:0]
+	if len(bp) == 2 {
+		ck = append(ck, chunk{a, b, s.mw / s.noise})
+	} else {
+		slices.Sort(bp)
+		bp = slices.Compact(bp)
+		for k := 0; k+1 < len(bp); k++ {
+			x, y := bp[k], bp[k+1]
+			interf := 0.0
+			for j := range o.sigs {
+				if q := o.sigs[j].p; j != i && q.start <= x && q.end >= y {
+					interf += o.sigs[j].mw
+				}
+			}
+			ck = append(ck, chunk{x, y, s.mw / (s.noise + interf)})
+		}
+	}
+	m.bp, m.ck = bp, ck
+	return ck
+}
+
+// chunkLogs is, per chunk, the log of the per-bit success probability at
+// rate r (0: no errors; −Inf: nothing survives).
+func (m *Medium) chunkLogs(ck []chunk, r Rate) []float64 {
+	lg := m.lg[:0]
+	for _, c := range ck {
+		e := m.bitError(r, c.sinr)
+		switch {
+		case e <= 0:
+			lg = append(lg, 0)
+		case e >= 1:
+			lg = append(lg, math.Inf(-1))
+		default:
+			lg = append(lg, math.Log1p(-e))
+		}
+	}
+	m.lg = lg
+	return lg
+}
+
+// windowLog is the log success probability of bits spread evenly over
+// [a, b): each chunk's per-bit log times the bits in its share.
+func windowLog(ck []chunk, lg []float64, a, b time.Duration, bits float64) float64 {
+	if bits <= 0 || b <= a {
+		return 0
+	}
+	sum := 0.0
+	for k, c := range ck {
+		if lg[k] == 0 {
+			continue
+		}
+		x, y := max(c.a, a), min(c.b, b)
+		if y <= x {
+			continue
+		}
+		if math.IsInf(lg[k], -1) {
+			return lg[k]
+		}
+		sum += lg[k] * bits * float64(y-x) / float64(b-a)
+	}
+	return sum
+}
+
+// prob is exp(lg), a log probability (1 without calling exp for 0).
+func prob(lg float64) float64 {
+	if lg == 0 {
+		return 1
+	}
+	return math.Exp(lg)
+}
+
+// draw is true with probability pr.
+func (m *Medium) draw(pr float64) bool {
+	switch {
+	case pr >= 1:
+		return true
+	case pr <= 0:
+		return false
+	}
+	return m.rng.Float64() < pr
+}
+
+// unicastDone: a unicast data PPDU ended. Its receiver gets what it
+// decoded and acknowledges it SIFS later; the transmitter waits for that
+// until its ACK timeout.
+func (m *Medium) unicastDone(p *ppdu) {
+	tx, mac := p.tx, p.ch.mac
+	if p.nOK > 0 {
+		rr := m.radios[p.rxID]
+		for k, f := range p.frames {
+			if p.ok[k] {
+				m.out(p.end, Reception{At: p.end, To: p.rxID, Frame: f, SignalDBm: p.rxDBm, Rate: p.rate})
+				tx.stats.Delivered++
+				tx.stats.TxBytes += uint64(f.Len())
 				rr.stats.RxBytes += uint64(f.Len())
 			}
 		}
+		p.respAt, p.respDur, p.respRate = p.end+mac.sifsAfter(), p.ackTime, ControlRate(p.rate, mac.BasicRates)
+		m.hold(p)
+		m.push(event{at: p.respAt, kind: evRespond, p: p})
 	}
-	// The MPDUs the Block Ack bitmap reports missing stay queued and
-	// count an attempt.
-	var failed []*MediumFrame
-	for _, f := range t.frames {
-		if !good[f] {
-			failed = append(failed, f)
+	if p.collided {
+		tx.stats.Collisions++
+	} else {
+		tx.stats.Errors += uint64(len(p.frames) - p.nOK)
+	}
+	m.hold(p)
+	m.push(event{at: p.end + mac.ACKTimeout(p.rate), kind: evTimeout, p: p})
+}
+
+// respond: SIFS after p, its receiver sends the ACK or Block Ack.
+func (m *Medium) respond(p *ppdu) {
+	rr := m.radios[p.rxID]
+	if rr.resp == p {
+		rr.resp = nil
+	}
+	q := m.newPPDU()
+	q.data = p // keeps the event's hold on p
+	q.rate = p.respRate
+	q.psdu = ACKBytes
+	if len(p.frames) > 1 {
+		q.psdu = BlockAckBytes
+	}
+	q.end = p.respDur
+	m.startTx(rr, p.ch, q)
+}
+
+// timeout: p's transmitter has heard no acknowledgement start (or could
+// not decode its PHY header): the attempt failed.
+func (m *Medium) timeout(p *ppdu) {
+	a := p.tx
+	if a.x == p {
+		if q := a.rx; q != nil && q.data == p {
+			if a.rxHdr == 0 {
+				i := a.sigOf(q)
+				a.rxHdr = -1
+				if m.draw(m.headerSuccess(q, m.chunksAt(a, i, q.start, q.end))) {
+					a.rxHdr = 1
+				}
+			}
+			if a.rxHdr > 0 {
+				m.release(p)
+				return // receiving the acknowledgement: its end decides
+			}
+		}
+		m.exchangeDone(a, p, false)
+	}
+	m.release(p)
+}
+
+// exchangeDone settles a's unicast PPDU p: acknowledged (the MPDUs the
+// receiver decoded leave the queue, the others count an attempt, CW
+// resets) or not (every MPDU counts an attempt, CW doubles).
+func (m *Medium) exchangeDone(a *mradio, p *ppdu, acked bool) {
+	if a.x != p {
+		return
+	}
+	a.x = nil
+	e := &a.acs[p.ac]
+	if acked {
+		for k, f := range p.frames {
+			if p.ok[k] {
+				f.counts[f.stage]++
+				f.done = true
+				m.out(m.now, Status{At: m.now, Frame: f, Acked: true, Counts: f.counts, AckSignalDBm: p.ackDBm})
+			} else {
+				m.chargeAttempt(a, f)
+			}
+		}
+		popDone(e)
+		e.cw = p.ch.par[p.ac].CWMin
+	} else {
+		a.stats.NoResponse++
+		for _, f := range p.frames {
+			m.chargeAttempt(a, f)
+		}
+		popDone(e)
+		if len(e.q) > 0 && e.q[0] == p.frames[0] {
+			e.cw = min(2*(e.cw+1)-1, p.ch.par[p.ac].CWMax)
+		} else {
+			e.cw = p.ch.par[p.ac].CWMin
 		}
 	}
-	m.popFrames(t, good)
-	for _, f := range failed {
-		m.chargeAttempt(t, f, done, x)
-	}
-	m.resetCW(ch, t)
-	x.end = done
-	x.others.from, x.others.ifs = done, 0
-	x.resume[t.r.id] = resumeAt{done, mac.AIFS(t.ac), t.ac}
+	e.bo, e.boActive = m.rng.IntN(e.cw+1), true // (post-)backoff
+	m.release(p)
+	m.update(a)
 }
 
-func (m *Medium) resetCW(ch *mchannel, t *txAttempt) {
-	e := &t.r.acs[t.ac]
-	e.cw = ch.mac.Param[t.ac].CWMin
+// groupDone: a group (or no-ack) frame ended; radios on its channel that
+// decoded it have it, radios elsewhere (the kernel drops it unless they
+// are tuned to it; a scanning station is on no channel of the medium's
+// yet) get it by the SNR alone. One attempt, reported transmitted.
+func (m *Medium) groupDone(p *ppdu) {
+	tx, head := p.tx, p.frames[0]
+	for _, o := range m.sortedRadios() {
+		if o == tx || o.ch == p.ch {
+			continue
+		}
+		l := m.cfg.Link(tx.id, o.id)
+		if !l.OK || !m.cfg.NoDetection && (l.RxDBm < m.detectDBm || DBToLinear(l.SNRdB) < m.detectSNR) {
+			continue
+		}
+		if m.draw(1 - PER(p.rate, head.Len(), DBToLinear(l.SNRdB))) {
+			m.out(p.end, Reception{At: p.end, To: o.id, Frame: head, SignalDBm: l.RxDBm, Rate: p.rate})
+			o.stats.RxBytes += uint64(head.Len())
+			p.nOK = 1
+		}
+	}
+	if p.collided {
+		tx.stats.Collisions++
+	}
+	p.ok[0] = p.nOK > 0
+	head.counts[head.stage]++
+	head.done = true
+	m.out(p.end, Status{At: p.end, Frame: head, Acked: true, Counts: head.counts})
+	e := &tx.acs[p.ac]
+	popDone(e)
+	e.cw = p.ch.par[p.ac].CWMin
 	e.bo, e.boActive = m.rng.IntN(e.cw+1), true // post-backoff
-}
-
-// attemptFailed: no ACK/BA — every MPDU counts an attempt, CW doubles.
-func (m *Medium) attemptFailed(ch *mchannel, t *txAttempt, now time.Duration, x *exchange, collided bool) {
-	e := &t.r.acs[t.ac]
-	at := now + t.dur + ch.mac.ACKTimeout(t.rate)
-	for _, f := range t.frames {
-		m.chargeAttempt(t, f, at, x)
-	}
-	if len(e.q) > 0 && e.q[0] == t.frames[0] {
-		e.cw = min(2*(e.cw+1)-1, ch.mac.Param[t.ac].CWMax)
-	} else {
-		e.cw = ch.mac.Param[t.ac].CWMin
-	}
-	e.bo, e.boActive = m.rng.IntN(e.cw+1), true
 }
 
 // chargeAttempt counts a failed attempt of f; at the end of its retry
 // chain it fails (status not acked) and leaves the queue.
-func (m *Medium) chargeAttempt(t *txAttempt, f *MediumFrame, at time.Duration, x *exchange) {
+func (m *Medium) chargeAttempt(r *mradio, f *MediumFrame) {
 	f.counts[f.stage]++
 	f.tries++
 	if f.tries >= f.Rates[f.stage].Count {
@@ -761,50 +1493,43 @@ func (m *Medium) chargeAttempt(t *txAttempt, f *MediumFrame, at time.Duration, x
 		f.tries = 0
 	}
 	if f.stage >= len(f.Rates) || f.Rates[f.stage].Count == 0 {
-		t.r.stats.Failed++
-		m.push(at, Status{At: at, Frame: f, Acked: false, Counts: f.counts})
-		m.popFrames(t, map[*MediumFrame]bool{f: true})
+		r.stats.Failed++
+		f.done = true
+		m.out(m.now, Status{At: m.now, Frame: f, Acked: false, Counts: f.counts})
 		f.stage = len(f.Rates) - 1
 	}
 }
 
-func (m *Medium) popFrames(t *txAttempt, gone map[*MediumFrame]bool) {
-	e := &t.r.acs[t.ac]
+// popDone removes the frames that left e's queue.
+func popDone(e *edcaf) {
 	q := e.q[:0]
 	for _, f := range e.q {
-		if !gone[f] {
+		if !f.done {
 			q = append(q, f)
 		}
 	}
+	clear(e.q[len(q):])
 	e.q = q
 }
 
-// finish ends the channel's exchange: events go out, every EDCAF resumes
-// counting (AIFS, or EIFS after a frame it could not decode).
-func (m *Medium) finish(ch *mchannel, now time.Duration) {
-	x := ch.pending
-	ch.pending = nil
-	ch.busy = false
-	ch.idleAt = now
-	for _, r := range ch.radios {
-		res, isTx := x.resume[r.id]
-		for ac := range r.acs {
-			e := &r.acs[ac]
-			if isTx {
-				if AC(ac) == res.ac {
-					e.from, e.ifs = res.from, res.ifs
-					continue
-				}
-			}
-			e.from, e.ifs = x.others.from, othersIFS(ch.mac, AC(ac), x.others.ifs)
+// flushAir emits the Air events whose PPDUs have ended, in start order.
+func (m *Medium) flushAir() {
+	n := 0
+	for n < len(m.airq) && m.airq[n].airDone {
+		p := m.airq[n]
+		a := Air{At: p.start, Dur: p.end - p.start, Radio: p.tx.id, Freq: p.ch.freq, Rate: p.rate,
+			Frames: slices.Clone(p.frames), OK: slices.Clone(p.ok), Collided: p.collided && p.nOK == 0,
+			BlockAck: len(p.frames) > 1}
+		if p.respDur > 0 {
+			a.RespAt, a.RespDur, a.RespFrom, a.RespRate = p.respAt, p.respDur, p.rxID, p.respRate
 		}
+		m.out(m.now, a)
+		m.release(p)
+		n++
 	}
-	m.schedule(ch)
-}
-
-func othersIFS(mac MAC, ac AC, code time.Duration) time.Duration {
-	if code < 0 {
-		return mac.EIFS(ac)
+	if n > 0 {
+		k := copy(m.airq, m.airq[n:])
+		clear(m.airq[k:])
+		m.airq = m.airq[:k]
 	}
-	return mac.AIFS(ac)
 }

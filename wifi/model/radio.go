@@ -75,6 +75,14 @@ const (
 	// a receiver detects nothing weaker, and does not defer to it.
 	DefaultDetectDBm   = -82.0
 	DefaultDetectSNRdB = 4.0
+	// DefaultCCASensitivityDBm is ns-3's CcaSensitivity: once a radio has
+	// seen the start of a PPDU it cannot lock on (busy, preamble not
+	// detected, PHY header failed) it defers while the energy of all the
+	// signals it hears together reaches this level (ns-3 3.37
+	// PhyEntity::GetCcaThreshold with a PPDU); DefaultCCAEdThreshold
+	// applies only where no PPDU triggered the check (ns-3: the end of its
+	// own transmission, WifiPhy::Reset).
+	DefaultCCASensitivityDBm = -82.0
 )
 
 // ChannelMHz is the centre frequency of a channel number.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,14 +20,18 @@ type wifiModelOpts struct {
 	width, nss, stations, ackEvery, payload, window       int
 	retryLimit                                            int
 	distance, exponent, txpower, noiseFigure, snr, detect float64
-	snrSet                                                bool
+	snrSet, stationsSet                                   bool
 	duration                                              string
 	seed                                                  uint64
 	json                                                  bool
+	engine, positions                                     string
+	hidden                                                bool
 }
 
 // wifiModelOut is the JSON `emuctl model wifi --json` prints.
 type wifiModelOut struct {
+	Engine         string    `json:"engine"`
+	Hidden         bool      `json:"hidden,omitempty"`
 	Mode           string    `json:"mode"`
 	Band           string    `json:"band"`
 	Rate           string    `json:"rate"`
@@ -80,18 +85,37 @@ access point). Traffic flows from the stations to the access point.
 The link's SNR comes from --snr, or from --distance with a path-loss model
 (--pathloss logdistance|friis|itu-indoor, ns-3's defaults: exponent 3,
 46.6777 dB at 1 m), --txpower and the noise floor (kTB + --noise-figure);
-without either the channel is error-free. Not modelled: RTS/CTS, TXOP
-bursts, hidden stations, rate control (the rate is fixed), OFDMA/MU-MIMO,
-802.11be.`,
+without either the channel is error-free.
+
+--engine picks what runs the stations:
+  sim     (default) the saturated simulation: one shared channel, every
+          node hears every other, each station's link at the SNR above.
+  medium  the event-driven medium a lab's radios use (wifi/model.Medium):
+          every node is a radio at a position — the access point at the
+          origin, the stations on a circle of radius --distance (1 m by
+          default) around it, as ns-3's wifi-ref places them, or where
+          --positions says — and each radio hears the others by the path
+          loss (or all at --snr), with its own carrier sense (CCA
+          −82/−62 dBm), preamble detection (--detect-dbm) and SINR.
+          --hidden cuts the links between stations: each still reaches
+          the access point, none hears another (hidden stations).
+          collision_p is then the share of the stations' PPDUs that got
+          no ACK or Block Ack back (ns-3's definition in validate/ns3).
+
+Not modelled: RTS/CTS, TXOP bursts, rate control (the rate is fixed),
+OFDMA/MU-MIMO, 802.11be; hidden stations only with --engine medium.`,
 		Example: `  emuctl model wifi --mode g --rate 54mbit
   emuctl model wifi --mode a --rate 54mbit --proto tcp --ack-every 1
   emuctl model wifi --mode n --rate mcs7 --ampdu on --proto tcp
   emuctl model wifi --mode a --rate 54mbit --stations 10 --json
   emuctl model wifi --mode a --rate 54mbit --distance 40
-  emuctl model wifi --mode ac --rate mcs9 --width 80 --nss 2 --gi short`,
+  emuctl model wifi --mode ac --rate mcs9 --width 80 --nss 2 --gi short
+  emuctl model wifi --mode a --rate 54mbit --stations 2 --engine medium --hidden
+  emuctl model wifi --mode a --rate 6mbit --engine medium --positions '10,0;-10,0;0,40'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.snrSet = cmd.Flags().Changed("snr")
+			o.stationsSet = cmd.Flags().Changed("stations")
 			if !cmd.Flags().Changed("payload") {
 				o.payload = map[string]int{"tcp": 1448}[o.proto]
 				if o.payload == 0 {
@@ -137,6 +161,9 @@ bursts, hidden stations, rate control (the rate is fixed), OFDMA/MU-MIMO,
 	f.StringVar(&o.duration, "duration", "10s", "simulated time")
 	f.Uint64Var(&o.seed, "seed", 1, "random seed of the simulation")
 	f.BoolVar(&o.json, "json", false, "print JSON")
+	f.StringVar(&o.engine, "engine", "sim", "what runs the stations: sim (shared channel) or medium (radios at positions, per-radio carrier sense and SINR)")
+	f.BoolVar(&o.hidden, "hidden", false, "--engine medium: the stations cannot hear one another (each still reaches the access point)")
+	f.StringVar(&o.positions, "positions", "", "--engine medium: station positions in metres, x,y[,z] per station, ';' between stations (the access point is at the origin)")
 	return cmd
 }
 
@@ -232,6 +259,21 @@ func runWifiModel(o wifiModelOpts, ampduSet bool) (wifiModelOut, error) {
 	if o.distance < 0 || o.distance > 100000 {
 		return wifiModelOut{}, fmt.Errorf("--distance %g: want 0–100000 m", o.distance)
 	}
+	var pos [][3]float64
+	switch {
+	case o.engine != "sim" && o.engine != "medium":
+		return wifiModelOut{}, fmt.Errorf("--engine %q: want sim or medium", o.engine)
+	case o.engine == "sim" && (o.hidden || o.positions != ""):
+		return wifiModelOut{}, fmt.Errorf("--hidden and --positions need --engine medium (the simulation has every node hear every other)")
+	case o.positions != "":
+		if pos, err = parsePositions(o.positions); err != nil {
+			return wifiModelOut{}, fmt.Errorf("--positions: %w", err)
+		}
+		if o.stationsSet && o.stations != len(pos) {
+			return wifiModelOut{}, fmt.Errorf("--positions places %d station(s), --stations says %d", len(pos), o.stations)
+		}
+		o.stations = len(pos)
+	}
 	mac := model.DefaultMAC(mode, band, qos)
 	mac.RetryLimit = o.retryLimit
 	s := model.Scenario{Mode: mode, MAC: mac, Rate: r, Stations: o.stations, AC: ac, Proto: o.proto,
@@ -239,7 +281,7 @@ func runWifiModel(o wifiModelOpts, ampduSet bool) (wifiModelOut, error) {
 	if err := s.Validate(); err != nil {
 		return wifiModelOut{}, err
 	}
-	out := wifiModelOut{Mode: string(mode), Band: band.String(), Rate: r.String(), PhyRateMbps: round3(r.Mbps()),
+	out := wifiModelOut{Engine: o.engine, Hidden: o.hidden, Mode: string(mode), Band: band.String(), Rate: r.String(), PhyRateMbps: round3(r.Mbps()),
 		Stations: o.stations, Proto: o.proto, PayloadBytes: o.payload, AMPDU: ampdu, QoS: qos, AC: ac.String(),
 		SimulatedS: dur.Seconds(), Seed: o.seed, mac: mac, r: r}
 	if o.proto == "tcp" {
@@ -292,8 +334,21 @@ func runWifiModel(o wifiModelOpts, ampduSet bool) (wifiModelOut, error) {
 			out.BianchiMbps, out.BianchiP = ptrF(round3(b.GoodputMbps)), ptrF(round6(b.P))
 		}
 	}
-	sim, err := model.Simulate(s)
-	if err != nil {
+	var sim model.SimResult
+	if o.engine == "medium" {
+		link, err := mediumLink(o, band, r, pos)
+		if err != nil {
+			return wifiModelOut{}, err
+		}
+		cfg := model.MediumConfig{DetectDBm: o.detect}
+		if o.detect <= model.DefaultRxSensitivity {
+			cfg.NoDetection = true // ns-3 without a preamble detection model
+		}
+		sim, err = model.SimulateMedium(s, link, cfg)
+		if err != nil {
+			return wifiModelOut{}, err
+		}
+	} else if sim, err = model.Simulate(s); err != nil {
 		return wifiModelOut{}, err
 	}
 	out.sim = sim
@@ -308,6 +363,80 @@ func runWifiModel(o wifiModelOpts, ampduSet bool) (wifiModelOut, error) {
 		}
 	}
 	return out, nil
+}
+
+// parsePositions reads "x,y[,z];x,y[,z];…" (metres).
+func parsePositions(v string) ([][3]float64, error) {
+	var out [][3]float64
+	for _, st := range strings.Split(v, ";") {
+		st = strings.TrimSpace(st)
+		if st == "" {
+			continue
+		}
+		parts := strings.Split(st, ",")
+		if len(parts) < 2 || len(parts) > 3 {
+			return nil, fmt.Errorf("%q: want x,y or x,y,z", st)
+		}
+		var p [3]float64
+		for i, s := range parts {
+			f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || math.IsNaN(f) || math.Abs(f) > 100000 {
+				return nil, fmt.Errorf("%q: %q is not a coordinate within ±100 km", st, s)
+			}
+			p[i] = f
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no station positions")
+	}
+	return out, nil
+}
+
+// mediumLink is what every node's frames look like at every other for
+// --engine medium: stations 0..n-1 at pos (or on a circle of radius
+// --distance, 1 m by default), the access point n at the origin; the
+// path loss from the flags, or --snr on every link; with --hidden no
+// station reaches another.
+func mediumLink(o wifiModelOpts, band model.Band, r model.Rate, pos [][3]float64) (func(tx, rx int) model.Link, error) {
+	n := o.stations
+	at := make([][3]float64, n+1) // the access point last, at the origin
+	if pos != nil {
+		copy(at, pos)
+	} else {
+		d := o.distance
+		if d == 0 {
+			d = 1
+		}
+		for i := 0; i < n; i++ {
+			a := 2 * math.Pi * float64(i) / float64(n)
+			at[i] = [3]float64{d * math.Cos(a), d * math.Sin(a), 0}
+		}
+	}
+	ch := map[model.Band]int{model.Band2G4: 1, model.Band5G: 36, model.Band6G: 1}[band]
+	pl := model.DefaultPathLoss(model.ChannelMHz(band, ch))
+	pl.Model, pl.Exponent = o.pathloss, o.exponent
+	noise := model.NoiseDBm(max(r.WidthMHz, 20), o.noiseFigure)
+	links := make([]model.Link, (n+1)*(n+1))
+	for tx := 0; tx <= n; tx++ {
+		for rx := 0; rx <= n; rx++ {
+			if tx == rx || o.hidden && tx < n && rx < n {
+				continue
+			}
+			if o.snrSet {
+				links[tx*(n+1)+rx] = model.Link{RxDBm: noise + o.snr, SNRdB: o.snr, OK: true}
+				continue
+			}
+			a, b := at[tx], at[rx]
+			loss, err := pl.LossDB(math.Sqrt((a[0]-b[0])*(a[0]-b[0]) + (a[1]-b[1])*(a[1]-b[1]) + (a[2]-b[2])*(a[2]-b[2])))
+			if err != nil {
+				return nil, fmt.Errorf("--pathloss: %w", err)
+			}
+			dbm := o.txpower - loss
+			links[tx*(n+1)+rx] = model.Link{RxDBm: dbm, SNRdB: dbm - noise, OK: dbm >= model.DefaultRxSensitivity}
+		}
+	}
+	return func(tx, rx int) model.Link { return links[tx*(n+1)+rx] }, nil
 }
 
 func ptrF(v float64) *float64  { return &v }
@@ -359,7 +488,14 @@ func printWifiModel(w io.Writer, o wifiModelOut) {
 			fmt.Fprintf(w, "  link: SNR %.1f dB, PER of one %d-byte MPDU %.4g\n", *o.SNRdB, o.MPDUBytes, o.PER)
 		}
 	}
-	fmt.Fprintf(w, "  simulated (DCF/EDCA, %gs, seed %d): %.2f Mbit/s", o.SimulatedS, o.Seed, o.GoodputMbps)
+	engine := "DCF/EDCA"
+	if o.Engine == "medium" {
+		engine = "medium, radios at positions"
+		if o.Hidden {
+			engine = "medium, stations hidden from each other"
+		}
+	}
+	fmt.Fprintf(w, "  simulated (%s, %gs, seed %d): %.2f Mbit/s", engine, o.SimulatedS, o.Seed, o.GoodputMbps)
 	if o.Stations > 1 {
 		parts := make([]string, len(o.PerStationMbps))
 		for i, v := range o.PerStationMbps {
@@ -367,5 +503,9 @@ func printWifiModel(w io.Writer, o wifiModelOut) {
 		}
 		fmt.Fprintf(w, " (per station %s)", strings.Join(parts, ", "))
 	}
-	fmt.Fprintf(w, ", collision p %.3f, %.1f MPDUs per PPDU, %d retries, %d dropped\n", o.CollisionP, o.MPDUsPerPPDU, o.Retries, o.Dropped)
+	coll := "collision p"
+	if o.Engine == "medium" {
+		coll = "unacknowledged PPDUs"
+	}
+	fmt.Fprintf(w, ", %s %.3f, %.1f MPDUs per PPDU, %d retries, %d dropped\n", coll, o.CollisionP, o.MPDUsPerPPDU, o.Retries, o.Dropped)
 }

@@ -70,10 +70,61 @@ func TestModelWifiBadInput(t *testing.T) {
 		{"--mode", "a", "--stations", "0"},
 		{"--mode", "a", "--duration", "-1s"},
 		{"--mode", "n", "--qos", "off", "--ampdu", "on"},
+		{"--mode", "a", "--engine", "ns3"},
+		{"--mode", "a", "--hidden"},
+		{"--mode", "a", "--positions", "1,2"},
+		{"--mode", "a", "--engine", "medium", "--positions", "1"},
+		{"--mode", "a", "--engine", "medium", "--positions", "1,x"},
+		{"--mode", "a", "--engine", "medium", "--positions", "1,2;3,4", "--stations", "3"},
+		{"--mode", "n", "--engine", "medium", "--window", "32"},
 	}
 	for _, c := range cases {
 		if _, err := runModelWifi(t, c...); err == nil {
 			t.Errorf("%v: accepted", c)
 		}
+	}
+}
+
+// TestModelWifiMediumEngine: --engine medium runs the stations through
+// the medium: two stations that hear each other deliver what the
+// simulation does; hidden from each other (--hidden) they collide far more
+// and deliver less; --positions places them.
+func TestModelWifiMediumEngine(t *testing.T) {
+	run := func(args ...string) map[string]any {
+		t.Helper()
+		out, err := runModelWifi(t, append([]string{"--mode", "a", "--rate", "54mbit", "--qos", "off", "--retry-limit", "7",
+			"--duration", "3s", "--json"}, args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		var o map[string]any
+		if err := json.Unmarshal([]byte(out), &o); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return o
+	}
+	sim := run("--stations", "2")
+	open := run("--stations", "2", "--engine", "medium")
+	hidden := run("--stations", "2", "--engine", "medium", "--hidden")
+	g := func(o map[string]any) float64 { return o["goodput_mbps"].(float64) }
+	c := func(o map[string]any) float64 { return o["collision_p"].(float64) }
+	t.Logf("two stations at 54 Mbit/s: simulation %.2f Mbit/s (p %.3f), medium %.2f (%.3f), hidden %.2f (%.3f)",
+		g(sim), c(sim), g(open), c(open), g(hidden), c(hidden))
+	if open["engine"] != "medium" || sim["engine"] != "sim" || hidden["hidden"] != true {
+		t.Errorf("engine fields: %v %v %v", sim["engine"], open["engine"], hidden["hidden"])
+	}
+	if math.Abs(g(open)/g(sim)-1) > 0.03 {
+		t.Errorf("medium %.2f vs simulation %.2f Mbit/s", g(open), g(sim))
+	}
+	if g(hidden) > 0.85*g(open) || c(hidden) < 2.5*c(open) {
+		t.Errorf("hidden: %.2f Mbit/s, p %.3f; open %.2f, %.3f: want fewer and more", g(hidden), c(hidden), g(open), c(open))
+	}
+	pos := run("--engine", "medium", "--rate", "6mbit", "--positions", "10,0; -10,0,0")
+	if ps := pos["per_station_mbps"].([]any); len(ps) != 2 || pos["stations"].(float64) != 2 {
+		t.Errorf("--positions with two stations: %v", pos)
+	}
+	text, err := runModelWifi(t, "--mode", "a", "--rate", "54mbit", "--stations", "2", "--engine", "medium", "--hidden", "--duration", "1s")
+	if err != nil || !strings.Contains(text, "hidden from each other") || !strings.Contains(text, "unacknowledged PPDUs") {
+		t.Errorf("text output: %v\n%s", err, text)
 	}
 }

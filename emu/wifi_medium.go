@@ -13,7 +13,6 @@ import (
 
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/wifi"
-	"github.com/emuctl/emuctl/wifi/model"
 	"github.com/vishvananda/netns"
 )
 
@@ -29,10 +28,6 @@ type MediumState struct {
 	Spec    topo.WiFiMedium    `json:"spec"`
 }
 
-// defaultTxPowerDBm is mac80211_hwsim's channel power limit, what a radio
-// transmits at unless txpower: says otherwise.
-const defaultTxPowerDBm = 20
-
 // permAddr is a radio's permanent address: locally administered, unicast,
 // from the lab, its deploy and the node's index — unique host-wide in
 // practice (the kernel refuses a duplicate, and up then fails naming it).
@@ -46,22 +41,19 @@ func (d *deployer) mediumRadios(wnodes []*node) []wifi.MediumRadio {
 	tag := deployTag(d.st.Created)
 	var out []wifi.MediumRadio
 	for i, n := range wnodes {
-		r := wifi.MediumRadio{Node: n.spec.Name, Perm: permAddr(d.spec.Name, tag, i), TxPowerDBm: defaultTxPowerDBm}
+		r := wifi.SpecRadio(n.spec)
+		r.Perm = permAddr(d.spec.Name, tag, i)
 		var iface string
-		var mbm int
 		var rate string
 		var mode string
 		var ch topo.WiFiChannel
 		if ap := n.spec.AP; ap != nil {
-			iface, mbm, rate, r.Pos, mode, ch = ap.Iface, ap.TxPowerMBm, ap.Rate, ap.Position, ap.Mode, ap.Channel
+			iface, rate, mode, ch = ap.Iface, ap.Rate, ap.Mode, ap.Channel
 		} else if st := n.spec.Station; st != nil {
-			iface, mbm, rate, r.Pos = st.Iface, st.TxPowerMBm, st.Rate, st.Position
+			iface, rate = st.Iface, st.Rate
 			if apn := d.spec.Node(st.AP); apn != nil && apn.AP != nil {
 				mode, ch = apn.AP.Mode, apn.AP.Channel
 			}
-		}
-		if mbm != 0 {
-			r.TxPowerDBm = float64(mbm) / 100
 		}
 		if ifc := findIface(n.spec, iface); ifc != nil {
 			if mac := parseMAC(ifc.MAC); len(mac) == 6 {
@@ -132,19 +124,8 @@ func (d *deployer) serveMedium(ctx context.Context) error {
 
 // mediumConfig turns the recorded medium into the server's configuration.
 func mediumConfig(ms *MediumState) wifi.MediumConfig {
-	sp := ms.Spec
-	pl := model.PathLoss{Model: sp.PathLoss, Exponent: sp.Exponent, RefLossDB: sp.RefLossDB, RefDistM: sp.RefDistM, FreqMHz: 5180}
-	c := wifi.MediumConfig{Radios: ms.Radios, PathLoss: pl, NoiseFigureDB: sp.NoiseFigureDB, AMPDU: sp.AMPDU, Seed: sp.Seed,
-		RetryLimit: sp.RetryLimit, QueueLimit: sp.QueueLimit, SNR: map[[2]string]float64{}, Loss: map[[2]string]float64{}}
-	for _, p := range sp.Pairs {
-		k := [2]string{p.A, p.B}
-		if p.SNRdB != nil {
-			c.SNR[k] = *p.SNRdB
-		}
-		if p.LossDB != nil {
-			c.Loss[k] = *p.LossDB
-		}
-	}
+	c := wifi.MediumSettings(ms.Spec)
+	c.Radios = ms.Radios
 	return c
 }
 

@@ -12,6 +12,7 @@ const (
 	argLink            // a link direction "a->b" (node names)
 	argLinkOpt         // optional link direction; without it, the worst of all
 	argNodeKey         // "node:name" (a counter or a sysctl)
+	argNode            // a node name
 )
 
 // metricDef describes one per-run metric.
@@ -76,6 +77,17 @@ var metricDefs = map[string]metricDef{
 	"cpu_total":               {argNone, "%", "the whole machine's busy share over the traffic period, all cores together (0..1)"},
 	"delay_samples_stalled":   {argNone, "%", "share of the run's delay samples (probe RTTs, UDP one-way delays) whose flight overlapped a host stall over 2 ms (recorded; the _unstalled percentiles subtract the stall time)"},
 	"host_stall":              {argNone, "ms", "longest a 2 ms timer woke late during the traffic: the host stopped scheduling the emulator that long"},
+	"wifi_model":              {argFlowOpt, "Mbit/s", "the pure 802.11 model's goodput (wifi/model, as `emuctl model wifi`) for the flow's Wi-Fi hop at its rate, mode, retry limit and SNR, with every flow on the same BSS a saturated sender (no [ ]: the sum over flows); on fixed rates, or the engine backend's ideal rates"},
+	"wifi_airtime":            {argNode, "%", "share of the medium's time a Wi-Fi node's own PPDUs took over the run, [node]"},
+	"wifi_frames":             {argNode, "frames", "frames a Wi-Fi node's radio handed to the medium, [node]"},
+	"wifi_retries":            {argNode, "", "MPDU retries per frame of a Wi-Fi node, [node]"},
+	"wifi_collisions":         {argNode, "", "attempts of a Wi-Fi node that overlapped another transmission, [node]"},
+	"wifi_per":                {argNode, "", "share of a node's MPDU attempts lost to the channel (of those that did not collide), [node]"},
+	"wifi_lost":               {argNode, "frames", "frames a Wi-Fi node gave up after its retry chain, [node]"},
+	"wifi_loss":               {argNode, "", "share of a Wi-Fi node's frames that went on the air and were lost after the retry chain (the loss the IP layer sees), [node]"},
+	"wifi_drops":              {argNode, "frames", "frames its queue on the medium dropped (full), [node]"},
+	"wifi_rate":               {argNode, "", "the rate of a Wi-Fi node's last data frame, [node] (text)"},
+	"wifi_late":               {argNone, "ms", "how late the Wi-Fi medium acted on its events, mean over its life (its own timing error)"},
 	"link_in":                 {argLink, "packets", "frames offered to the link direction (link engine)"},
 	"link_out":                {argLink, "packets", "frames it delivered"},
 	"loss_drops":              {argLink, "packets", "frames its loss model dropped"},

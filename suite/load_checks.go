@@ -279,8 +279,8 @@ func (v *validator) arg(r *ref, def metricDef, n *yaml.Node, path string) {
 	switch {
 	case def.arg == argNone && r.hasArg:
 		v.d.exprErrorf(n, path, r.argOff, "%s takes no [ ]", r.name)
-	case (def.arg == argFlow || def.arg == argLink || def.arg == argNodeKey) && !r.hasArg:
-		v.d.exprErrorf(n, path, r.off, "%s needs [%s]", r.name, map[argKind]string{argFlow: "flow", argLink: "a->b", argNodeKey: "node:name"}[def.arg])
+	case (def.arg == argFlow || def.arg == argLink || def.arg == argNodeKey || def.arg == argNode) && !r.hasArg:
+		v.d.exprErrorf(n, path, r.off, "%s needs [%s]", r.name, map[argKind]string{argFlow: "flow", argLink: "a->b", argNodeKey: "node:name", argNode: "node"}[def.arg])
 	case !r.hasArg || !v.s.namesKnown:
 	case def.arg == argFlow || def.arg == argFlowOpt:
 		if !v.s.flowNames[r.arg] {
@@ -297,6 +297,10 @@ func (v *validator) arg(r *ref, def metricDef, n *yaml.Node, path string) {
 			if !v.s.nodeNames[x] {
 				v.d.exprErrorf(n, path, r.argOff, "unknown node %q %s", x, choices("nodes", x, sortedSet(v.s.nodeNames)))
 			}
+		}
+	case def.arg == argNode:
+		if !v.s.nodeNames[r.arg] {
+			v.d.exprErrorf(n, path, r.argOff, "unknown node %q %s", r.arg, choices("nodes", r.arg, sortedSet(v.s.nodeNames)))
 		}
 	case def.arg == argNodeKey:
 		node, key, ok := strings.Cut(r.arg, ":")

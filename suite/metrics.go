@@ -24,6 +24,7 @@ type runData struct {
 	stalls  []analysis.Window   // host stall spans, seconds since res.Start
 	idle    map[string]float64  // flow → idle-path RTT (ms)
 	ovs     map[string]ovsQueue // "switch:port" → OVS queue counter deltas
+	wifi    map[string]float64  // flow → the 802.11 model's goodput (Mbit/s), wifi.go
 }
 
 func newRunData(res *analysis.Result, warmupS float64, links map[string]tc.DirStats, cpu cpuLoad) *runData {
@@ -81,6 +82,8 @@ func (rd *runData) metric(name, arg string) (value, error) {
 		return numV(worst), nil
 	case argNodeKey:
 		return rd.nodeKeyMetric(name, arg)
+	case argNode:
+		return rd.wifiMetric(name, arg)
 	}
 	switch name {
 	case "jain":
@@ -118,6 +121,13 @@ func (rd *runData) metric(name, arg string) (value, error) {
 		}
 	case "idle_rtt":
 		return rd.idleRTT(arg)
+	case "wifi_model":
+		return rd.wifiModel(arg)
+	case "wifi_late":
+		if rd.res.WiFi == nil {
+			return value{}, missing("the run had no Wi-Fi medium")
+		}
+		return numV(rd.res.WiFi.LateMeanUs / 1000), nil
 	case "cc":
 		idx := rd.flows(arg, false)
 		if len(idx) == 0 {

@@ -78,6 +78,10 @@ func (r *runner) runOne(ctx context.Context, j job, attempt int) (rec *RunRecord
 	res.Conditions["netns_settle"] = rec.NetnsSettle
 	rec.data = newRunData(res, r.plan.Profile.Warmup.Seconds(), links, cpu)
 	rec.data.idle = idle
+	rec.data.wifi = wifiPredictions(spec, res)
+	for f, v := range rec.data.wifi {
+		res.Conditions["wifi_model."+f] = fmt.Sprintf("%.3f Mbit/s (the pure 802.11 model for this flow's hop)", v)
+	}
 	if ovsAfter != nil {
 		rec.data.ovs = ovsDeltas(ovsBefore, ovsAfter)
 		for k, q := range rec.data.ovs {

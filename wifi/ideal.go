@@ -102,3 +102,10 @@ func (t *idealTable) pick(snrDB float64) model.Rate {
 	}
 	return best
 }
+
+// IdealRate is the rate the engine backend gives a BSS's unicast data at
+// a link SNR (dB): ns-3's IdealWifiManager over the BSS's rates (see
+// idealRates).
+func IdealRate(mode string, band model.Band, width int, snrDB float64) model.Rate {
+	return newIdealTable(mode, band, width).pick(snrDB)
+}

@@ -234,6 +234,43 @@ Attr(Ptr<Object> obj, const std::string& tid, const std::string& name)
     return info.initialValue->SerializeToString(info.checker);
 }
 
+// StaticArp fills every node's ARP cache with every other node's
+// addresses (permanent entries), so no ARP exchange runs (call it after
+// association: ns-3 flushes a cache when its device's link changes). With stations
+// hidden from one another an ARP request (a broadcast: one attempt) can
+// be lost three times in a row; ns-3's ArpCache then marks the entry dead
+// for DeadTimeout (100 s) and drops that station's traffic.
+void
+StaticArp(const NodeContainer& nodes)
+{
+    for (uint32_t a = 0; a < nodes.GetN(); a++)
+    {
+        Ptr<Ipv4L3Protocol> ipA = nodes.Get(a)->GetObject<Ipv4L3Protocol>();
+        for (uint32_t i = 1; i < ipA->GetNInterfaces(); i++) // 0 is the loopback
+        {
+            Ptr<ArpCache> cache = ipA->GetInterface(i)->GetArpCache();
+            if (!cache)
+            {
+                continue;
+            }
+            for (uint32_t b = 0; b < nodes.GetN(); b++)
+            {
+                Ptr<Ipv4L3Protocol> ipB = nodes.Get(b)->GetObject<Ipv4L3Protocol>();
+                for (uint32_t j = 1; a != b && j < ipB->GetNInterfaces(); j++)
+                {
+                    Ptr<Ipv4Interface> itf = ipB->GetInterface(j);
+                    for (uint32_t k = 0; k < itf->GetNAddresses(); k++)
+                    {
+                        ArpCache::Entry* e = cache->Add(itf->GetAddress(k).GetLocal());
+                        e->SetMacAddress(itf->GetDevice()->GetAddress());
+                        e->MarkPermanent();
+                    }
+                }
+            }
+        }
+    }
+}
+
 } // namespace
 
 int
@@ -248,6 +285,8 @@ main(int argc, char* argv[])
     std::string errorModel = "yans";
     std::string loss = "logdistance";
     std::string gi = "long";
+    std::string hidden = "off"; // on: the stations cannot hear one another
+    std::string arp = "dynamic";
     uint32_t stations = 1;
     uint32_t payload = 1472; // UDP payload bytes
     uint32_t segment = 1448; // TCP segment size
@@ -276,6 +315,11 @@ main(int argc, char* argv[])
     cmd.AddValue("gi", "long | short (802.11n)", gi);
     cmd.AddValue("distance", "station-AP distance in m (stations on a circle)", distance);
     cmd.AddValue("loss", "logdistance | friis", loss);
+    cmd.AddValue("hidden",
+                 "on: 200 dB more loss between every two stations (MatrixPropagationLossModel), "
+                 "so they cannot hear one another; each still reaches the AP",
+                 hidden);
+    cmd.AddValue("arp", "dynamic | static (ARP caches filled before the sources start)", arp);
     cmd.AddValue("preamble", "on | off: ThresholdPreambleDetectionModel (ns-3 default on)", preamble);
     cmd.AddValue("error", "yans | table (error rate model)", errorModel);
     cmd.AddValue("time", "measured simulated seconds", simTime);
@@ -302,18 +346,31 @@ main(int argc, char* argv[])
     NodeContainer stas;
     stas.Create(stations);
 
-    YansWifiChannelHelper channel;
-    channel.SetPropagationDelay("ns3::ConstantSpeedPropagationDelayModel");
+    // The channel: the path loss (log-distance or Friis), then, for hidden
+    // stations, a matrix adding 200 dB between stations (0 dB elsewhere):
+    // -184 dBm is far below the -101 dBm sensitivity, so a station's
+    // frames neither reach nor disturb another.
+    Ptr<PropagationLossModel> pathLoss;
     if (loss == "friis")
     {
-        channel.AddPropagationLoss("ns3::FriisPropagationLossModel");
+        pathLoss = CreateObject<FriisPropagationLossModel>();
     }
     else
     {
-        channel.AddPropagationLoss("ns3::LogDistancePropagationLossModel");
+        pathLoss = CreateObject<LogDistancePropagationLossModel>();
     }
+    Ptr<MatrixPropagationLossModel> matrix;
+    if (hidden == "on")
+    {
+        matrix = CreateObject<MatrixPropagationLossModel>();
+        matrix->SetDefaultLoss(0);
+        pathLoss->SetNext(matrix);
+    }
+    Ptr<YansWifiChannel> wifiChannel = CreateObject<YansWifiChannel>();
+    wifiChannel->SetPropagationLossModel(pathLoss);
+    wifiChannel->SetPropagationDelayModel(CreateObject<ConstantSpeedPropagationDelayModel>());
     YansWifiPhyHelper phy;
-    phy.SetChannel(channel.Create());
+    phy.SetChannel(wifiChannel);
     phy.SetErrorRateModel(errorModel == "table" ? "ns3::TableBasedErrorRateModel"
                                                 : "ns3::YansErrorRateModel");
     if (preamble == "off")
@@ -383,6 +440,18 @@ main(int argc, char* argv[])
     mobility.SetMobilityModel("ns3::ConstantPositionMobilityModel");
     mobility.Install(ap);
     mobility.Install(stas);
+    if (matrix)
+    {
+        for (uint32_t i = 0; i < stations; i++)
+        {
+            for (uint32_t j = i + 1; j < stations; j++)
+            {
+                matrix->SetLoss(stas.Get(i)->GetObject<MobilityModel>(),
+                                stas.Get(j)->GetObject<MobilityModel>(),
+                                200);
+            }
+        }
+    }
 
     InternetStackHelper stack;
     stack.Install(ap);
@@ -413,6 +482,12 @@ main(int argc, char* argv[])
     uint16_t giNs = (standard == "n" && gi == "short") ? 400 : 800;
     double phyRateMbps = wm.GetDataRate(20, giNs, 1) / 1e6;
     double appStart = 0.5;
+    NodeContainer all(ap, stas);
+    if (arp == "static")
+    {
+        // After association: a link change (association) flushes the caches.
+        Simulator::Schedule(Seconds(appStart - 0.05), &StaticArp, all);
+    }
     double stop = warmup + simTime;
     std::vector<Ptr<PacketSink>> sinks;
     for (uint32_t i = 0; i < stations; i++)
@@ -536,6 +611,7 @@ main(int argc, char* argv[])
       << Num(staPhy->GetCcaEdThreshold()) << "," << Str("noise_figure_db") << ":"
       << nf << "," << Str("preamble_detection") << ":" << Str(preamble) << ","
       << Str("error_model") << ":" << Str(errorModel) << "," << Str("loss") << ":" << Str(loss)
+      << "," << Str("hidden") << ":" << Str(hidden) << "," << Str("arp") << ":" << Str(arp)
       << "}";
     o << "," << Str("sim_s") << ":" << Num(simTime) << "}";
     std::cout << o.str() << std::endl;

@@ -51,6 +51,8 @@ type Subflow struct {
 	// TCPInfo is the subflow's tcp_info; fields the kernel does not
 	// have are zero.
 	TCPInfo unix.TCPInfo
+	// Flags are tcp_info's bit fields (app-limited, window scales).
+	Flags TCPFlags
 	// HaveIdentities is true when ID, Local and Remote come from the
 	// kernel (MPTCP_FULL_INFO), false when only tcp_info was available
 	// (MPTCP_TCPINFO, kernels before 6.5).
@@ -113,8 +115,9 @@ func decodeTCPInfo(b []byte) unix.TCPInfo {
 
 // decodeSubflowData decodes an MPTCP_TCPINFO answer b (as long as the
 // kernel said): the mptcp_subflow_data header, then one tcp_info per
-// subflow at the stride size_user that the kernel reports.
-func decodeSubflowData(b []byte) ([]unix.TCPInfo, error) {
+// subflow at the stride size_user that the kernel reports. The subflows
+// have no identities: ID is the position plus one.
+func decodeSubflowData(b []byte) ([]Subflow, error) {
 	if len(b) < subflowDataLen {
 		return nil, fmt.Errorf("MPTCP_TCPINFO: short answer (%d bytes)", len(b))
 	}
@@ -124,10 +127,10 @@ func decodeSubflowData(b []byte) ([]unix.TCPInfo, error) {
 		return nil, fmt.Errorf("MPTCP_TCPINFO: kernel reported size 0")
 	}
 	n := min((len(b)-subflowDataLen)/sizeUser, num)
-	out := make([]unix.TCPInfo, n)
+	out := make([]Subflow, n)
 	for i := range out {
-		off := subflowDataLen + i*sizeUser
-		out[i] = decodeTCPInfo(b[off : off+sizeUser])
+		ti := b[subflowDataLen+i*sizeUser : subflowDataLen+(i+1)*sizeUser]
+		out[i] = Subflow{ID: uint32(i + 1), TCPInfo: decodeTCPInfo(ti), Flags: decodeTCPFlags(ti)}
 	}
 	return out, nil
 }
@@ -155,7 +158,8 @@ func (fi *fullInfo) subflows(sfBuf, tcBuf []byte) []Subflow {
 			sf.HaveIdentities = true
 		}
 		if tcStride > 0 {
-			sf.TCPInfo = decodeTCPInfo(tcBuf[i*tcStride : (i+1)*tcStride])
+			ti := tcBuf[i*tcStride : (i+1)*tcStride]
+			sf.TCPInfo, sf.Flags = decodeTCPInfo(ti), decodeTCPFlags(ti)
 		}
 	}
 	return out

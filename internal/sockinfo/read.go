@@ -104,13 +104,8 @@ func ReadSubflows(fd int) (*MPTCPInfo, []Subflow, error) {
 	if mi, err = ReadInfo(fd); err != nil {
 		return nil, nil, err
 	}
-	tis, err := readSubflowData(fd)
-	if err != nil {
+	if sfs, err = readSubflowData(fd); err != nil {
 		return nil, nil, err
-	}
-	sfs = make([]Subflow, len(tis))
-	for i := range tis {
-		sfs[i] = Subflow{ID: uint32(i + 1), TCPInfo: tis[i]}
 	}
 	// MPTCP_SUBFLOW_ADDRS (5.17+) lists the same subflows in the same
 	// order with their addresses; a subflow added or closed between the
@@ -137,7 +132,7 @@ func readSubflowAddrs(fd int) ([][2]netip.AddrPort, error) {
 }
 
 // readSubflowData reads MPTCP_TCPINFO: one tcp_info per subflow.
-func readSubflowData(fd int) ([]unix.TCPInfo, error) {
+func readSubflowData(fd int) ([]Subflow, error) {
 	buf := make([]byte, subflowDataLen+maxSubflows*sizeofTCPInfo)
 	binary.NativeEndian.PutUint32(buf[0:], subflowDataLen)         // size_subflow_data
 	binary.NativeEndian.PutUint32(buf[12:], uint32(sizeofTCPInfo)) // size_user

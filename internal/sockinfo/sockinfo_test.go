@@ -144,14 +144,20 @@ func TestDecodeSubflowData(t *testing.T) {
 	ne.PutUint32(b[8:], tcpInfo61)
 	ne.PutUint32(b[12:], tcpInfo61)
 	putTCPInfo(b[subflowDataLen:], 1, 500, 10, 100)
+	b[subflowDataLen+6], b[subflowDataLen+7] = 9<<4|7, 1 // rcv_wscale 9, snd_wscale 7; app-limited
 	putTCPInfo(b[subflowDataLen+tcpInfo61:], 1, 200, 20, 50)
+	b[subflowDataLen+tcpInfo61+7] = 2 << 1 // fastopen_client_fail only
 	tis, err := decodeSubflowData(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tis) != 2 || tis[0].Rtt != 500 || tis[0].Snd_cwnd != 10 || tis[0].Bytes_acked != 100 ||
-		tis[1].State != 1 || tis[1].Rtt != 200 || tis[1].Snd_cwnd != 20 || tis[1].Bytes_acked != 50 || tis[1].Rcv_wnd != 0 {
+	if len(tis) != 2 || tis[0].TCPInfo.Rtt != 500 || tis[0].TCPInfo.Snd_cwnd != 10 || tis[0].TCPInfo.Bytes_acked != 100 ||
+		tis[1].TCPInfo.State != 1 || tis[1].TCPInfo.Rtt != 200 || tis[1].TCPInfo.Snd_cwnd != 20 ||
+		tis[1].TCPInfo.Bytes_acked != 50 || tis[1].TCPInfo.Rcv_wnd != 0 || tis[1].ID != 2 || tis[1].HaveIdentities {
 		t.Errorf("%d tcp_info: %+v", len(tis), tis)
+	}
+	if !bigEndian && (!tis[0].Flags.AppLimited || tis[1].Flags.AppLimited || tis[0].Flags.SndWscale != 7 || tis[0].Flags.RcvWscale != 9) {
+		t.Errorf("bit fields: %+v, %+v", tis[0].Flags, tis[1].Flags)
 	}
 	// num_subflows bounds the count too.
 	ne.PutUint32(b[4:], 1)
@@ -291,7 +297,7 @@ func TestLoopback(t *testing.T) {
 				t.Errorf("subflow tcp_info: state %d mss %d", sf.TCPInfo.State, sf.TCPInfo.Snd_mss)
 			}
 			// The pre-6.5 path, whatever this kernel is.
-			if tis, err := readSubflowData(fd); err != nil || len(tis) != 1 || tis[0].Snd_mss != sf.TCPInfo.Snd_mss {
+			if tis, err := readSubflowData(fd); err != nil || len(tis) != 1 || tis[0].TCPInfo.Snd_mss != sf.TCPInfo.Snd_mss {
 				t.Errorf("MPTCP_TCPINFO: %d, %v", len(tis), err)
 			}
 			t.Logf("identities %v: %v -> %v, rtt %d us", sf.HaveIdentities, sf.Local, sf.Remote, sf.TCPInfo.Rtt)

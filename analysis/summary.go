@@ -46,6 +46,10 @@ type FlowSummary struct {
 	RetransRatio *float64 `json:"retrans_ratio,omitempty"`
 	// Recovery summarises loss-recovery episodes over the whole flow.
 	Recovery *RecoveryStats `json:"recovery,omitempty"`
+	// Limited says what limited the sender over Steady (over Whole when
+	// the flow is shorter than its warm-up): network, receive window,
+	// send buffer or application; omitted without the kernel's busy times.
+	Limited *LimitedBy `json:"limited_by,omitempty"`
 	// UDP flows: loss over the whole run, one-way delay and both jitter
 	// definitions over Steady.
 	UDPLoss              *float64 `json:"udp_loss,omitempty"`
@@ -108,6 +112,13 @@ func SummariseFlow(r *Result, f *Flow, o Options) FlowSummary {
 		}
 		if rec := Recovery(r, f); rec.Count > 0 || rec.Unfinished > 0 || hasCAState(f) {
 			fs.Recovery = &rec
+		}
+		w := fs.Steady
+		if w.Empty() {
+			w = fs.Whole
+		}
+		if l, ok := Limited(f, w); ok {
+			fs.Limited = &l
 		}
 	}
 	if f.UDP != nil {

@@ -125,6 +125,14 @@ type Sample struct {
 	TCP *TCPInfo `json:"tcp,omitempty"`
 	// Subflows are the MPTCP subflows' numbers at the end of the interval.
 	Subflows []SubflowSample `json:"subflows,omitempty"`
+	// SendBuffer is the sender socket's send buffer at the end of the
+	// interval (TCP and MPTCP flows of the native engine).
+	SendBuffer *SendBuffer `json:"send_buffer,omitempty"`
+	// WriteWaitUs is the cumulative time the sending application spent
+	// inside its blocking write calls, µs: a write returns once the send
+	// buffer has taken the data, so this is the writer waiting for
+	// buffer space (TCP and MPTCP flows of the native engine).
+	WriteWaitUs uint64 `json:"write_wait_us,omitempty"`
 }
 
 // TCPInfo is the subset of the kernel's struct tcp_info a sample carries.
@@ -168,6 +176,56 @@ type TCPInfo struct {
 	// CAState is tcpi_ca_state: 0 Open, 1 Disorder, 2 CWR, 3 Recovery,
 	// 4 Loss.
 	CAState uint8 `json:"ca_state"`
+
+	// --- What limited the sender (Linux 4.10+; absent from older
+	// results and, on MPTCP flows, from the connection-level TCP: each
+	// subflow carries its own). The kernel keeps the three times in
+	// jiffies (4 ms at HZ=250) and reports microseconds. See Limited.
+
+	// BusyUs is tcpi_busy_time: cumulative µs the socket had data in
+	// flight or waiting to be sent, including the time it was limited by
+	// the receive window or the send buffer.
+	BusyUs uint64 `json:"busy_us,omitempty"`
+	// RwndLimitedUs is tcpi_rwnd_limited: cumulative µs the peer's
+	// receive window stopped the sender.
+	RwndLimitedUs uint64 `json:"rwnd_limited_us,omitempty"`
+	// SndbufLimitedUs is tcpi_sndbuf_limited: cumulative µs the sender had
+	// sent everything written, cwnd had room, and the writer waited for
+	// send-buffer space.
+	SndbufLimitedUs uint64 `json:"sndbuf_limited_us,omitempty"`
+	// AppLimited is tcpi_delivery_rate_app_limited: the latest
+	// delivery-rate sample was taken while the sender had fewer packets in
+	// flight than cwnd allowed and nothing more to send.
+	AppLimited bool `json:"app_limited,omitempty"`
+	// NotsentBytes is tcpi_notsent_bytes: bytes written and not yet sent.
+	NotsentBytes uint32 `json:"notsent_bytes,omitempty"`
+	// InFlightSegs is the segments the kernel counts against cwnd
+	// (tcp_packets_in_flight: tcpi_unacked − tcpi_sacked − tcpi_lost +
+	// tcpi_retrans).
+	InFlightSegs uint32 `json:"in_flight_segs,omitempty"`
+	// SndWndBytes is tcpi_snd_wnd: the peer's advertised receive window,
+	// in bytes.
+	SndWndBytes uint32 `json:"snd_wnd_bytes,omitempty"`
+}
+
+// SendBuffer is a sender socket's send buffer at the end of an interval
+// (for MPTCP, the MPTCP socket's: the connection's data level).
+type SendBuffer struct {
+	// SizeBytes is SO_SNDBUF: the buffer's limit. An MPTCP socket's is
+	// tcp_wmem[0] plus the sum of its subflows' buffers unless SO_SNDBUF
+	// locked it.
+	SizeBytes int64 `json:"size_bytes"`
+	// QueuedBytes is SIOCOUTQ: written and not yet acknowledged (MPTCP:
+	// not yet DATA_ACKed, so data delivered behind another subflow's hole
+	// still counts).
+	QueuedBytes int64 `json:"queued_bytes"`
+	// UnsentBytes is SIOCOUTQNSD: written and not yet sent (MPTCP: not yet
+	// handed to a subflow).
+	UnsentBytes int64 `json:"unsent_bytes"`
+	// WmemQueuedBytes is sk_wmem_queued (SO_MEMINFO): the memory charged
+	// for the queued data, overhead included — what the kernel compares
+	// with SizeBytes before it lets the writer add more.
+	WmemQueuedBytes int64 `json:"wmem_queued_bytes,omitempty"`
 }
 
 // SubflowSample is one MPTCP subflow at the end of a sampling interval.

@@ -35,16 +35,23 @@
 //   - TCP: TCP_CONGESTION is set on every socket and read back from the
 //     sender; TCP_NODELAY (off by default, as the kernel and iperf3),
 //     TCP_QUICKACK after every read, SO_SNDBUF/SO_RCVBUF are options.
-//     Data moves in 128 KiB blocking writes and reads (as iperf3), and the
-//     sender's TCP_INFO is sampled every interval (10 ms and up): goodput
-//     at the receiver, bytes acked, cwnd in segments and bytes, ssthresh,
-//     srtt, rttvar, min RTT, retransmissions, lost, delivery and pacing
-//     rates, ca_state.
+//     Data moves in 128 KiB blocking writes and reads (as iperf3), or with
+//     a rate in writes paced to it (an application-limited sender), and
+//     the sender's TCP_INFO is sampled every interval (10 ms and up):
+//     goodput at the receiver, bytes acked, cwnd in segments and bytes,
+//     ssthresh, srtt, rttvar, min RTT, retransmissions, lost, delivery and
+//     pacing rates, ca_state; for the limited-by diagnosis
+//     (analysis.Limited) the busy, rwnd- and sndbuf-limited times, the
+//     app-limited flag, unsent bytes, packets in flight and the peer's
+//     window; the sending socket's send buffer (SO_SNDBUF, SIOCOUTQ,
+//     SIOCOUTQNSD, sk_wmem_queued); and the time the writer spent
+//     inside its writes (waiting for buffer space).
 //   - MPTCP: net.Dialer and net.ListenConfig.SetMultipathTCP(true) set
 //     explicitly; fallback to TCP is detected with MultipathTCP() on both
 //     ends and recorded (Flow.MPTCPFallback). Each sample carries every
 //     subflow from MPTCP_FULL_INFO (6.5+; MPTCP_INFO + MPTCP_TCPINFO
-//     before), and connection-level numbers (see mptcpLevel).
+//     before), connection-level numbers (see mptcpLevel), and the MPTCP
+//     socket's send buffer (the connection's, which the subflows share).
 //   - UDP: paced datagrams carry a sequence number and a send timestamp;
 //     the receiver takes kernel receive timestamps and reports loss,
 //     duplicates, reordering, RFC 3550 jitter (iperf's estimator), the mean

@@ -66,7 +66,9 @@ type Flow struct {
 	Port int
 	// Sock are TCP socket options (CC per socket, no-delay, ...).
 	Sock SockOpts
-	// Rate is the UDP sending rate in bit/s of payload, per stream.
+	// Rate is the sending rate in bit/s of payload, per stream: UDP's
+	// pacing, or for TCP and MPTCP an application that writes no faster
+	// (0: as fast as the socket takes data).
 	Rate uint64
 	// Size is the UDP payload size in bytes.
 	Size int
@@ -167,8 +169,11 @@ func (f Flow) check() []string {
 		if f.Sock.CC != "" {
 			p = append(p, "a congestion control makes no sense for UDP")
 		}
-	} else if f.Rate != 0 || f.Size != 0 {
-		p = append(p, "rate and size apply to UDP only")
+	} else if f.Size != 0 {
+		p = append(p, "size applies to UDP only (a TCP flow's writes are 128 KiB blocks, or paced by rate)")
+	}
+	if f.Proto != UDP && f.Rate != 0 && f.Engine == EngineIperf3 {
+		p = append(p, "a paced TCP application (rate) needs the native engine")
 	}
 	if err := CheckCC(f.Sock.CC); err != nil {
 		p = append(p, err.Error())

@@ -22,7 +22,8 @@ import (
 //
 // Flow keys: name, from, to, dst, proto (tcp|mptcp|udp), engine
 // (native|iperf3), cc, start, duration, interval, reverse, parallel, port,
-// nodelay, quickack, sndbuf, rcvbuf, rate, size, probe (icmp|udp),
+// nodelay, quickack, sndbuf, rcvbuf, rate (UDP's pacing; on TCP/MPTCP an
+// application writing no faster), size (UDP), probe (icmp|udp),
 // probe_rate, udp_packets. A top-level `capture: [h2:h2-eth0]` captures
 // those interfaces for the whole run (pcapng beside the result). Top-level keys starting with "x-" are ignored
 // (for anchors).

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emuctl/emuctl/analysis"
 	"github.com/emuctl/emuctl/topo"
 )
 
@@ -78,6 +79,23 @@ func TestMPTCPSubflows(t *testing.T) {
 		}
 		if last.TCP == nil || last.TCP.BytesAcked == 0 {
 			t.Errorf("no connection-level numbers: %+v", last.TCP)
+		}
+		// What the limited-by diagnosis reads: each subflow's busy time,
+		// the connection's send buffer (MPTCP socket) and the writer's
+		// waiting.
+		for _, sf := range last.Subflows {
+			if sf.TCP.BusyUs == 0 {
+				t.Errorf("subflow %s: no tcpi_busy_time", sf.ID)
+			}
+		}
+		if b := last.SendBuffer; b == nil || b.SizeBytes <= 0 || b.WmemQueuedBytes < 0 {
+			t.Errorf("connection send buffer %+v", b)
+		}
+		if last.WriteWaitUs == 0 {
+			t.Error("the writer's waiting was not recorded")
+		}
+		if l, ok := analysis.Limited(&f, analysis.WholeRun(&f)); !ok || len(l.Subflows) != 2 {
+			t.Errorf("limited-by: ok %v, %d subflows", ok, len(l.Subflows))
 		}
 	}
 }

@@ -14,7 +14,10 @@ type rawSample struct {
 	at   time.Time
 	rx   int64
 	pkts int64 // datagrams received (UDP)
+	wrNs int64 // the TCP writer's time inside write calls
 	info *unix.TCPInfo
+	tf   sockinfo.TCPFlags
+	sq   *sockinfo.SendQueue
 	mi   *sockinfo.MPTCPInfo
 	sfs  []sockinfo.Subflow
 }
@@ -52,11 +55,14 @@ func (t *tcpFlow) sample() [][]rawSample {
 }
 
 func (t *tcpFlow) read(s *tcpStream, at time.Time) rawSample {
-	r := rawSample{at: at, rx: s.rx.Load()}
+	r := rawSample{at: at, rx: s.rx.Load(), wrNs: int64(s.wait.total())}
 	withFD(s.snd, func(fd int) error {
-		ti, err := unix.GetsockoptTCPInfo(fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+		ti, tf, err := sockinfo.ReadTCPInfo(fd)
 		if err == nil {
-			r.info = ti
+			r.info, r.tf = &ti, tf
+		}
+		if q, err := sockinfo.ReadSendQueue(fd); err == nil {
+			r.sq = &q
 		}
 		if s.mptcp {
 			r.mi, r.sfs, _ = sockinfo.ReadSubflows(fd)
@@ -67,7 +73,7 @@ func (t *tcpFlow) read(s *tcpStream, at time.Time) rawSample {
 }
 
 // tcpInfo converts the kernel's tcp_info to the result's subset.
-func tcpInfo(ti *unix.TCPInfo) analysis.TCPInfo {
+func tcpInfo(ti *unix.TCPInfo, tf sockinfo.TCPFlags) analysis.TCPInfo {
 	ss := ti.Snd_ssthresh
 	if ss >= 0x7fffffff {
 		ss = 0
@@ -89,7 +95,21 @@ func tcpInfo(ti *unix.TCPInfo) analysis.TCPInfo {
 		DeliveryRateBps: float64(ti.Delivery_rate) * 8,
 		PacingRateBps:   pacing(ti.Pacing_rate),
 		CAState:         ti.Ca_state,
+		BusyUs:          ti.Busy_time,
+		RwndLimitedUs:   ti.Rwnd_limited,
+		SndbufLimitedUs: ti.Sndbuf_limited,
+		AppLimited:      tf.AppLimited,
+		NotsentBytes:    ti.Notsent_bytes,
+		InFlightSegs:    inFlight(ti),
+		SndWndBytes:     ti.Snd_wnd,
 	}
+}
+
+// inFlight is tcp_packets_in_flight: packets out, less those SACKed or
+// marked lost, plus those retransmitted.
+func inFlight(ti *unix.TCPInfo) uint32 {
+	left := int64(ti.Unacked) - int64(ti.Sacked) - int64(ti.Lost) + int64(ti.Retrans)
+	return uint32(max(left, 0))
 }
 
 // pacing maps the kernel's "unlimited" (~0) to 0.
@@ -102,8 +122,10 @@ func pacing(r uint64) float64 {
 
 // mptcpLevel summarises an MPTCP connection for Sample.TCP: byte counters
 // are connection-level (MPTCP_INFO, 6.5+); cwnd, retransmissions, lost,
-// delivery and pacing rates are sums over the subflows; RTTs are those of
-// the subflow with the lowest smoothed RTT; ca_state is the worst state.
+// delivery and pacing rates and unsent bytes are sums over the subflows;
+// RTTs are those of the subflow with the lowest smoothed RTT; ca_state is
+// the worst state. The limited-by times stay per subflow (a sum of busy
+// times says nothing about the connection).
 func mptcpLevel(mi *sockinfo.MPTCPInfo, sfs []sockinfo.Subflow) *analysis.TCPInfo {
 	if len(sfs) == 0 {
 		return nil
@@ -111,7 +133,7 @@ func mptcpLevel(mi *sockinfo.MPTCPInfo, sfs []sockinfo.Subflow) *analysis.TCPInf
 	var out analysis.TCPInfo
 	best := -1
 	for i, sf := range sfs {
-		ti := tcpInfo(&sf.TCPInfo)
+		ti := tcpInfo(&sf.TCPInfo, sf.Flags)
 		out.CwndSegs += ti.CwndSegs
 		out.CwndBytes += ti.CwndBytes
 		out.Retrans += ti.Retrans
@@ -123,12 +145,14 @@ func mptcpLevel(mi *sockinfo.MPTCPInfo, sfs []sockinfo.Subflow) *analysis.TCPInf
 		out.BytesAcked += ti.BytesAcked
 		out.BytesSent += ti.BytesSent
 		out.BytesRetrans += ti.BytesRetrans
+		out.NotsentBytes += ti.NotsentBytes
+		out.InFlightSegs += ti.InFlightSegs
 		if ti.SrttUs > 0 && (best < 0 || ti.SrttUs < sfs[best].TCPInfo.Rtt) {
 			best = i
 		}
 	}
 	if best >= 0 {
-		b := tcpInfo(&sfs[best].TCPInfo)
+		b := tcpInfo(&sfs[best].TCPInfo, sfs[best].Flags)
 		out.SrttUs, out.RttvarUs, out.MinRttUs, out.MSS = b.SrttUs, b.RttvarUs, b.MinRttUs, b.MSS
 		out.SsthreshSegs = b.SsthreshSegs
 	}
@@ -169,7 +193,7 @@ func samples(raw []rawSample, t0, start time.Time, interval time.Duration) []ana
 			cur := map[string]uint64{}
 			for i, sf := range r.sfs {
 				key := subflowKey(sf, i)
-				ti := tcpInfo(&sf.TCPInfo)
+				ti := tcpInfo(&sf.TCPInfo, sf.Flags)
 				var b int64
 				if p, ok := prevSf[key]; !ok || ti.BytesAcked >= p {
 					b = int64(ti.BytesAcked - p)
@@ -183,8 +207,15 @@ func samples(raw []rawSample, t0, start time.Time, interval time.Duration) []ana
 			}
 			prevSf = cur
 		case r.info != nil:
-			ti := tcpInfo(r.info)
+			ti := tcpInfo(r.info, r.tf)
 			s.TCP = &ti
+		}
+		if r.wrNs > 0 {
+			s.WriteWaitUs = uint64(r.wrNs / 1000)
+		}
+		if r.sq != nil {
+			s.SendBuffer = &analysis.SendBuffer{SizeBytes: int64(r.sq.Size), QueuedBytes: int64(r.sq.Queued),
+				UnsentBytes: int64(r.sq.Unsent), WmemQueuedBytes: int64(r.sq.WmemQueued)}
 		}
 		out = append(out, s)
 		prevAt, prevRx, prevPkts = r.at, r.rx, r.pkts

@@ -54,6 +54,7 @@ func WriteSummary(w io.Writer, r *analysis.Result) {
 		fmt.Fprintf(tw, "%s (sum)\t\t\t\t%s\t\t\t\t\t\n", g, rateString(groups[g]))
 	}
 	tw.Flush()
+	writeLimited(w, r.Flows, sums)
 	for _, f := range r.Flows {
 		if u := f.UDP; u != nil {
 			fmt.Fprintf(w, "%s udp: sent %d, received %d, lost %d (%.3f%%), duplicates %d, out of order %d",
@@ -124,4 +125,25 @@ func usString(us float64) string {
 		return fmt.Sprintf("%.3f ms", us/1e3)
 	}
 	return fmt.Sprintf("%.1f µs", us)
+}
+
+// writeLimited prints what limited each TCP/MPTCP sender over its steady
+// window, and each MPTCP subflow:
+//
+//	f1 limited by: send buffer 41 %, network 55 %, application 4 % (busy 96 % of 13.0 s)
+func writeLimited(w io.Writer, flows []analysis.Flow, sums []analysis.FlowSummary) {
+	for i, f := range flows {
+		l := sums[i].Limited
+		if l == nil {
+			continue
+		}
+		fmt.Fprintf(w, "%s limited by: %s (busy %.0f %% of %.1f s)\n", f.ID, l.Limits, 100*l.Busy, l.SpanS)
+		for _, sf := range l.Subflows {
+			path := sf.ID
+			if sf.Src != "" {
+				path = sf.Src + "->" + sf.Dst
+			}
+			fmt.Fprintf(w, "  subflow %s, %s: %s (busy %.0f %%)\n", path, rateString(sf.GoodputBps), sf.Limits, 100*sf.Busy)
+		}
+	}
 }

@@ -41,6 +41,15 @@ func checkTCPSamples(t *testing.T, f *analysis.Flow, interval, dur time.Duration
 		if i > 0 && ti.BytesAcked < f.Samples[i-1].TCP.BytesAcked {
 			t.Errorf("sample %d: bytes_acked went backwards", i)
 		}
+		if i > 0 && (ti.BusyUs < f.Samples[i-1].TCP.BusyUs || s.WriteWaitUs < f.Samples[i-1].WriteWaitUs) {
+			t.Errorf("sample %d: busy time or the writer's waiting went backwards", i)
+		}
+		if b := s.SendBuffer; b == nil || b.SizeBytes <= 0 {
+			t.Errorf("sample %d: send buffer %+v", i, b)
+		}
+	}
+	if last := f.Samples[len(f.Samples)-1]; last.TCP.BusyUs == 0 || last.WriteWaitUs == 0 {
+		t.Errorf("last sample: busy %d µs, writer waited %d µs", last.TCP.BusyUs, last.WriteWaitUs)
 	}
 	if sum != f.BytesReceived {
 		t.Errorf("samples add up to %d bytes, the receiver read %d", sum, f.BytesReceived)

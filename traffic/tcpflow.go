@@ -44,6 +44,7 @@ type tcpStream struct {
 	mptcp          bool // established as MPTCP on both ends
 	rx, tx         atomic.Int64
 	rxEnd          atomic.Int64 // unix ns of the last byte received
+	wait           writeWait
 	rxDone         chan struct{}
 	rxErr          error
 }
@@ -175,7 +176,7 @@ func (t *tcpFlow) run(ctx context.Context, t0 time.Time) ([]analysis.Flow, error
 	var wg sync.WaitGroup
 	for _, s := range t.streams {
 		wg.Add(2)
-		go func() { defer wg.Done(); s.send(end) }()
+		go func() { defer wg.Done(); s.send(start, end, t.f.Rate) }()
 		go func() { defer wg.Done(); s.receive(end.Add(drainTimeout), t.f.Sock.QuickAck) }()
 	}
 	stop := context.AfterFunc(ctx, func() {
@@ -202,8 +203,10 @@ func (t *tcpFlow) run(ctx context.Context, t0 time.Time) ([]analysis.Flow, error
 // idle between wake-ups and measured ~10 % below iperf3 on a veth pair;
 // blocking writes match it. A timer shuts the write side down at end, so
 // a write blocked on a slow link returns then; the receiver sees EOF
-// after the last byte.
-func (s *tcpStream) send(end time.Time) {
+// after the last byte. With a rate (bit/s) the writer is an application
+// that produces no more than rate × elapsed time since start: it writes
+// what is due and sleeps until a segment's worth is due again.
+func (s *tcpStream) send(start, end time.Time, rate uint64) {
 	buf := make([]byte, blockSize)
 	rc, err := s.snd.SyscallConn()
 	if err != nil {
@@ -219,7 +222,18 @@ func (s *tcpStream) send(end time.Time) {
 		}
 		defer unix.SetNonblock(int(fd), true)
 		for time.Now().Before(end) {
-			n, err := unix.SendmsgN(int(fd), buf, nil, nil, unix.MSG_NOSIGNAL)
+			chunk := buf
+			if rate > 0 {
+				due := int64(float64(rate)/8*time.Since(start).Seconds()) - s.tx.Load()
+				if due < paceChunk {
+					time.Sleep(paceSleep(rate))
+					continue
+				}
+				chunk = buf[:min(due, int64(len(buf)))]
+			}
+			s.wait.begin()
+			n, err := unix.SendmsgN(int(fd), chunk, nil, nil, unix.MSG_NOSIGNAL)
+			s.wait.end()
 			if n > 0 {
 				s.tx.Add(int64(n))
 			}
@@ -229,6 +243,49 @@ func (s *tcpStream) send(end time.Time) {
 		}
 	})
 	s.shutdown(s.snd, unix.SHUT_WR)
+}
+
+// writeWait is the time a writer has spent inside its write calls,
+// the one in progress included: a blocking write returns when the send
+// buffer has taken the data, so this is time waiting for buffer space.
+type writeWait struct {
+	mu    sync.Mutex
+	done  time.Duration
+	since time.Time // start of the write in progress (zero: none)
+}
+
+func (w *writeWait) begin() {
+	w.mu.Lock()
+	w.since = time.Now()
+	w.mu.Unlock()
+}
+
+func (w *writeWait) end() {
+	w.mu.Lock()
+	w.done += time.Since(w.since)
+	w.since = time.Time{}
+	w.mu.Unlock()
+}
+
+// total is the waiting up to now.
+func (w *writeWait) total() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.since.IsZero() {
+		return w.done
+	}
+	return w.done + time.Since(w.since)
+}
+
+// paceChunk is the smallest write of a paced TCP application: one
+// segment's payload.
+const paceChunk = 1448
+
+// paceSleep is how long a paced writer waits for the next segment's
+// worth: its transmission time at rate, within 1..10 ms.
+func paceSleep(rate uint64) time.Duration {
+	d := time.Duration(float64(paceChunk*8) / float64(rate) * float64(time.Second))
+	return min(max(d, time.Millisecond), 10*time.Millisecond)
 }
 
 // receive reads until EOF with blocking reads, counting bytes. A read

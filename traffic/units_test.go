@@ -149,8 +149,18 @@ func TestFlowCheck(t *testing.T) {
 	if u.Rate != DefaultUDPRate || u.Size != DefaultUDPSize || u.Name != "f3" {
 		t.Errorf("udp defaults %+v", u)
 	}
-	bad := Flow{Client: "a", Server: "b", Proto: TCP, Rate: 5, Parallel: 999, Port: 70000, Probe: "tcp", Interval: time.Hour}.withDefaults(0)
+	bad := Flow{Client: "a", Server: "b", Proto: TCP, Size: 160, Parallel: 999, Port: 70000, Probe: "tcp", Interval: time.Hour}.withDefaults(0)
 	if p := bad.check(); len(p) != 5 {
 		t.Errorf("want 5 problems, got %d: %v", len(p), p)
+	}
+	// A paced TCP application: the native engine writes no faster than
+	// the rate; iperf3 is not asked to.
+	paced := Flow{Client: "a", Server: "b", Proto: MPTCP, Rate: 2_000_000}.withDefaults(0)
+	if p := paced.check(); len(p) != 0 {
+		t.Errorf("paced MPTCP flow: %v", p)
+	}
+	paced.Proto, paced.Engine = TCP, EngineIperf3
+	if p := paced.check(); len(p) != 1 || !strings.Contains(p[0], "native engine") {
+		t.Errorf("paced TCP on iperf3: %v", p)
 	}
 }

@@ -146,7 +146,7 @@ func newTrafficCmd() *cobra.Command {
 	fl.BoolVar(&f.Sock.QuickAck, "quickack", false, "set TCP_QUICKACK on the receiver after every read")
 	fl.StringVar(&sndbuf, "sndbuf", "", "SO_SNDBUF, e.g. 4MiB (default: kernel autotuning)")
 	fl.StringVar(&rcvbuf, "rcvbuf", "", "SO_RCVBUF, e.g. 4MiB (default: kernel autotuning)")
-	fl.StringVarP(&rate, "rate", "b", "", "UDP sending rate of payload, e.g. 2M, 10mbit (default 1mbit)")
+	fl.StringVarP(&rate, "rate", "b", "", "sending rate of payload, e.g. 2M, 10mbit: UDP's (default 1mbit), or a TCP/MPTCP application that writes no faster (default: as fast as the socket takes)")
 	fl.IntVarP(&f.Size, "size", "s", 0, fmt.Sprintf("UDP payload bytes per datagram (default %d)", traffic.DefaultUDPSize))
 	fl.BoolVar(&udpPackets, "udp-packets", true, "record every received UDP datagram in the JSON result")
 	fl.StringVar(&f.Probe, "probe", "", "echo probe alongside the flow: icmp or udp")

@@ -417,3 +417,71 @@ func BenchmarkMediumFiveStations(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(delivered)/b.Elapsed().Seconds(), "frames/cpu-s")
 }
+
+// TestMediumAirBeforeStatus: with PPDUs overlapping (hidden stations,
+// long frames from two, short frames and broadcasts from a third), Air
+// events come in start order, and every attempt of a frame has been
+// reported as an Air event before its Status (a caller may reuse the
+// frame once it has the status): the status of a short exchange that
+// ends inside a long PPDU started earlier waits for that PPDU's Air.
+func TestMediumAirBeforeStatus(t *testing.T) {
+	l := links{}.both(0, 1, -50).both(0, 2, -50).both(0, 3, -60)
+	m := newTopo(l, 4, 4)
+	m.ReportAir(true)
+	airs := map[*MediumFrame]int{}
+	var last time.Duration
+	n, disorder, statuses := 0, 0, 0
+	pending := map[int]int{}
+	k := 0
+	top := func(now time.Duration) {
+		for s := 1; s <= 3; s++ {
+			for pending[s] < 4 {
+				// 1 and 2 send long frames, 3 short ones and broadcasts,
+				// whose exchanges end inside the others' PPDUs.
+				data := qosData(s, 0, 1500)
+				if s == 3 {
+					k++
+					data = qosData(s, 0, 60)
+					if k%3 == 0 {
+						data = broadcast(s)
+					}
+				}
+				if err := m.Submit(now, &MediumFrame{Radio: s, Freq: 5180, Data: data, Rates: chain(ofdm(12000), 7)}); err != nil {
+					t.Fatal(err)
+				}
+				pending[s]++
+			}
+		}
+	}
+	top(0)
+	for {
+		at, ok := m.Next()
+		if !ok || at > 2*time.Second {
+			break
+		}
+		m.Advance(at, func(ev any) {
+			switch v := ev.(type) {
+			case Air:
+				n++
+				if v.At < last {
+					disorder++
+				}
+				last = max(last, v.At)
+				for _, f := range v.Frames {
+					airs[f]++
+				}
+			case Status:
+				statuses++
+				pending[v.Frame.Radio]--
+				if want := v.Counts[0] + v.Counts[1] + v.Counts[2] + v.Counts[3]; airs[v.Frame] != want {
+					t.Fatalf("status of a frame after %d attempts, %d of them reported on the air", want, airs[v.Frame])
+				}
+			}
+		})
+		top(at)
+	}
+	t.Logf("%d Air events, %d out of start order; %d statuses", n, disorder, statuses)
+	if n < 1000 || disorder > 0 {
+		t.Errorf("%d Air events, %d out of order", n, disorder)
+	}
+}

@@ -117,9 +117,12 @@ type Status struct {
 }
 
 // Air is one PPDU on the air, as a monitor on its channel would see it
-// (only while ReportAir is on). It is emitted once the PPDU has ended
-// (its outcome and the acknowledgement are known then), in the order
-// PPDUs started; At is its start.
+// (only while ReportAir is on). Air events come in the order PPDUs
+// started (At, on every channel), each once its PPDU has ended (its
+// outcome and the acknowledgement are known then) and before the Status
+// of any of its frames: while ReportAir is on, a Status whose frame's
+// PPDU waits behind one that started earlier and is still on the air
+// (another channel's, or an overlapping one) waits too.
 type Air struct {
 	At, Dur time.Duration
 	Radio   int // transmitter
@@ -292,11 +295,12 @@ type ppdu struct {
 	hasRx    bool
 	ok       []bool // MPDUs the receiver decoded
 	nOK      int
-	rxDBm    float64 // power at the receiver
-	ackDBm   float64 // the acknowledgement's power at the transmitter
-	collided bool    // overlapped at its receiver
-	air      bool    // reported as an Air event
-	airDone  bool
+	rxDBm    float64  // power at the receiver
+	ackDBm   float64  // the acknowledgement's power at the transmitter
+	collided bool     // overlapped at its receiver
+	air      bool     // reported as an Air event, not yet out
+	airDone  bool     // its Air event is complete
+	held     []Status // its frames' statuses, held until its Air event is out
 	respAt   time.Duration
 	respDur  time.Duration // the acknowledgement sent (0: none)
 	respRate Rate
@@ -724,7 +728,8 @@ func (m *Medium) release(p *ppdu) {
 		m.release(p.data)
 	}
 	clear(p.frames)
-	*p = ppdu{frames: p.frames[:0], ok: p.ok[:0]}
+	clear(p.held)
+	*p = ppdu{frames: p.frames[:0], ok: p.ok[:0], held: p.held[:0]}
 	m.free = append(m.free, p)
 }
 
@@ -1128,10 +1133,7 @@ func (m *Medium) end(p *ppdu) {
 		m.groupDone(p)
 	default:
 		m.unicastDone(p)
-	}
-	if p.air {
-		p.airDone = true
-		m.flushAir()
+		m.airReady(p)
 	}
 	m.update(tx)
 	m.release(p)
@@ -1426,9 +1428,9 @@ func (m *Medium) exchangeDone(a *mradio, p *ppdu, acked bool) {
 			if p.ok[k] {
 				f.counts[f.stage]++
 				f.done = true
-				m.out(m.now, Status{At: m.now, Frame: f, Acked: true, Counts: f.counts, AckSignalDBm: p.ackDBm})
+				m.status(p, Status{At: m.now, Frame: f, Acked: true, Counts: f.counts, AckSignalDBm: p.ackDBm})
 			} else {
-				m.chargeAttempt(a, f)
+				m.chargeAttempt(a, p, f)
 			}
 		}
 		popDone(e)
@@ -1436,7 +1438,7 @@ func (m *Medium) exchangeDone(a *mradio, p *ppdu, acked bool) {
 	} else {
 		a.stats.NoResponse++
 		for _, f := range p.frames {
-			m.chargeAttempt(a, f)
+			m.chargeAttempt(a, p, f)
 		}
 		popDone(e)
 		if len(e.q) > 0 && e.q[0] == p.frames[0] {
@@ -1474,18 +1476,19 @@ func (m *Medium) groupDone(p *ppdu) {
 		tx.stats.Collisions++
 	}
 	p.ok[0] = p.nOK > 0
+	m.airReady(p)
 	head.counts[head.stage]++
 	head.done = true
-	m.out(p.end, Status{At: p.end, Frame: head, Acked: true, Counts: head.counts})
+	m.status(p, Status{At: p.end, Frame: head, Acked: true, Counts: head.counts})
 	e := &tx.acs[p.ac]
 	popDone(e)
 	e.cw = p.ch.par[p.ac].CWMin
 	e.bo, e.boActive = m.rng.IntN(e.cw+1), true // post-backoff
 }
 
-// chargeAttempt counts a failed attempt of f; at the end of its retry
-// chain it fails (status not acked) and leaves the queue.
-func (m *Medium) chargeAttempt(r *mradio, f *MediumFrame) {
+// chargeAttempt counts a failed attempt of f (in p); at the end of its
+// retry chain it fails (status not acked) and leaves the queue.
+func (m *Medium) chargeAttempt(r *mradio, p *ppdu, f *MediumFrame) {
 	f.counts[f.stage]++
 	f.tries++
 	if f.tries >= f.Rates[f.stage].Count {
@@ -1495,7 +1498,7 @@ func (m *Medium) chargeAttempt(r *mradio, f *MediumFrame) {
 	if f.stage >= len(f.Rates) || f.Rates[f.stage].Count == 0 {
 		r.stats.Failed++
 		f.done = true
-		m.out(m.now, Status{At: m.now, Frame: f, Acked: false, Counts: f.counts})
+		m.status(p, Status{At: m.now, Frame: f, Acked: false, Counts: f.counts})
 		f.stage = len(f.Rates) - 1
 	}
 }
@@ -1512,19 +1515,26 @@ func popDone(e *edcaf) {
 	e.q = q
 }
 
-// flushAir emits the Air events whose PPDUs have ended, in start order.
-func (m *Medium) flushAir() {
+// status queues st, a status of a frame sent in p — after p's Air event,
+// if that is still waiting for its turn.
+func (m *Medium) status(p *ppdu, st Status) {
+	if p.air {
+		p.held = append(p.held, st)
+		return
+	}
+	m.out(st.At, st)
+}
+
+// airReady: p has ended and its Air event is complete. The complete ones
+// at the head of the queue go out, in start order.
+func (m *Medium) airReady(p *ppdu) {
+	if !p.air {
+		return
+	}
+	p.airDone = true
 	n := 0
 	for n < len(m.airq) && m.airq[n].airDone {
-		p := m.airq[n]
-		a := Air{At: p.start, Dur: p.end - p.start, Radio: p.tx.id, Freq: p.ch.freq, Rate: p.rate,
-			Frames: slices.Clone(p.frames), OK: slices.Clone(p.ok), Collided: p.collided && p.nOK == 0,
-			BlockAck: len(p.frames) > 1}
-		if p.respDur > 0 {
-			a.RespAt, a.RespDur, a.RespFrom, a.RespRate = p.respAt, p.respDur, p.rxID, p.respRate
-		}
-		m.out(m.now, a)
-		m.release(p)
+		m.emitAir(m.airq[n])
 		n++
 	}
 	if n > 0 {
@@ -1532,4 +1542,23 @@ func (m *Medium) flushAir() {
 		clear(m.airq[k:])
 		m.airq = m.airq[:k]
 	}
+}
+
+// emitAir queues p's Air event, then the statuses held for it, and drops
+// the queue's hold on p.
+func (m *Medium) emitAir(p *ppdu) {
+	a := Air{At: p.start, Dur: p.end - p.start, Radio: p.tx.id, Freq: p.ch.freq, Rate: p.rate,
+		Frames: slices.Clone(p.frames), OK: slices.Clone(p.ok), Collided: p.collided && p.nOK == 0,
+		BlockAck: len(p.frames) > 1}
+	if p.respDur > 0 {
+		a.RespAt, a.RespDur, a.RespFrom, a.RespRate = p.respAt, p.respDur, p.rxID, p.respRate
+	}
+	p.air = false
+	m.out(m.now, a)
+	for _, st := range p.held {
+		m.out(m.now, st)
+	}
+	clear(p.held)
+	p.held = p.held[:0]
+	m.release(p)
 }

@@ -3,6 +3,7 @@ package suite
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/emuctl/emuctl/analysis"
 )
@@ -68,8 +69,31 @@ func (rd *runData) flowMetric(name string, i int) (float64, error) {
 		return b2f(f.Proto == "mptcp" && !f.MPTCPFallback), nil
 	case "ack_ratio", "ack_rate", "data_rate":
 		return rd.ackMetric(name, f)
+	case "limited_net", "limited_rwnd", "limited_sndbuf", "limited_app", "busy", "busy_fast", "limited_sndbuf_fast":
+		return limitedMetric(name, f, fs)
 	}
 	return rd.udpMetric(name, f, fs)
+}
+
+// limitedMetric reads a flow's limited-by diagnosis over its steady
+// window (the summary's).
+func limitedMetric(name string, f *analysis.Flow, fs analysis.FlowSummary) (float64, error) {
+	l := fs.Limited
+	if l == nil {
+		if f.Proto == "udp" {
+			return 0, missing("flow %s is UDP: no sender window to diagnose", f.ID)
+		}
+		return 0, missing("flow %s has no busy times in its samples (iperf3 engine, or a kernel before 4.10)", f.ID)
+	}
+	lim := l.Limits
+	if strings.HasSuffix(name, "_fast") {
+		if sf := l.Fastest(); sf != nil {
+			lim = sf.Limits
+		}
+		name = strings.TrimSuffix(name, "_fast")
+	}
+	return map[string]float64{"limited_net": lim.Network, "limited_rwnd": lim.Rwnd, "limited_sndbuf": lim.Sndbuf,
+		"limited_app": lim.App, "busy": lim.Busy}[name], nil
 }
 
 func (rd *runData) udpMetric(name string, f *analysis.Flow, fs analysis.FlowSummary) (float64, error) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/emuctl/emuctl/analysis"
 )
@@ -17,7 +18,12 @@ import (
 var standardNames = []string{"goodput", "goodput_whole", "srtt", "srtt_p95", "min_rtt", "cwnd_mean", "retrans",
 	"retrans_ratio", "rtos", "tlps", "recoveries", "recovery_mean", "subflows", "jain", "udp_loss", "owd_mean",
 	"owd_p95", "owd_p99", "owd_p99_unstalled", "owd_max", "jitter", "jitter_mad", "probe_rtt", "probe_rtt_p95", "probe_rtt_p99", "probe_rtt_p99_unstalled", "probe_rtt_min", "probe_jitter", "probe_loss",
-	"cpu_total", "cpu_max", "cpu_peak", "host_stall", "delay_samples_stalled", "engine_late_mean", "engine_late_max"}
+	"cpu_total", "cpu_max", "cpu_peak", "host_stall", "delay_samples_stalled", "engine_late_mean", "engine_late_max",
+	"limited_net", "limited_rwnd", "limited_sndbuf", "limited_app", "busy"}
+
+// limitedNames are the limited-by metrics recorded per TCP/MPTCP flow;
+// the _fast ones (the MPTCP subflow that carried the most) per MPTCP flow.
+var limitedNames = []string{"limited_net", "limited_rwnd", "limited_sndbuf", "limited_app", "busy", "busy_fast", "limited_sndbuf_fast"}
 
 func standardMetrics(rd *runData) map[string]float64 {
 	out := map[string]float64{}
@@ -33,6 +39,14 @@ func standardMetrics(rd *runData) map[string]float64 {
 		}
 		if v, err := rd.metric("goodput", id); err == nil {
 			out["goodput["+id+"]"] = v.num
+		}
+		for _, n := range limitedNames {
+			if strings.HasSuffix(n, "_fast") && f.Proto != "mptcp" {
+				continue
+			}
+			if v, err := rd.metric(n, id); err == nil {
+				out[n+"["+id+"]"] = v.num
+			}
 		}
 	}
 	return out

@@ -53,6 +53,7 @@ func writeReport(o *Outcome, p *Plan, figs []figure, anaDir string, plotErr erro
 	w("\n")
 	details(&b, o)
 	scenarioTable(&b, o, p)
+	limitedTable(&b, o, p)
 	wifiTables(&b, o, p)
 	runTable(&b, o)
 	if len(figs) > 0 || plotErr != nil {

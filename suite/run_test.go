@@ -96,13 +96,15 @@ func TestRunTinySuite(t *testing.T) {
 	}
 	report, _ := os.ReadFile(filepath.Join(dir, "report.md"))
 	for _, want := range []string{"# tsu-tiny", "**Verdict: PASS**", "| PASS | C1 | physics |", "| ref | R1 | reference |",
-		"| 100 % |", "## Scenarios", "rate=40mbit", "## Conditions", "| netns_settle | before every deploy"} {
+		"| 100 % |", "## Scenarios", "rate=40mbit", "## Conditions", "| netns_settle | before every deploy",
+		"## What limited the flows", "| rate=40mbit | bulk |"} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
 	csv, _ := os.ReadFile(filepath.Join(dir, "runs.csv"))
-	if lines := strings.Count(string(csv), "\n"); lines != 3 || !strings.Contains(string(csv), "goodput[bulk]") {
+	if lines := strings.Count(string(csv), "\n"); lines != 3 || !strings.Contains(string(csv), "goodput[bulk]") ||
+		!strings.Contains(string(csv), "limited_net[bulk]") {
 		t.Errorf("runs.csv (%d lines):\n%s", lines, csv)
 	}
 	results, err := analysis.LoadDir(filepath.Join(dir, "runs"))

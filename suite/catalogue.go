@@ -85,6 +85,7 @@ var metricDefs = map[string]metricDef{
 	"delay_samples_stalled":   {argNone, "%", "share of the run's delay samples (probe RTTs, UDP one-way delays) whose flight overlapped a host stall over 2 ms (recorded; the _unstalled percentiles subtract the stall time)"},
 	"host_stall":              {argNone, "ms", "longest a 2 ms timer woke late during the traffic: the host stopped scheduling the emulator that long"},
 	"wifi_model":              {argFlowOpt, "Mbit/s", "the pure 802.11 model's goodput (wifi/model, as `emuctl model wifi`) for the flow's Wi-Fi hop at its rate, mode, retry limit and SNR, with every flow on the same BSS a saturated sender (no [ ]: the sum over flows); on fixed rates, or the engine backend's ideal rates"},
+	"wifi_model_tack":         {argFlowOpt, "Mbit/s", "wifi_model for a TCP flow had its receiver ACKed at TACK's frequency min(bw/(2·MSS), 4/RTT_min) (Li et al., SIGCOMM 2020): one ACK per max(2, bw·RTT_min/(4·MSS)) segments, RTT_min the flow's"},
 	"wifi_airtime":            {argNode, "%", "share of the medium's time a Wi-Fi node's own PPDUs took over the run, [node]"},
 	"wifi_frames":             {argNode, "frames", "frames a Wi-Fi node's radio handed to the medium, [node]"},
 	"wifi_retries":            {argNode, "", "MPDU retries per frame of a Wi-Fi node, [node]"},

@@ -25,6 +25,7 @@ type runData struct {
 	idle    map[string]float64  // flow → idle-path RTT (ms)
 	ovs     map[string]ovsQueue // "switch:port" → OVS queue counter deltas
 	wifi    map[string]float64  // flow → the 802.11 model's goodput (Mbit/s), wifi.go
+	tack    map[string]float64  // flow → the same with ACKs at TACK's frequency
 }
 
 func newRunData(res *analysis.Result, warmupS float64, links map[string]tc.DirStats, cpu cpuLoad) *runData {
@@ -123,6 +124,8 @@ func (rd *runData) metric(name, arg string) (value, error) {
 		return rd.idleRTT(arg)
 	case "wifi_model":
 		return rd.wifiModel(arg)
+	case "wifi_model_tack":
+		return modelMetric(rd.tack, arg)
 	case "wifi_late":
 		if rd.res.WiFi == nil {
 			return value{}, missing("the run had no Wi-Fi medium")

@@ -78,7 +78,7 @@ func (r *runner) runOne(ctx context.Context, j job, attempt int) (rec *RunRecord
 	res.Conditions["netns_settle"] = rec.NetnsSettle
 	rec.data = newRunData(res, r.plan.Profile.Warmup.Seconds(), links, cpu)
 	rec.data.idle = idle
-	rec.data.wifi = wifiPredictions(spec, res)
+	rec.data.wifi, rec.data.tack = wifiPredict(spec, res)
 	for f, v := range rec.data.wifi {
 		res.Conditions["wifi_model."+f] = fmt.Sprintf("%.3f Mbit/s (the pure 802.11 model for this flow's hop)", v)
 	}

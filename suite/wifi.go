@@ -63,18 +63,22 @@ func (rd *runData) wifiMetric(name, node string) (value, error) {
 }
 
 func (rd *runData) wifiModel(flow string) (value, error) {
+	return modelMetric(rd.wifi, flow)
+}
+
+func modelMetric(m map[string]float64, flow string) (value, error) {
 	if flow != "" {
-		v, ok := rd.wifi[flow]
+		v, ok := m[flow]
 		if !ok {
 			return value{}, missing("flow %s crosses no Wi-Fi hop the model predicts", flow)
 		}
 		return numV(v), nil
 	}
-	if len(rd.wifi) == 0 {
+	if len(m) == 0 {
 		return value{}, missing("no flow crosses a Wi-Fi hop the model predicts")
 	}
 	s := 0.0
-	for _, v := range rd.wifi {
+	for _, v := range m {
 		s += v
 	}
 	return numV(s), nil
@@ -99,9 +103,26 @@ type airFlow struct {
 // auto rates get a prediction on the engine backend only (its ideal rate
 // is known; minstrel's is not).
 func wifiPredictions(spec *topo.Spec, res *analysis.Result) map[string]float64 {
+	out, _ := wifiPredict(spec, res)
+	return out
+}
+
+// wifiPredict is wifiPredictions, and for TCP flows the model's goodput
+// had the receiver ACKed at TACK's frequency (Li et al., SIGCOMM 2020):
+// f_tack = min(bw/(L·MSS), β/RTT_min) with β = 4, L = 2, that is one ACK
+// per max(2, bw·RTT_min/(β·MSS)) segments, bw the delayed-ACK prediction
+// and RTT_min the flow's own.
+func wifiPredict(spec *topo.Spec, res *analysis.Result) (map[string]float64, map[string]float64) {
 	if spec.WiFiMedium == nil || !spec.WiFiMedium.Enabled || res.WiFi == nil {
-		return nil
+		return nil, nil
 	}
+	minRTT := map[string]float64{}
+	for i := range res.Flows {
+		if m := analysis.MinRTTMs(&res.Flows[i]); m > 0 {
+			minRTT[res.Flows[i].ID] = m
+		}
+	}
+	tack := map[string]float64{}
 	cfg := wifi.SpecConfig(spec)
 	idx := map[string]int{}
 	for i, r := range cfg.Radios {
@@ -140,57 +161,98 @@ func wifiPredictions(spec *topo.Spec, res *analysis.Result) map[string]float64 {
 	}
 	out := map[string]float64{}
 	for _, af := range flows {
-		// senders on this BSS: distinct transmitters of its flows
-		senders := map[string]int{}
+		// the BSS's transmitters of saturated traffic: stations sending
+		// up, or the AP sending down; mixed directions are no saturation
+		// scenario the model has
+		var bss []airFlow
 		for _, o := range flows {
 			if o.ap == af.ap {
-				senders[o.tx]++
-				if o.relay {
-					senders[o.ap.Name]++
-				}
+				bss = append(bss, o)
 			}
 		}
-		if af.relay && len(senders) != 2 {
-			continue // a relay among other flows: not a saturation scenario the model has
+		radios, share, ok := senders(bss, af)
+		if !ok {
+			continue
 		}
 		ap := af.ap.AP
-		txNode := spec.Node(af.tx)
-		rate, ok := fixedRate(txNode, ap)
-		snr := cfg.Link(idx[af.tx], idx[af.rx]).SNRdB
-		if !ok {
+		rate, fixed := fixedRate(spec.Node(af.tx), ap)
+		if !fixed {
 			if res.WiFi.Backend != "engine" {
-				continue
+				continue // minstrel's rates: not the model's to predict
 			}
-			rate = wifi.IdealRate(ap.Mode, topo.ModelBand(ap.Channel.Band), ap.Channel.Width, snr)
+			rate = wifi.IdealRate(ap.Mode, topo.ModelBand(ap.Channel.Band), ap.Channel.Width, cfg.Link(idx[af.tx], idx[af.rx]).SNRdB)
 		}
 		mac := model.DefaultMAC(topo.ModelMode(ap.Mode), topo.ModelBand(ap.Channel.Band), ap.Mode != topo.WiFiModeG)
 		mac.RetryLimit = spec.WiFiMedium.RetryLimit
 		if mac.RetryLimit == 0 {
 			mac.RetryLimit = 11
 		}
-		n := len(senders)
+		// radios[0..n-1] send, radios[n] receives (SimulateMedium's
+		// stations and access point)
+		n := len(radios) - 1
+		link := func(tx, rx int) model.Link { return cfg.Link(idx[radios[tx]], idx[radios[rx]]) }
+		if af.relay {
+			link = func(tx, rx int) model.Link { return cfg.Link(idx[af.tx], idx[af.rx]) }
+		}
 		sc := model.Scenario{Mode: topo.ModelMode(ap.Mode), MAC: mac, Rate: rate, Stations: n, Proto: af.proto,
 			Payload: af.payload + af.cryptoSize, AckEvery: af.ackEvery, AMPDU: spec.WiFiMedium.AMPDU && rate.Class >= model.HT,
-			Window: 64, Duration: 10 * time.Second, Seed: 1}
-		if !math.IsInf(snr, 0) && snr < 60 {
-			for range n {
-				sc.SNRdB = append(sc.SNRdB, snr)
-			}
-		}
-		r, err := model.Simulate(sc)
+			Window: model.MaxAMPDUSubframes, Duration: 10 * time.Second, Seed: 1}
+		r, err := model.SimulateMedium(sc, link, model.MediumConfig{QueueLimit: spec.WiFiMedium.QueueLimit})
 		if err != nil {
 			continue
 		}
-		// the CCMP header and MIC were carried as payload: count only
-		// the application's bytes
-		g := r.GoodputMbps * float64(af.payload) / float64(af.payload+af.cryptoSize) / float64(n)
-		g /= float64(senders[af.tx])
-		if af.relay {
-			g = r.GoodputMbps * float64(af.payload) / float64(af.payload+af.cryptoSize) / 2
+		// the CCMP header and MIC were carried as payload: count only the
+		// application's bytes
+		app := float64(af.payload) / float64(af.payload+af.cryptoSize)
+		out[af.id] = r.GoodputMbps * app * share
+		if af.proto == "tcp" && !af.relay && minRTT[af.id] > 0 {
+			bw := r.GoodputMbps * share * 1e6
+			t := sc
+			t.AckEvery = max(2, int(math.Round(bw*minRTT[af.id]/1000/(4*1448*8))))
+			if rt, err := model.SimulateMedium(t, link, model.MediumConfig{QueueLimit: spec.WiFiMedium.QueueLimit}); err == nil {
+				tack[af.id] = rt.GoodputMbps * app * share
+			}
 		}
-		out[af.id] = g
 	}
-	return out
+	return out, tack
+}
+
+// senders are the radios of a BSS's saturated transmitters for flow af,
+// in SimulateMedium's order (senders, then the receiver), and af's share
+// of their total goodput. ok is false for mixes the model has no
+// scenario for.
+func senders(bss []airFlow, af airFlow) (radios []string, share float64, ok bool) {
+	apName := af.ap.Name
+	up, down := map[string]int{}, map[string]int{}
+	var order []string
+	for _, o := range bss {
+		switch {
+		case o.relay:
+			if len(bss) != 1 {
+				return nil, 0, false // a relay among other flows
+			}
+			// the station and the AP both saturated, every frame twice on
+			// the air: half of two senders' total
+			return []string{o.tx, apName, o.rx}, 0.5, true
+		case o.tx == apName:
+			down[o.rx]++
+		default:
+			if up[o.tx] == 0 {
+				order = append(order, o.tx)
+			}
+			up[o.tx]++
+		}
+	}
+	switch {
+	case len(up) > 0 && len(down) > 0:
+		return nil, 0, false
+	case len(down) > 0:
+		// the AP is the one sender; its flows share it (one receiver's
+		// links stand for all: the model has one destination)
+		return []string{apName, af.rx}, 1 / float64(len(bss)), true
+	}
+	radios = append(order, apName)
+	return radios, 1 / float64(len(up)) / float64(up[af.tx]), true
 }
 
 // fixedRate is a Wi-Fi node's rate: as written.

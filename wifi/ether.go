@@ -45,6 +45,56 @@ type EtherMedium struct {
 	seq       map[[2]int]uint16   // (radio, TID) → sequence number
 
 	frames sync.Pool // *eframe
+	// relays are frames an AP received that it sends again (group
+	// frames, intra-BSS unicast), submitted once Advance has returned:
+	// the model is not changed from inside its own event callback.
+	relays []relay
+	// recent holds the sequence numbers each receiver took lately from
+	// each transmitter and TID: a retransmission of a frame whose ACK was
+	// lost arrives again, and a receiver drops the copy (as mac80211
+	// does, by sequence number).
+	recent map[dupKey]*seqWindow
+}
+
+type dupKey struct{ rx, tx, tid int }
+
+// seqWindow remembers the last 64 sequence numbers received.
+type seqWindow struct {
+	seq [64]uint16
+	n   int
+}
+
+func (w *seqWindow) seen(seq uint16) bool {
+	for i := 0; i < min(w.n, len(w.seq)); i++ {
+		if w.seq[i] == seq {
+			return true
+		}
+	}
+	w.seq[w.n%len(w.seq)] = seq
+	w.n++
+	return false
+}
+
+type relay struct {
+	ap  int
+	buf []byte
+}
+
+func (s *EtherMedium) resubmit(ap int, b []byte) { s.relays = append(s.relays, relay{ap, b}) }
+
+// advance runs the model up to now and puts the relays it produced on
+// the air (their own receptions may relay again only for group frames,
+// which a station's AP never receives back).
+func (s *EtherMedium) advance(now time.Duration, emit func(any)) {
+	s.m.Advance(now, emit)
+	for len(s.relays) > 0 {
+		rs := s.relays
+		s.relays = nil
+		for _, r := range rs {
+			s.submit(now, r.ap, r.buf)
+		}
+		s.m.Advance(now, emit)
+	}
 }
 
 // eframe is one 802.11 data frame of the engine medium. buf is the frame a
@@ -95,7 +145,7 @@ func NewEtherMedium(cfg MediumConfig, ifindex []int) (*EtherMedium, error) {
 		return nil, err
 	}
 	s := &EtherMedium{mediumCore: core, byIfindex: map[int]int{}, byMAC: map[[6]byte]int{}, ifindex: ifindex,
-		ideal: map[int]*idealTable{}, seq: map[[2]int]uint16{}}
+		ideal: map[int]*idealTable{}, seq: map[[2]int]uint16{}, recent: map[dupKey]*seqWindow{}}
 	s.frames.New = func() any { return new(eframe) }
 	for i, r := range cfg.Radios {
 		if r.FreqMHz == 0 {
@@ -192,13 +242,13 @@ func (s *EtherMedium) schedule(ctx context.Context) error {
 		now := time.Since(s.start)
 		s.mu.Lock()
 		emit := s.emitter(now)
-		s.m.Advance(now, emit)
+		s.advance(now, emit)
 		for i, b := range in {
 			s.stats.FramesIn++
 			s.submit(now, from[i], b)
 		}
 		clear(in)
-		s.m.Advance(now, emit)
+		s.advance(now, emit)
 		s.mu.Unlock()
 		if n := s.sock.flush(); n > 0 {
 			s.mu.Lock()
@@ -300,6 +350,14 @@ func (s *EtherMedium) submit(now time.Duration, r int, b []byte) {
 	}
 }
 
+// tid is the frame's TID (0 for non-QoS data).
+func (ef *eframe) tid() int {
+	if ef.hdr[0] == 0x88 {
+		return int(ef.hdr[24] & 7)
+	}
+	return 0
+}
+
 // rateFor is the rate of tx's unicast data to rx: fixed, or ideal for
 // the link's SNR now.
 func (s *EtherMedium) rateFor(tx, rx int) model.Rate {
@@ -343,6 +401,18 @@ func frameTID(eth []byte) int {
 func (s *EtherMedium) received(now time.Duration, v model.Reception) {
 	ef := v.Frame.Ref.(*eframe)
 	r, from := v.To, ef.from
+	if ef.hdr[4]&1 == 0 { // unicast: drop a retransmission's second copy
+		k := dupKey{r, from, ef.tid()}
+		w := s.recent[k]
+		if w == nil {
+			w = &seqWindow{}
+			s.recent[k] = w
+		}
+		if w.seen(binary.LittleEndian.Uint16(ef.hdr[22:24]) >> 4) {
+			s.stats.Duplicates++
+			return
+		}
+	}
 	eth := ef.buf[tc.VnetHdrLen:]
 	var da, sa [6]byte
 	copy(da[:], eth[0:6])
@@ -356,11 +426,11 @@ func (s *EtherMedium) received(now time.Duration, v model.Reception) {
 		}
 		if group {
 			s.deliver(r, ef.buf)
-			s.submit(now, r, ef.buf) // and to every station
+			s.resubmit(r, ef.buf) // and to every station
 			return
 		}
 		if j, ok := s.byMAC[da]; ok && j != r && s.cfg.Radios[j].AP == r {
-			s.submit(now, r, ef.buf) // intra-BSS relay
+			s.resubmit(r, ef.buf) // intra-BSS relay
 			return
 		}
 		s.deliver(r, ef.buf)

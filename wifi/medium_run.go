@@ -124,6 +124,9 @@ type MediumStats struct {
 	NoStation  uint64 `json:"no_station,omitempty"`
 	SendErrors uint64 `json:"send_errors,omitempty"`
 	Lost       uint64 `json:"lost,omitempty"`
+	// Duplicates: second copies of frames whose ACK was lost, dropped by
+	// their receiver (engine backend; mac80211 does it on hwsim).
+	Duplicates uint64 `json:"duplicates,omitempty"`
 	// Positions and Links: where the radios are, and what each one's
 	// frames look like at each other one, now.
 	Positions map[string][3]float64 `json:"positions,omitempty"`

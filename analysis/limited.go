@@ -48,6 +48,10 @@ type SubflowLimits struct {
 	// GoodputBps is the payload acknowledged on the subflow over the
 	// window, in bits/s.
 	GoodputBps float64 `json:"goodput_bps"`
+	// Idle is set when the subflow carried nothing in the window (a
+	// backup subflow, or one the scheduler left unused): nothing limited
+	// it, so its shares are zero and only Busy and SpanS are kept.
+	Idle bool `json:"idle,omitempty"`
 	Limits
 }
 
@@ -213,10 +217,17 @@ func hasBusy(f *Flow) bool {
 // the connection's send buffer, and the connection's shares are the
 // subflows' weighted by the rate each reaches while busy (bytes over
 // busy time): a starved fast subflow costs more than a starved slow one.
-// ok is false when the samples carry no busy times (UDP, the iperf3
-// engine, kernels before 4.10, older results) or none falls in w.
+// The window ends where the writer stopped (Flow.SendEndS) when that is
+// recorded. ok is false when the samples carry no busy times (UDP, the
+// iperf3 engine, kernels before 4.10, older results) or none falls in w.
 func Limited(f *Flow, w Window) (LimitedBy, bool) {
 	if f.Proto == "udp" || !hasBusy(f) {
+		return LimitedBy{}, false
+	}
+	if f.SendEndS > 0 && f.SendEndS < w.ToS {
+		w.ToS = f.SendEndS // the drain after the writer stopped is no one's limit
+	}
+	if w.Empty() {
 		return LimitedBy{}, false
 	}
 	var conn limAcc
@@ -289,10 +300,15 @@ func Limited(f *Flow, w Window) (LimitedBy, bool) {
 		if l.SpanS <= 0 {
 			continue
 		}
-		out.Subflows = append(out.Subflows, SubflowLimits{ID: id, Src: a.src, Dst: a.dst, GoodputBps: a.bytes * 8 / w.Len(), Limits: l})
+		sl := SubflowLimits{ID: id, Src: a.src, Dst: a.dst, GoodputBps: a.bytes * 8 / w.Len(), Limits: l}
 		if l.Busy <= 0 || a.bytes <= 0 {
-			continue // carried nothing (a backup subflow): no say in the connection
+			// Carried nothing (a backup subflow): the scheduler's choice,
+			// not a limit, and no say in the connection.
+			sl.Idle, sl.Limits = true, Limits{Busy: l.Busy, SpanS: l.SpanS}
+			out.Subflows = append(out.Subflows, sl)
+			continue
 		}
+		out.Subflows = append(out.Subflows, sl)
 		wt := a.bytes / (l.Busy * l.SpanS) // bytes per busy second
 		wsum += wt
 		out.Network += wt * l.Network
@@ -309,10 +325,14 @@ func Limited(f *Flow, w Window) (LimitedBy, bool) {
 	return out, true
 }
 
-// Fastest is the subflow that carried the most data (nil for TCP).
+// Fastest is the subflow that carried the most data (nil for TCP or
+// when none carried any).
 func (l *LimitedBy) Fastest() *SubflowLimits {
 	var best *SubflowLimits
 	for i := range l.Subflows {
+		if l.Subflows[i].Idle {
+			continue
+		}
 		if best == nil || l.Subflows[i].GoodputBps > best.GoodputBps {
 			best = &l.Subflows[i]
 		}

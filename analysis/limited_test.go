@@ -140,6 +140,14 @@ func TestLimitedWindow(t *testing.T) {
 	if _, ok := Limited(f, Window{2, 3}); ok {
 		t.Error("a window after the flow is ok")
 	}
+	// The writer stopped at 0.5 s: the drain after it is left out.
+	f.SendEndS = 0.5
+	l, _ = Limited(f, Window{0, 1})
+	checkLimits(t, "until the writer stopped", l.Limits, 1, 0, 0, 0, 1)
+	if _, ok := Limited(f, Window{0.6, 1}); ok {
+		t.Error("a window after the writer stopped is ok")
+	}
+	f.SendEndS = 0
 	// Counters that go backwards (another socket under the same key) skip
 	// that interval.
 	g := tcpFlow(repeat(4, iv{busy: ivUs})...)
@@ -231,7 +239,12 @@ func TestLimitedMPTCP(t *testing.T) {
 	// connection's shares, but is listed.
 	l, _ = Limited(mptcpFlow(10, map[string]iv{"1": {busy: ivUs}, "2": {}}, map[string]int64{"1": 117500}, full, ivUs), Window{0, 1})
 	checkLimits(t, "with an idle backup", l.Limits, 1, 0, 0, 0, 1)
-	checkLimits(t, "the backup subflow", l.Subflows[1].Limits, 0, 0, 1, 0, 0)
+	if sf := l.Subflows[1]; !sf.Idle || sf.Limits != (Limits{SpanS: sf.SpanS}) || !limNear(sf.SpanS, 1) {
+		t.Errorf("the backup subflow: %+v, want idle with no shares", sf)
+	}
+	if fs := l.Fastest(); fs == nil || fs.ID != "1" {
+		t.Errorf("fastest %+v", fs)
+	}
 
 	// A subflow that joins later is judged from its second sample on.
 	late := mptcpFlow(10, sfs, bytes, full, ivUs)

@@ -90,6 +90,11 @@ type Flow struct {
 	// Result.Start.
 	StartS float64 `json:"start_s"`
 	EndS   float64 `json:"end_s"`
+	// SendEndS is when the sending application stopped writing, seconds
+	// since Result.Start (TCP and MPTCP flows of the native engine; 0:
+	// not recorded). What follows is the drain of what was in flight or
+	// queued, which the limited-by diagnosis leaves out.
+	SendEndS float64 `json:"send_end_s,omitempty"`
 	// BottleneckBps is the configured rate of the narrowest shaped link on
 	// the flow's path in bits/s, counted on the wire as tc/HTB does
 	// (Ethernet header included). 0 means unshaped/unknown; utilisation is

@@ -143,6 +143,10 @@ func writeLimited(w io.Writer, flows []analysis.Flow, sums []analysis.FlowSummar
 			if sf.Src != "" {
 				path = sf.Src + "->" + sf.Dst
 			}
+			if sf.Idle {
+				fmt.Fprintf(w, "  subflow %s: carried no data (a backup, or unused by the scheduler)\n", path)
+				continue
+			}
 			fmt.Fprintf(w, "  subflow %s, %s: %s (busy %.0f %%)\n", path, rateString(sf.GoodputBps), sf.Limits, 100*sf.Busy)
 		}
 	}

@@ -61,6 +61,9 @@ func checkTCPSamples(t *testing.T, f *analysis.Flow, interval, dur time.Duration
 	if med := gaps[len(gaps)/2]; math.Abs(med-interval.Seconds()) > interval.Seconds()*0.2 {
 		t.Errorf("median sample spacing %.4fs, want %v", med, interval)
 	}
+	if w := f.SendEndS - f.StartS; math.Abs(w-dur.Seconds()) > 0.1 || f.SendEndS > f.EndS+0.05 {
+		t.Errorf("the writer stopped at %.3f s (flow %.3f .. %.3f s), want after %v", f.SendEndS, f.StartS, f.EndS, dur)
+	}
 	if got := f.EndS - f.StartS; math.Abs(got-dur.Seconds()) > 0.25 {
 		t.Errorf("flow lasted %.3fs, want %v", got, dur)
 	}

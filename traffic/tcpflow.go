@@ -45,6 +45,7 @@ type tcpStream struct {
 	rx, tx         atomic.Int64
 	rxEnd          atomic.Int64 // unix ns of the last byte received
 	wait           writeWait
+	sendEnd        atomic.Int64 // unix ns the writer stopped
 	rxDone         chan struct{}
 	rxErr          error
 }
@@ -215,6 +216,7 @@ func (s *tcpStream) send(start, end time.Time, rate uint64) {
 	}
 	stop := time.AfterFunc(time.Until(end), func() { s.shutdown(s.snd, unix.SHUT_WR) })
 	defer stop.Stop()
+	defer func() { s.sendEnd.Store(time.Now().UnixNano()) }()
 	// Control keeps the descriptor referenced: Close waits for the loop.
 	rc.Control(func(fd uintptr) {
 		if unix.SetNonblock(int(fd), false) != nil {
@@ -350,6 +352,10 @@ func (t *tcpFlow) flowRecord(s *tcpStream, t0, start time.Time, raw []rawSample)
 	if e := s.rxEnd.Load(); e > 0 {
 		end = time.Unix(0, e)
 	}
+	var sendEnd float64
+	if e := s.sendEnd.Load(); e > 0 {
+		sendEnd = time.Unix(0, e).Sub(t0).Seconds()
+	}
 	return analysis.Flow{
 		ID:            id,
 		Group:         group,
@@ -361,6 +367,7 @@ func (t *tcpFlow) flowRecord(s *tcpStream, t0, start time.Time, raw []rawSample)
 		Dst:           unmapped(addrPort(s.rcv.LocalAddr())).String(),
 		StartS:        start.Sub(t0).Seconds(),
 		EndS:          end.Sub(t0).Seconds(),
+		SendEndS:      sendEnd,
 		MPTCPFallback: t.f.Proto == MPTCP && !s.mptcp,
 		BytesSent:     s.tx.Load(),
 		BytesReceived: s.rx.Load(),

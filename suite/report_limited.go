@@ -20,6 +20,7 @@ func limitedTable(b *strings.Builder, o *Outcome, p *Plan) {
 		label    string
 		goodput  []float64
 		lims     []analysis.Limits
+		idle     int // runs in which the subflow carried nothing
 		subOrder int
 	}
 	var rows []*row
@@ -54,6 +55,9 @@ func limitedTable(b *strings.Builder, o *Outcome, p *Plan) {
 					s := get(f.ID+"\x00"+path, fmt.Sprintf("| %s | %s ↳ %s |", sc.Name, f.ID, path), 1)
 					s.goodput = append(s.goodput, sf.GoodputBps/1e6)
 					s.lims = append(s.lims, sf.Limits)
+					if sf.Idle {
+						s.idle++
+					}
 				}
 			}
 		}
@@ -82,6 +86,11 @@ func limitedTable(b *strings.Builder, o *Outcome, p *Plan) {
 	b.WriteString("Share of each TCP/MPTCP flow's steady window its sender was limited by the network (cwnd), the receive window, the send buffer or the application; busy: data in flight or queued (`tcpi_busy_time`). MPTCP subflows (↳) are judged against the connection's send buffer; the connection weighs them by their rate while busy. Definitions: analysis/METRICS.md, \"What limited the sender\".\n\n")
 	b.WriteString("| scenario | flow | goodput (Mbit/s) | network | receive window | send buffer | application | busy | limited by |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
+		if 2*r.idle > len(r.lims) {
+			fmt.Fprintf(b, "%s %.2f | — | — | — | — | %s | carried no data (backup, or unused) |\n", r.label, analysis.Median(r.goodput),
+				pct0(analysis.Median(busyOf(r.lims))))
+			continue
+		}
 		med := func(f func(analysis.Limits) float64) float64 {
 			v := make([]float64, len(r.lims))
 			for i, l := range r.lims {
@@ -111,6 +120,14 @@ func subflowPath(sf analysis.SubflowLimits) string {
 		return "subflow " + sf.ID
 	}
 	return src.Addr().String() + " → " + dst.Addr().String()
+}
+
+func busyOf(ls []analysis.Limits) []float64 {
+	out := make([]float64, len(ls))
+	for i, l := range ls {
+		out[i] = l.Busy
+	}
+	return out
 }
 
 func pct0(v float64) string { return fmt.Sprintf("%.0f %%", 100*v) }

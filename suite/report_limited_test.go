@@ -10,8 +10,9 @@ import (
 
 // mptcpRun makes a run whose MPTCP flow "bulk" has a fast subflow busy
 // a share fastBusy of each 100 ms (idle the rest while the writer waits
-// on the connection's full buffer) and a slow one always busy.
-func mptcpRun(t *testing.T, sc *Scenario, rep int, fastBusy float64) *RunRecord {
+// on the connection's full buffer) and a slow one always busy — or,
+// as a backup, never.
+func mptcpRun(t *testing.T, sc *Scenario, rep int, fastBusy float64, backup bool) *RunRecord {
 	t.Helper()
 	f := analysis.Flow{ID: "bulk", Proto: "mptcp", CC: "cubic", From: "cli", To: "srv", StartS: 0, EndS: 4}
 	buf := &analysis.SendBuffer{SizeBytes: 247808, QueuedBytes: 220000, WmemQueuedBytes: 230000}
@@ -21,8 +22,12 @@ func mptcpRun(t *testing.T, sc *Scenario, rep int, fastBusy float64) *RunRecord 
 	}
 	for i := 1; i <= 40; i++ {
 		fast.BusyUs += uint64(fastBusy * 1e5)
-		slow.BusyUs += 1e5
 		fb, sb := int64(fastBusy*9.4e6/80), int64(1.88e6/80)
+		if backup {
+			sb = 0
+		} else {
+			slow.BusyUs += 1e5
+		}
 		f.Samples = append(f.Samples, analysis.Sample{TS: float64(i) / 10, Bytes: fb + sb, GoodputBps: float64(fb+sb) * 80,
 			TCP: &analysis.TCPInfo{SrttUs: 26000, CwndSegs: 40}, SendBuffer: buf, WriteWaitUs: uint64(i) * 1e5,
 			Subflows: []analysis.SubflowSample{
@@ -38,7 +43,8 @@ func mptcpRun(t *testing.T, sc *Scenario, rep int, fastBusy float64) *RunRecord 
 func TestLimitedMetricsAndTable(t *testing.T) {
 	p := tinyPlan(t)
 	sc := p.Scenarios[0]
-	runs := []*RunRecord{mptcpRun(t, sc, 1, 0.6), mptcpRun(t, sc, 2, 0.7), mptcpRun(t, sc, 3, 0.65)}
+	runs := []*RunRecord{mptcpRun(t, sc, 1, 0.6, false), mptcpRun(t, sc, 2, 0.7, false), mptcpRun(t, sc, 3, 0.65, false),
+		mptcpRun(t, p.Scenarios[1], 1, 1, true)}
 	rd := runs[0].data
 	for name, want := range map[string]float64{"busy_fast": 0.6, "limited_sndbuf_fast": 0.4} {
 		v, err := rd.metric(name, "bulk")
@@ -70,6 +76,8 @@ func TestLimitedMetricsAndTable(t *testing.T) {
 		"| scenario | flow | goodput (Mbit/s) | network | receive window | send buffer | application | busy | limited by |",
 		"| " + sc.Name + " | bulk ↳ 10.1.0.1 → 10.1.0.2 | 6.11 | 65 % | 0 % | 35 % | 0 % | 65 % | network |",
 		"| " + sc.Name + " | bulk ↳ 10.2.0.1 → 10.2.0.2 | 1.88 | 100 % | 0 % | 0 % | 0 % | 100 % | network |",
+		"| " + p.Scenarios[1].Name + " | bulk | 9.40 | 100 % | 0 % | 0 % | 0 % | 100 % | network |",
+		"| " + p.Scenarios[1].Name + " | bulk ↳ 10.2.0.1 → 10.2.0.2 | 0.00 | — | — | — | — | 0 % | carried no data (backup, or unused) |",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q", want)

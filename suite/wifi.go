@@ -94,6 +94,7 @@ type airFlow struct {
 	payload    int
 	ackEvery   int
 	cryptoSize int
+	wired      float64 // TCP capacity of the narrowest shaped wired link on the path, Mbit/s (0: none)
 }
 
 // wifiPredictions is the model's goodput (Mbit/s) for each flow of res
@@ -134,7 +135,7 @@ func wifiPredict(spec *topo.Spec, res *analysis.Result) (map[string]float64, map
 		if from == nil || to == nil {
 			continue
 		}
-		af := airFlow{id: f.ID, proto: f.Proto, payload: 1448, ackEvery: 2}
+		af := airFlow{id: f.ID, proto: f.Proto, payload: 1448, ackEvery: 2, wired: f.BottleneckBps * 1448 / 1514 / 1e6}
 		switch {
 		case from.Station != nil && to.Station != nil && from.Station.AP == to.Station.AP:
 			af.ap, af.tx, af.rx, af.relay = spec.Node(from.Station.AP), from.Name, from.Station.AP, true
@@ -204,6 +205,9 @@ func wifiPredict(spec *topo.Spec, res *analysis.Result) (map[string]float64, map
 		// the CCMP header and MIC were carried as payload: count only the
 		// application's bytes
 		app := float64(af.payload) / float64(af.payload+af.cryptoSize)
+		if af.wired > 0 && af.wired < r.GoodputMbps*app {
+			continue // a wired link is the bottleneck: the hop does not decide the flow's goodput
+		}
 		out[af.id] = r.GoodputMbps * app * share
 		if af.proto == "tcp" && !af.relay && minRTT[af.id] > 0 {
 			bw := r.GoodputMbps * share * 1e6

@@ -99,7 +99,7 @@ func TestMatrixPositionsKept(t *testing.T) {
 
 func TestBuiltinsLoadAndFitTheQuickBudget(t *testing.T) {
 	names := Builtins()
-	for _, want := range []string{"asym-mptcp", "bufferbloat", "cc-mlo", "sack-reno", "tack"} {
+	for _, want := range []string{"asym-mptcp", "bufferbloat", "cc-mlo", "sack-reno", "tack", "wifi-physics"} {
 		if !contains(names, want) {
 			t.Errorf("built-in suite %s missing (have %v)", want, names)
 		}

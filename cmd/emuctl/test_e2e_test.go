@@ -18,7 +18,7 @@ import (
 // suite files, a tiny suite end to end, a bad suite file, and Ctrl-C.
 func TestTestCLI(t *testing.T) {
 	r := must(t, run(t, "", "test", "--list"))
-	for _, s := range []string{"asym-mptcp", "bufferbloat", "cc-mlo", "sack-reno", "tack"} {
+	for _, s := range []string{"asym-mptcp", "bufferbloat", "cc-mlo", "sack-reno", "tack", "wifi-physics"} {
 		if !strings.Contains(r.stdout, s) {
 			t.Errorf("--list lacks %s:\n%s", s, r.stdout)
 		}

@@ -1,5 +1,5 @@
-// Package suites embeds the built-in experiment suites (the four studies
-// and a bufferbloat smoke suite) so `emuctl test <name>` works from any
+// Package suites embeds the built-in experiment suites (the four studies,
+// a bufferbloat smoke suite and the Wi-Fi medium's physics) so `emuctl test <name>` works from any
 // directory. Each <name>.yaml is a suite file; see suite/doc.go.
 package suites
 

@@ -46,7 +46,8 @@
 // context) stops the flows, tears the lab down and keeps the runs made.
 // Output: raw results (analysis format) and per-run sidecars under runs/,
 // runs.csv, checks.csv, outcome.json, plots/, the analysis report under
-// analysis/, and report.md with the check table.
+// analysis/, and report.md with the check table, medians per scenario
+// and what limited each TCP/MPTCP flow and subflow (report_limited.go).
 //
 // It changes the host only through emu (labs) and its own tracefs
 // instance, and touches nothing outside the labs it builds.

@@ -24,7 +24,7 @@ func limitedTable(b *strings.Builder, o *Outcome, p *Plan) {
 		subOrder int
 	}
 	var rows []*row
-	any := false
+	found := false
 	for _, sc := range p.Scenarios {
 		byKey := map[string]*row{}
 		var keys []string
@@ -46,7 +46,7 @@ func limitedTable(b *strings.Builder, o *Outcome, p *Plan) {
 				if l == nil {
 					continue
 				}
-				any = true
+				found = true
 				r := get(f.ID, fmt.Sprintf("| %s | %s |", sc.Name, f.ID), 0)
 				r.goodput = append(r.goodput, run.data.sum.Flows[i].SteadyGoodputBps/1e6)
 				r.lims = append(r.lims, l.Limits)
@@ -79,7 +79,7 @@ func limitedTable(b *strings.Builder, o *Outcome, p *Plan) {
 			rows = append(rows, byKey[k])
 		}
 	}
-	if !any {
+	if !found {
 		return
 	}
 	b.WriteString("## What limited the flows (medians over valid runs)\n\n")

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -267,5 +268,26 @@ func TestLimitsString(t *testing.T) {
 	}
 	if d := (Limits{Rwnd: 0.5, Sndbuf: 0.5}).Dominant(); d != LimitRwnd {
 		t.Errorf("tie: dominant %q, want the receive window (listed first)", d)
+	}
+}
+
+func TestFlowTableLimited(t *testing.T) {
+	f := tcpFlow(append(repeat(7, iv{busy: ivUs, short: true, wait: ivUs, buf: fullBuf}), repeat(3, iv{busy: ivUs})...)...)
+	r := &Result{Version: 1, Flows: []Flow{*f}}
+	var b strings.Builder
+	if err := FlowTable("flows", []string{"r1"}, []RunSummary{r.Summarise(Options{WarmupS: -1})}).Markdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"busy", "limited: send buffer", "limited by", "| send buffer |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("flow table lacks %q:\n%s", want, b.String())
+		}
+	}
+	// Without the diagnosis the columns are left out.
+	b.Reset()
+	old := Flow{ID: "o", Proto: "tcp", EndS: 1, Samples: []Sample{{TS: 1, Bytes: 1000, TCP: &TCPInfo{CwndSegs: 10}}}}
+	FlowTable("flows", []string{"r1"}, []RunSummary{(&Result{Version: 1, Flows: []Flow{old}}).Summarise(Options{WarmupS: -1})}).Markdown(&b)
+	if strings.Contains(b.String(), "limited") || strings.Contains(b.String(), "busy") {
+		t.Errorf("flow table without busy times has limited-by columns:\n%s", b.String())
 	}
 }

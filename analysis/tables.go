@@ -14,7 +14,8 @@ func orNil(p *float64, scale float64) any {
 }
 
 // FlowTable is one row per flow of each result: goodput (whole run and
-// steady state), utilisation, srtt, cwnd, retransmissions and recovery.
+// steady state), utilisation, srtt, cwnd, retransmissions, recovery, and
+// what limited the sender.
 // label names each result's rows (e.g. its file name or scenario).
 func FlowTable(title string, labels []string, sums []RunSummary) *Table {
 	t := &Table{Title: title, Columns: []Column{
@@ -37,10 +38,20 @@ func FlowTable(title string, labels []string, sums []RunSummary) *Table {
 		{Key: "udp_loss", Header: "UDP loss", Digits: 3},
 		{Key: "jitter_rfc3550_ms", Header: "jitter RFC 3550", Unit: "ms"},
 		{Key: "jitter_mean_abs_delta_ms", Header: "jitter mean |Δd|", Unit: "ms"},
+		{Key: "busy", Header: "busy", Digits: 3},
+		{Key: "limited_net", Header: "limited: network", Digits: 3},
+		{Key: "limited_rwnd", Header: "limited: receive window", Digits: 3},
+		{Key: "limited_sndbuf", Header: "limited: send buffer", Digits: 3},
+		{Key: "limited_app", Header: "limited: application", Digits: 3},
+		{Key: "limited_by", Header: "limited by"},
 	}}
 	for i, rs := range sums {
 		for _, f := range rs.Flows {
 			var util, srttM, srttP, cms, cxs, cmb, cxb, recN, recM any
+			var busy, lNet, lRwnd, lSnd, lApp, lBy any
+			if l := f.Limited; l != nil {
+				busy, lNet, lRwnd, lSnd, lApp, lBy = l.Busy, l.Network, l.Rwnd, l.Sndbuf, l.App, l.Dominant()
+			}
 			if f.CapacityBps > 0 {
 				util = f.Utilisation
 			}
@@ -58,7 +69,8 @@ func FlowTable(title string, labels []string, sums []RunSummary) *Table {
 			}
 			t.AddRow(labels[i], f.Flow, f.Proto, f.CC, f.GoodputBps/mbit, f.SteadyGoodputBps/mbit, util,
 				srttM, srttP, cms, cxs, cmb, cxb, orNil(f.RetransRatio, 1), recN, recM,
-				orNil(f.UDPLoss, 1), orNil(f.JitterRFC3550Ms, 1), orNil(f.JitterMeanAbsDeltaMs, 1))
+				orNil(f.UDPLoss, 1), orNil(f.JitterRFC3550Ms, 1), orNil(f.JitterMeanAbsDeltaMs, 1),
+				busy, lNet, lRwnd, lSnd, lApp, lBy)
 		}
 	}
 	return t.dropEmptyColumns()

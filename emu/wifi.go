@@ -82,7 +82,11 @@ func wifiPreflight(spec *topo.Spec) []string {
 	}
 	if m := spec.WiFiMedium; !engine || m.Backend == topo.WiFiBackendHwsim {
 		if err := wifi.ProbeHwsim(); err != nil {
-			errs = append(errs, fmt.Sprintf("Wi-Fi nodes need mac80211_hwsim: %v (load it with `modprobe mac80211_hwsim radios=0`; emuctl creates the radios itself; or wifi: {backend: engine} for emuctl's medium over veth pairs)", err))
+			at := ""
+			if m.BackendPos != "" {
+				at = m.BackendPos + ": wifi.backend: hwsim: "
+			}
+			errs = append(errs, fmt.Sprintf("%sWi-Fi nodes need mac80211_hwsim: %v (load it with `modprobe mac80211_hwsim radios=0`; emuctl creates the radios itself; or wifi: {backend: engine} for emuctl's medium over veth pairs)", at, err))
 		}
 	}
 	tools := wifi.ProbeTools()

@@ -66,7 +66,7 @@ func (r *resolver) resolveMedium() {
 	med := &WiFiMedium{Enabled: true, Backend: WiFiBackendAuto, PathLoss: "logdistance", Exponent: defaultExponent, RefLossDB: defaultRefLoss,
 		RefDistM: 1, NoiseFigureDB: defaultNF, AMPDU: true}
 	if b := r.doc.wifi.backend; b != "" {
-		med.Backend = b
+		med.Backend, med.BackendPos = b, posString(r.spec.Source, r.doc.wifi.backendLoc)
 	}
 	var mloAP string
 	for i := range r.spec.Nodes {

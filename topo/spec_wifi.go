@@ -129,8 +129,10 @@ const (
 // (Enabled), or hwsim's own instant medium (not Enabled).
 type WiFiMedium struct {
 	Enabled bool `json:"enabled"`
-	// Backend is the backend asked for: auto, hwsim or engine.
-	Backend string `json:"backend"`
+	// Backend is the backend asked for: auto, hwsim or engine;
+	// BackendPos is "file:line:col" of wifi.backend (empty: defaulted).
+	Backend    string `json:"backend"`
+	BackendPos string `json:"backend_pos,omitempty"`
 	// RetryLimit is the attempts per unicast data frame at a fixed or
 	// engine-chosen rate (0: 11, mac80211_hwsim's max_rate_tries).
 	RetryLimit int `json:"retry_limit,omitempty"`

@@ -26,7 +26,8 @@ func TestTrafficCLI(t *testing.T) {
 
 	out := filepath.Join(dir, "tcp.json")
 	r := must(t, run(t, "", "traffic", "-l", lab, "--from", "h1", "--to", "h2", "-t", "1s", "--cc", "reno", "--probe", "icmp", "--json", out))
-	if !strings.Contains(r.stdout, "h1->h2") || !strings.Contains(r.stdout, "reno") || !strings.Contains(r.stdout, "probe p1") {
+	if !strings.Contains(r.stdout, "h1->h2") || !strings.Contains(r.stdout, "reno") || !strings.Contains(r.stdout, "probe p1") ||
+		!strings.Contains(r.stdout, "f1 limited by: ") {
 		t.Errorf("summary:\n%s", r.stdout)
 	}
 	res, err := analysis.Load(out)

@@ -60,7 +60,7 @@ bench: build
 	./$(BIN) bench --scale tree,4,10
 	$(GO) run ./analysis/cmd/ackbench
 	$(GO) test -run '^$$' -bench 'Engine|Pipeline|Segment' -benchtime 2s ./tc/
-	$(GO) test -run '^$$' -bench 'Medium' -benchtime 2s ./wifi/model/ ./wifi/
+	$(GO) test -run '^$$' -bench 'Medium|Ether' -benchtime 2s ./wifi/model/ ./wifi/
 
 # emuctl's 802.11 model (`emuctl model wifi`) against ns-3 3.37: builds
 # validate/ns3/wifi-ref.cc into bin/validate/, runs ~80 scenarios one at a

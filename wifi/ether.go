@@ -118,6 +118,19 @@ type Port struct {
 // (ifindex by radio). It opens its socket, so it must be called on a
 // thread inside the medium namespace (nsutil); the socket stays there.
 func NewEtherMedium(cfg MediumConfig, ifindex []int) (*EtherMedium, error) {
+	s, err := newEtherMedium(cfg, ifindex)
+	if err != nil {
+		return nil, err
+	}
+	if s.sock, err = openEtherSock(); err != nil {
+		unix.Close(s.efd)
+		return nil, err
+	}
+	return s, nil
+}
+
+// newEtherMedium is NewEtherMedium without the socket.
+func newEtherMedium(cfg MediumConfig, ifindex []int) (*EtherMedium, error) {
 	if len(ifindex) != len(cfg.Radios) {
 		return nil, fmt.Errorf("engine medium: %d ports for %d radios", len(ifindex), len(cfg.Radios))
 	}
@@ -161,10 +174,6 @@ func NewEtherMedium(cfg MediumConfig, ifindex []int) (*EtherMedium, error) {
 		if r.AP < 0 {
 			s.ideal[i] = newIdealTable(r.Mode, bandOfFreq(r.FreqMHz), r.WidthMHz)
 		}
-	}
-	if s.sock, err = openEtherSock(); err != nil {
-		unix.Close(s.efd)
-		return nil, err
 	}
 	return s, nil
 }

@@ -184,6 +184,9 @@ func BenchmarkMediumGlue(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// the AP never transmits here; a radio joins its channel with its
+	// first frame (a real AP's beacons), and until then hears nothing
+	s.m.AddRadio(1, 5180)
 	var bt Batch
 	now := time.Duration(0)
 	delivered, pending := 0, 0

@@ -17,6 +17,17 @@
 //   - info.go: what nl80211 reports about an interface (type, SSID,
 //     channel, width, power) and its peers (signal, rates, counters), and
 //     the transmit power setting.
+//   - The lab's medium (the model of wifi/model in real time), in two
+//     backends sharing medium_core.go (the model under a lock, links
+//     changed at run time, counters, lateness, the ppoll wait) and
+//     medium_tap.go (a capture that never blocks the medium's thread,
+//     written by aircap.go as pcapng with radiotap headers):
+//     medium_nl.go and medium_run.go serve hwsim radios (REGISTER, FRAME,
+//     TX_INFO_FRAME); ether.go and ether_sock.go carry the Ethernet frames
+//     of veth ports as 802.11 data frames on kernels without hwsim (the
+//     engine backend), with ideal.go's rate choice (ns-3's
+//     IdealWifiManager). medium_spec.go turns a topology into the medium's
+//     configuration.
 //
 // Radios only hear each other when they were created from the same network
 // namespace (the same hwsim "netgroup"), so create every radio of a lab from
@@ -30,8 +41,9 @@
 // log; it returns errors, wrapping ErrNotSupported when the running kernel
 // lacks a feature and ErrToolMissing when the installed daemons do.
 //
-// Kernels without mac80211_hwsim (such as emuctl's build/CI kernel) are
-// covered by the kernel lab: `make test-kernel` runs this package's tests in
+// Kernels without mac80211_hwsim (such as emuctl's build/CI kernel) run
+// Wi-Fi labs on the engine backend; the hwsim path is covered by the
+// kernel lab: `make test-kernel` runs this package's tests in
 // a VM with Debian's kernel, where TestLabWiFiModes associates a station
 // with an access point in modes g, n, ac and ax. Access points on 5 or
 // 6 GHz need wireless-regdb (regulatory.db) there as on any machine.

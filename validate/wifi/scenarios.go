@@ -67,6 +67,18 @@ func scenarios() []scenario {
 		ours:    []string{"--mode", "g", "--rate", "54mbit", "--qos", "off", "--retry-limit", "7"},
 		checked: udp,
 	})
+	// 802.11g TCP (the labs' sack-reno and tack hops): collisions between a
+	// data frame and a short TCP ACK, where the shorter sender missed the
+	// longer preamble and must not wait EIFS (1 Mbit/s ACK on 2.4 GHz)
+	for _, ack := range []int{2, 1} {
+		s = append(s, scenario{
+			name: fmt.Sprintf("g-tcp-54-ack%d", ack),
+			ns3:  []string{"--standard=g", "--rate=54", "--proto=tcp", "--delack=" + strconv.Itoa(ack), "--time=" + measureS},
+			ours: []string{"--mode", "g", "--rate", "54mbit", "--qos", "off", "--retry-limit", "7",
+				"--proto", "tcp", "--ack-every", strconv.Itoa(ack), "--payload", "1448"},
+			checked: udp,
+		})
+	}
 
 	// (b) 802.11a TCP bulk, delayed ACK (DelAckCount 2, ns-3's default) and 1.
 	for _, ack := range []int{2, 1} {

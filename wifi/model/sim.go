@@ -277,7 +277,11 @@ func Simulate(s Scenario) (SimResult, error) {
 				} else if own := next + t.dur + mac.ACKTimeout(s.Rate); own >= busyEnd {
 					nd.from, nd.ifs = own, aifs
 				} else {
-					nd.from, nd.ifs = busyEnd, eifs
+					// still busy with the longer PPDU, whose preamble it
+					// missed while sending its own: nothing to decode, so
+					// AIFS (not EIFS) once the medium is idle, as in ns-3
+					// (and the medium)
+					nd.from, nd.ifs = busyEnd, aifs
 				}
 			}
 			resume = busyEnd

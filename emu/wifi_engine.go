@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
-	"time"
 
 	"github.com/emuctl/emuctl/internal/sysctl"
 	"github.com/emuctl/emuctl/tc"
@@ -211,13 +210,6 @@ func serveEtherMedium(ctx context.Context, ms *MediumState, started chan<- error
 		return nil, done
 	}
 	started <- nil
-	go func() {
-		t0 := time.Now()
-		err := srv.Run(ctx)
-		if err == nil && ctx.Err() == nil {
-			err = fmt.Errorf("stopped after %v", time.Since(t0).Round(time.Millisecond))
-		}
-		done <- err
-	}()
+	runMedium(ctx, srv, nil, done)
 	return srv, done
 }

@@ -158,16 +158,25 @@ func serveMedium(ctx context.Context, ms *MediumState, started chan<- error) (*w
 		return nil, done
 	}
 	started <- nil
+	runMedium(ctx, srv, sock.Close, done)
+	return srv, done
+}
+
+// runMedium runs a medium until ctx ends, then closes what it was served
+// on; done gets its error (a medium that stops on its own while the lab
+// runs is an error too).
+func runMedium(ctx context.Context, srv interface{ Run(context.Context) error }, closeFn func() error, done chan<- error) {
 	go func() {
 		t0 := time.Now()
 		err := srv.Run(ctx)
-		sock.Close()
+		if closeFn != nil {
+			closeFn()
+		}
 		if err == nil && ctx.Err() == nil {
 			err = fmt.Errorf("stopped after %v", time.Since(t0).Round(time.Millisecond))
 		}
 		done <- err
 	}()
-	return srv, done
 }
 
 // LabMediumStats asks a running lab's supervisor for its medium's

@@ -3,7 +3,6 @@ package wifi
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -192,22 +191,7 @@ func modelMode(m string) model.Mode {
 
 // Run serves until ctx ends or the socket fails.
 func (s *EtherMedium) Run(ctx context.Context) error {
-	s.start = time.Now()
-	errc := make(chan error, 1)
-	go func() { errc <- s.schedule(ctx) }()
-	var err error
-	select {
-	case <-ctx.Done():
-		s.wake()
-		err = <-errc
-	case err = <-errc:
-	}
-	s.sock.close()
-	unix.Close(s.efd)
-	if errors.Is(err, context.Canceled) {
-		err = nil
-	}
-	return err
+	return s.run(ctx, s.schedule, s.sock.close)
 }
 
 // Close releases a medium that was never run.

@@ -1,6 +1,7 @@
 package wifi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -178,6 +179,28 @@ func (c *mediumCore) Config() MediumConfig {
 	cfg := c.cfg
 	cfg.Radios = append([]MediumRadio(nil), c.cfg.Radios...)
 	return cfg
+}
+
+// run starts the clock and runs schedule (the medium's thread) until ctx
+// ends (it is woken to return) or schedule fails; then release closes what
+// the medium owns. A cancelled context is a clean stop.
+func (c *mediumCore) run(ctx context.Context, schedule func(context.Context) error, release func()) error {
+	c.start = time.Now()
+	errc := make(chan error, 1)
+	go func() { errc <- schedule(ctx) }()
+	var err error
+	select {
+	case <-ctx.Done():
+		c.wake()
+		err = <-errc
+	case err = <-errc:
+	}
+	release()
+	unix.Close(c.efd)
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
 }
 
 // realtime prepares the calling goroutine's OS thread for the medium:

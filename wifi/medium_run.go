@@ -2,7 +2,6 @@ package wifi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/wifi/model"
-	"golang.org/x/sys/unix"
 )
 
 // MediumRadio is one radio the medium serves.
@@ -181,21 +179,7 @@ func NewMediumServer(sock *MediumSocket, cfg MediumConfig) (*MediumServer, error
 // Run serves until ctx ends or the socket fails; the medium's failure is
 // the lab's (the kernel would silently fall back to instant delivery).
 func (s *MediumServer) Run(ctx context.Context) error {
-	s.start = time.Now()
-	errc := make(chan error, 1)
-	go func() { errc <- s.schedule(ctx) }()
-	var err error
-	select {
-	case <-ctx.Done():
-		s.wake()
-		err = <-errc
-	case err = <-errc:
-	}
-	unix.Close(s.efd)
-	if errors.Is(err, context.Canceled) {
-		err = nil
-	}
-	return err
+	return s.run(ctx, s.schedule, func() {})
 }
 
 // schedule is the medium: one locked OS thread with 1 ns timer slack that

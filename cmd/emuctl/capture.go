@@ -79,15 +79,11 @@ data frames (no management frames exist there). --filter does not apply.
 			}
 			// an ovs switch's port lives in the root namespace under emuctl's port name
 			nsPath, ifname := emu.EndpointNetns(st, node, iface)
-			var w io.Writer = cmd.OutOrStdout()
-			if out != "-" {
-				f, err := os.Create(out)
-				if err != nil {
-					return err
-				}
-				defer f.Close()
-				w = f
+			w, closeOut, err := captureOutput(cmd, out)
+			if err != nil {
+				return err
 			}
+			defer closeOut()
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			o := capture.Options{Snaplen: snaplen, Count: count, Duration: duration, Filter: flt,
@@ -129,15 +125,11 @@ func captureMedium(cmd *cobra.Command, lab, out string, snaplen int, duration ti
 	if st.Medium == nil {
 		return fmt.Errorf("lab %s has no Wi-Fi medium to capture (hwsim's instant medium: capture a node's wireless interface instead)", st.Lab)
 	}
-	var w io.Writer = cmd.OutOrStdout()
-	if out != "-" {
-		f, err := os.Create(out)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		w = f
+	w, closeOut, err := captureOutput(cmd, out)
+	if err != nil {
+		return err
 	}
+	defer closeOut()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if duration > 0 {
@@ -152,6 +144,18 @@ func captureMedium(cmd *cobra.Command, lab, out string, snaplen int, duration ti
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "%d bytes of pcapng written to %s\n", cw.n, out)
 	return nil
+}
+
+// captureOutput opens -w: a file, or stdout for "-".
+func captureOutput(cmd *cobra.Command, out string) (io.Writer, func() error, error) {
+	if out == "-" {
+		return cmd.OutOrStdout(), func() error { return nil }, nil
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, f.Close, nil
 }
 
 type countingWriter struct {

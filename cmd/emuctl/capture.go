@@ -17,8 +17,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, newCaptureCmd) }
-
 func newCaptureCmd() *cobra.Command {
 	var (
 		lab, filter, out string

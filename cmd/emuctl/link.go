@@ -16,8 +16,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, newLinkCmd) }
-
 func newLinkCmd() *cobra.Command {
 	var lab string
 	cmd := &cobra.Command{

@@ -20,11 +20,6 @@ func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code)
 
 var logLevel = new(slog.LevelVar)
 
-// extraCommands lets a command file register itself from an init function
-// (func init() { extraCommands = append(extraCommands, newFooCmd) }), so
-// commands can be added without editing this file.
-var extraCommands []func() *cobra.Command
-
 func logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel}))
 }
@@ -45,11 +40,32 @@ func newRoot() *cobra.Command {
 	}
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "log every host change to stderr")
 	setVersion(root) // --version (version.go)
-	root.AddCommand(newUpCmd(), newDownCmd(), newLsCmd(), newInspectCmd(), newExecCmd(), newShellCmd(),
-		newCLICmd(), newValidateCmd(), newCleanCmd(), newBenchCmd())
-	for _, f := range extraCommands {
-		root.AddCommand(f())
-	}
+	// Every command, in one list, in the order of the README's table (and
+	// of `emuctl help`): a new command is added here and nowhere else.
+	cobra.EnableCommandSorting = false
+	root.AddCommand(
+		newValidateCmd(),
+		newUpCmd(),
+		newDownCmd(),
+		newLsCmd(),
+		newWiFiCmd(),
+		newInspectCmd(),
+		newExecCmd(),
+		newShellCmd(),
+		newCLICmd(),
+		newCleanCmd(),
+		newDoctorCmd(),
+		newVerifyCmd(),
+		newLinkCmd(),
+		newMPTCPCmd(),
+		newTrafficCmd(),
+		newCaptureCmd(),
+		newModelCmd(),
+		newReportCmd(),
+		newTestCmd(),
+		newBenchCmd(),
+		newVersionCmd(),
+	)
 	return root
 }
 

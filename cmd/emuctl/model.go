@@ -12,8 +12,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, newModelCmd) }
-
 func newModelCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "model",

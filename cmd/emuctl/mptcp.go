@@ -18,8 +18,6 @@ import (
 	"github.com/vishvananda/netns"
 )
 
-func init() { extraCommands = append(extraCommands, newMPTCPCmd) }
-
 func newMPTCPCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mptcp",

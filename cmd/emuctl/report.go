@@ -9,8 +9,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, newReportCmd) }
-
 func newReportCmd() *cobra.Command {
 	var (
 		out, title string

@@ -17,8 +17,6 @@ import (
 	"golang.org/x/term"
 )
 
-func init() { extraCommands = append(extraCommands, newTestCmd) }
-
 type testFlags struct {
 	quick, paper, list, json bool
 	reps                     int

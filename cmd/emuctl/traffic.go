@@ -18,8 +18,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, newTrafficCmd) }
-
 func newTrafficCmd() *cobra.Command {
 	var (
 		lab, flowsFile, jsonOut, rate, dst, sndbuf, rcvbuf string

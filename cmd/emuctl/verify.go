@@ -14,8 +14,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, newVerifyCmd) }
-
 func newVerifyCmd() *cobra.Command {
 	var (
 		lab    string

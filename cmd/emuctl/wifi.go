@@ -11,8 +11,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, newWiFiCmd) }
-
 func newWiFiCmd() *cobra.Command {
 	var lab string
 	cmd := &cobra.Command{

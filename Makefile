@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/emuctl
 PKGS    := ./...
 
-.PHONY: all build install deps test test-unit test-root test-suites soak fuzz bench demo demo-labs lint clean-labs kernel-lab-setup test-kernel validate-wifi
+.PHONY: all build install deps test test-unit test-suites soak fuzz bench demo demo-labs lint kernel-lab-setup test-kernel validate-wifi
 
 all: build
 
@@ -45,9 +45,17 @@ soak: build
 	EMUCTL_SOAK=$(SOAK_CYCLES) EMUCTL_SOAK_SEED=$(SOAK_SEED) $(GO) test -count=1 -run '^TestSoak$$' -v -timeout 30m ./cmd/emuctl/
 	./$(BIN) clean --check && echo "leak check: clean"
 
-# Tier 1 only: runs anywhere, no root.
+# Tier 1 only: every package's tests that build no kernel objects (those
+# skip in -short mode, internal/testutil.NeedRoot); runs anywhere, no root.
 test-unit:
-	$(GO) test -count=1 ./topo/... ./analysis/... ./capture/... ./wifi/model/ ./validate/...
+	$(GO) test -short -count=1 $(PKGS)
+
+# go vet, gofmt and staticcheck (pinned; fetched from the Go module proxy).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	$(GO) vet $(PKGS)
+	test -z "$$(gofmt -l .)" || (gofmt -l . && false)
+	$(GO) run $(STATICCHECK) $(PKGS)
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzLoad -fuzztime=60s ./topo/

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/emuctl/emuctl/internal/testutil"
 	"io"
 	"net"
 	"os"
@@ -25,9 +26,7 @@ import (
 // carry the "tan" prefix and the process ID.
 func nsPair(t *testing.T) (pathA, pathB string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (tier 2): creates network namespaces")
-	}
+	testutil.NeedRoot(t)
 	a, b := fmt.Sprintf("tanA%d", os.Getpid()), fmt.Sprintf("tanB%d", os.Getpid())
 	ip := func(args ...string) {
 		t.Helper()

@@ -2,6 +2,7 @@ package emu
 
 import (
 	"context"
+	"github.com/emuctl/emuctl/internal/testutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,9 +14,7 @@ import (
 
 func needRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (tier 2): run `sudo make test`")
-	}
+	testutil.NeedRoot(t)
 }
 
 func gen(t *testing.T, g, name string) *topo.Spec {

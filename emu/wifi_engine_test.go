@@ -3,8 +3,8 @@ package emu_test
 import (
 	"bytes"
 	"context"
+	"github.com/emuctl/emuctl/internal/testutil"
 	"math"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -34,13 +34,6 @@ nodes:
 links:
   - {endpoints: [ap1, srv]}
 `
-
-func needRootExt(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (tier 2): run `sudo make test`")
-	}
-}
 
 func upEngine(t *testing.T, name, srv string) *topo.Spec {
 	t.Helper()
@@ -136,7 +129,7 @@ func within(t *testing.T, what string, got, want, tol float64) {
 // delayed ACKs, and two saturated stations, each within ±5 % of the
 // model; the medium's counters agree with what was carried.
 func TestWiFiEngineAirtime(t *testing.T) {
-	needRootExt(t)
+	testutil.NeedRoot(t)
 	upEngine(t, "tweng", "{}")
 	udp := predict(t, 1, "udp", 0)
 	r := run(t, "tweng", traffic.Flow{Client: "sta1", Server: "srv", Proto: traffic.UDP, Rate: 40e6})
@@ -193,7 +186,7 @@ func TestWiFiEngineAirtime(t *testing.T) {
 // quickack), TCP loses to its own ACKs the airtime the model says (the
 // TACK effect), measured, not assumed.
 func TestWiFiEngineQuickACK(t *testing.T) {
-	needRootExt(t)
+	testutil.NeedRoot(t)
 	upEngine(t, "tweqa", "{tcp: {routes: [{to: all, quickack: true}]}}")
 	r := run(t, "tweqa", traffic.Flow{Client: "sta1", Server: "srv", Proto: traffic.TCP, Duration: 8 * time.Second})
 	quick := steady(r, 0)
@@ -217,7 +210,7 @@ func TestWiFiEngineQuickACK(t *testing.T) {
 // range is cut off, and comes back; a capture of the medium reads back
 // as radiotap pcapng with every PPDU the medium sent.
 func TestWiFiEngineRange(t *testing.T) {
-	needRootExt(t)
+	testutil.NeedRoot(t)
 	spec, err := topo.Load("r.yaml", []byte(`name: twrng
 wifi: {backend: engine}
 nodes:

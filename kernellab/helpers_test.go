@@ -3,13 +3,13 @@ package kernellab
 import (
 	"errors"
 	"fmt"
+	"github.com/emuctl/emuctl/internal/nsutil"
 	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -78,28 +78,7 @@ func newNS(t *testing.T, role string) *testNS {
 
 // Do runs fn on an OS thread switched into the namespace. Sockets opened in
 // fn stay in the namespace and may be used anywhere afterwards.
-func (ns *testNS) Do(fn func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer orig.Close()
-		if err := netns.Set(ns.H); err != nil {
-			errc <- fmt.Errorf("setns %s: %w", ns.Name, err)
-			return
-		}
-		ferr := fn()
-		if netns.Set(orig) == nil {
-			runtime.UnlockOSThread()
-		}
-		errc <- ferr
-	}()
-	return <-errc
-}
+func (ns *testNS) Do(fn func() error) error { return nsutil.Do(ns.H, fn) }
 
 // link looks a link up in the namespace.
 func (ns *testNS) link(t *testing.T, name string) netlink.Link {
@@ -332,17 +311,6 @@ func startProc(t *testing.T, ns *testNS, env []string, logPath string, argv ...s
 		}
 	})
 	return p
-}
-
-// run runs a command to completion and returns its output; failing that,
-// the test fails with the output.
-func run(t *testing.T, argv ...string) string {
-	t.Helper()
-	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // waitFor polls cond every 100 ms until it holds or timeout passes.

@@ -3,11 +3,11 @@ package netcfg_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"github.com/emuctl/emuctl/internal/nsutil"
+	"github.com/emuctl/emuctl/internal/testutil"
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,29 +26,12 @@ import (
 // them down. TestMain fails the run when any tnc* object is left.
 func TestMain(m *testing.M) {
 	emu.MaybeRunHelper()
-	code := m.Run()
-	if os.Geteuid() == 0 {
-		var mine []string
-		for _, l := range emu.Leaks() {
-			if strings.Contains(l, "emuctl:tnc") || strings.Contains(l, "/tnc") {
-				mine = append(mine, l)
-			}
-		}
-		if len(mine) > 0 {
-			fmt.Fprintf(os.Stderr, "LEAK CHECK FAILED: %d objects of netcfg test labs remain:\n  %s\n", len(mine), strings.Join(mine, "\n  "))
-			code = 1
-		} else {
-			fmt.Println("leak check: no tnc* namespace, interface, state dir or process remains")
-		}
-	}
-	os.Exit(code)
+	testutil.Main(m, func() []string { return testutil.Mine(emu.Leaks(), "tnc") })
 }
 
 func needRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (tier 2): run `sudo go test ./netcfg`")
-	}
+	testutil.NeedRoot(t)
 }
 
 // lab is a deployed test lab with open namespaces and handles per node.
@@ -74,7 +57,7 @@ func upSpec(t *testing.T, spec *topo.Spec) *lab {
 	t.Helper()
 	needRoot(t)
 	emu.Down(spec.Name, nil) // a crashed earlier run
-	if _, err := emu.Deploy(context.Background(), bare(t, spec), emu.Options{AllowUnapplied: true}); err != nil {
+	if _, err := emu.Deploy(context.Background(), bare(t, spec), emu.Options{}); err != nil {
 		t.Fatalf("deploy %s: %v", spec.Name, err)
 	}
 	l := &lab{t: t, spec: spec, ns: map[string]netns.NsHandle{}, h: map[string]*netlink.Handle{}}
@@ -162,28 +145,7 @@ func (l *lab) addr(node, iface string) string {
 }
 
 // in runs fn on a fresh thread inside ns.
-func in(ns netns.NsHandle, fn func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer orig.Close()
-		if err := netns.Set(ns); err != nil {
-			errc <- err
-			return
-		}
-		ferr := fn()
-		if netns.Set(orig) == nil {
-			runtime.UnlockOSThread()
-		}
-		errc <- ferr
-	}()
-	return <-errc
-}
+func in(ns netns.NsHandle, fn func() error) error { return nsutil.Do(ns, fn) }
 
 // listen opens a TCP (or MPTCP) listener inside a node.
 func (l *lab) listen(node, addr string, mptcp bool, ctl func(string, string, syscall.RawConn) error) net.Listener {

@@ -3,6 +3,7 @@ package ovs
 import (
 	"context"
 	"errors"
+	"github.com/emuctl/emuctl/internal/testutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,9 +122,7 @@ func TestRows(t *testing.T) {
 // Only internal ports are created (tap devices named tovNN.*), no traffic.
 
 func TestEmbeddedRoundTrip(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
+	testutil.NeedRoot(t)
 	if _, err := Binaries(); err != nil {
 		t.Skip(err)
 	}

@@ -2,7 +2,7 @@ package suite
 
 import (
 	"context"
-	"fmt"
+	"github.com/emuctl/emuctl/internal/testutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,32 +15,13 @@ import (
 
 func TestMain(m *testing.M) {
 	emu.MaybeRunHelper() // the link engine's supervisor re-executes this binary
-	code := m.Run()
-	if os.Geteuid() == 0 {
-		if leaks := myLeaks(); len(leaks) > 0 {
-			fmt.Fprintf(os.Stderr, "LEAK CHECK FAILED:\n  %s\n", strings.Join(leaks, "\n  "))
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-// myLeaks is emu.Leaks restricted to this package's labs (all named
-// tsu-*): other labs may be running on a shared machine.
-func myLeaks() []string {
-	var out []string
-	for _, l := range emu.Leaks() {
-		if strings.Contains(l, "emuctl:tsu-") || strings.Contains(l, "/tsu-") || strings.Contains(l, " tsu-") {
-			out = append(out, l)
-		}
-	}
-	return out
+	// this package's labs are all named tsu-*: other labs may be running
+	testutil.Main(m, func() []string { return testutil.Mine(emu.Leaks(), "tsu-") })
 }
 
 func needRoot(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (builds labs): run `sudo make test`")
-	}
+	t.Helper()
+	testutil.NeedRoot(t)
 }
 
 // tinySuite loads testdata/good/tiny.yaml with edits applied.
@@ -131,7 +112,7 @@ func TestRunTinySuite(t *testing.T) {
 			t.Errorf("%s: goodput %v Mbit/s", r.ID, g)
 		}
 	}
-	if leaks := myLeaks(); len(leaks) > 0 {
+	if leaks := testutil.Mine(emu.Leaks(), "tsu-"); len(leaks) > 0 {
 		t.Errorf("left behind: %v", leaks)
 	}
 }
@@ -170,7 +151,7 @@ func TestRunInterrupted(t *testing.T) {
 	if len(out.Runs) != 1 || !out.Runs[0].Interrupted {
 		t.Fatalf("runs: %+v", out.Runs)
 	}
-	if leaks := myLeaks(); len(leaks) > 0 {
+	if leaks := testutil.Mine(emu.Leaks(), "tsu-"); len(leaks) > 0 {
 		t.Errorf("left behind after Ctrl-C: %v", leaks)
 	}
 	if _, err := os.Stat(filepath.Join(dir, out.Runs[0].File)); err != nil {

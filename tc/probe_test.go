@@ -2,6 +2,7 @@ package tc
 
 import (
 	"errors"
+	"github.com/emuctl/emuctl/internal/testutil"
 	"os"
 	"testing"
 
@@ -10,9 +11,7 @@ import (
 
 func requireRoot(t testing.TB) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (network namespaces)")
-	}
+	testutil.NeedRoot(t)
 }
 
 func TestProbe(t *testing.T) {

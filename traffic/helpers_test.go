@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"context"
+	"github.com/emuctl/emuctl/internal/testutil"
 	"os"
 	"runtime"
 	"strings"
@@ -15,9 +16,7 @@ import (
 
 func needRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (tier 2): run `sudo make test`")
-	}
+	testutil.NeedRoot(t)
 }
 
 // gen deploys a generated topology as lab name (which must start with
@@ -56,21 +55,6 @@ func deploy(t *testing.T, s *topo.Spec) string {
 		}
 	})
 	return s.Name
-}
-
-// needShaping skips when this build parses link parameters but cannot
-// apply them yet.
-func needShaping(t *testing.T, link string) {
-	t.Helper()
-	s, err := topo.Generate("single,2", topo.GenOptions{Link: link})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range s.Unapplied {
-		if strings.Contains(u, "link parameters") {
-			t.Skip("needs link shaping: " + u)
-		}
-	}
 }
 
 func run(t *testing.T, lab string, flows ...Flow) *analysis.Result {

@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"fmt"
+	"github.com/emuctl/emuctl/internal/testutil"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,31 +14,14 @@ import (
 
 func TestMain(m *testing.M) {
 	emu.MaybeRunHelper()
-	code := m.Run()
-	if os.Geteuid() == 0 {
-		if leaks := testLeaks(); len(leaks) > 0 {
-			fmt.Fprintf(os.Stderr, "LEAK CHECK FAILED: %d objects remain:\n", len(leaks))
-			for _, l := range leaks {
-				fmt.Fprintln(os.Stderr, "  "+l)
-			}
-			code = 1
-		} else {
-			fmt.Println("leak check: no ttr* lab, namespace or child process remains")
-		}
-	}
-	os.Exit(code)
+	testutil.Main(m, testLeaks)
 }
 
 // testLeaks lists what this package's tests could leave: labs and
 // namespaces named ttr*, and child processes (iperf3) of this process.
 // Other packages' labs are not ours to judge.
 func testLeaks() []string {
-	var out []string
-	for _, l := range emu.Leaks() {
-		if strings.Contains(l, " ttr") || strings.Contains(l, "/ttr") || strings.Contains(l, "emuctl:ttr") {
-			out = append(out, l)
-		}
-	}
+	out := testutil.Mine(emu.Leaks(), "ttr")
 	for _, pid := range childPIDs() {
 		comm, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
 		out = append(out, fmt.Sprintf("child process %d (%s)", pid, strings.TrimSpace(string(comm))))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/emuctl/emuctl/internal/nsutil"
 	"net"
 	"os"
 	"os/exec"
@@ -346,28 +347,7 @@ func newNamedNS(t *testing.T, name string) *namedNS {
 }
 
 // do runs fn on a thread in the namespace.
-func (ns *namedNS) do(fn func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer orig.Close()
-		if err := netns.Set(ns.h); err != nil {
-			errc <- err
-			return
-		}
-		ferr := fn()
-		if netns.Set(orig) == nil {
-			runtime.UnlockOSThread()
-		}
-		errc <- ferr
-	}()
-	return <-errc
-}
+func (ns *namedNS) do(fn func() error) error { return nsutil.Do(ns.h, fn) }
 
 // labRadio creates a radio without interface from the root namespace (so
 // every radio shares one netgroup), moves it into ns, adds the interface

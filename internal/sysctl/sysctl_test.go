@@ -1,6 +1,7 @@
 package sysctl_test
 
 import (
+	"github.com/emuctl/emuctl/internal/testutil"
 	"os"
 	"runtime"
 	"strings"
@@ -16,9 +17,7 @@ import (
 // kernel once the handle is closed).
 func newNetns(t *testing.T) netns.NsHandle {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (tier 2)")
-	}
+	testutil.NeedRoot(t)
 	ch := make(chan netns.NsHandle, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread dies in the new namespace

@@ -26,9 +26,6 @@ import (
 type Options struct {
 	// Workers bounds parallel netlink work (default: 2 x CPUs, at least 4).
 	Workers int
-	// AllowUnapplied deploys even when the Spec holds settings this version
-	// cannot apply (they are listed in Spec.Unapplied and logged).
-	AllowUnapplied bool
 	// AllowExternal permits taking real host interfaces into the lab.
 	AllowExternal bool
 	// Log receives one debug line per host mutation (default: discard).
@@ -100,10 +97,6 @@ func Deploy(ctx context.Context, spec *topo.Spec, opt Options) (*State, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	log = log.With("lab", spec.Name)
-	if len(spec.Unapplied) > 0 && !opt.AllowUnapplied {
-		return nil, fmt.Errorf("lab %q has settings this version of emuctl parses but cannot apply yet; nothing was changed:\n  %s\n(use --allow-unapplied to run without them)",
-			spec.Name, strings.Join(spec.Unapplied, "\n  "))
-	}
 	unlock, err := lockLab(spec.Name)
 	if err != nil {
 		return nil, err

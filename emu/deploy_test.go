@@ -136,22 +136,6 @@ func TestExistingLabAndNamespaceRefused(t *testing.T) {
 	}
 }
 
-func TestUnappliedSettingsRefused(t *testing.T) {
-	needRoot(t)
-	spec, err := topo.Generate("single,2", topo.GenOptions{Name: "tunap", Link: "rate=10mbit,delay=5ms"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(spec.Unapplied) == 0 {
-		t.Skip("link shaping is applied by this version")
-	}
-	_, err = Deploy(context.Background(), spec, Options{})
-	if err == nil || !strings.Contains(err.Error(), "cannot apply") {
-		t.Fatalf("want refusal, got %v", err)
-	}
-	requireGone(t, "tunap")
-}
-
 func TestAddressesAndMACsAsSpecified(t *testing.T) {
 	needRoot(t)
 	spec := gen(t, "single,2", "taddr")

@@ -8,7 +8,6 @@ import (
 
 	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
-	"github.com/vishvananda/netlink"
 )
 
 // FindLink resolves a link reference: its index ("3"), one of its ends
@@ -263,5 +262,3 @@ func wirelessHops(st *State) []LinkInfo {
 	}
 	return out
 }
-
-var _ = netlink.OperUp

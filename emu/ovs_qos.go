@@ -193,6 +193,7 @@ func checkPolicing(root *netlink.Handle, dev string) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
+			//lint:ignore ST1005 a proper noun
 			return errors.New("Open vSwitch could not install its policer: this kernel lacks the tc police action or its classifier (act_police, cls_basic/cls_matchall); the lab would run unpoliced")
 		}
 		time.Sleep(20 * time.Millisecond)

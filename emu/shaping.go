@@ -4,15 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 )
 
 // Link backends, as recorded in State.Links and shown by inspect.
@@ -272,22 +268,6 @@ func (d *deployer) linkStateFor(i int) (LinkState, bool) {
 	}
 	return LinkState{}, false
 }
-
-// openNodeNS opens a lab namespace by name.
-func openNodeNS(name string) (netns.NsHandle, *netlink.Handle, error) {
-	h, err := netns.GetFromPath(filepath.Join(NetnsDir, name))
-	if err != nil {
-		return -1, nil, err
-	}
-	nh, err := netlink.NewHandleAt(h, unix.NETLINK_ROUTE)
-	if err != nil {
-		h.Close()
-		return -1, nil, err
-	}
-	return h, nh, nil
-}
-
-var _ = strings.TrimSpace
 
 // tcDir is tc.Dir, named for tests.
 type tcDir = tc.Dir

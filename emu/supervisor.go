@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/tc"
-	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/wifi"
 	"github.com/vishvananda/netns"
 )
@@ -437,5 +436,3 @@ func supervisorCall(lab string, req ctlRequest) (*ctlResponse, error) {
 	}
 	return &resp, nil
 }
-
-var _ = topo.Namespace

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/emuctl/emuctl/topo"
-	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -71,5 +70,3 @@ func setBridgeSTP(ns netns.NsHandle, index int) error {
 		return err
 	})
 }
-
-var _ = netlink.NewLinkAttrs

@@ -25,6 +25,8 @@ const SystemDB = "/run/openvswitch/db.sock"
 const Package = "openvswitch-switch"
 
 // ErrNotInstalled wraps a missing Open vSwitch binary.
+//
+//lint:ignore ST1005 a proper noun
 var ErrNotInstalled = errors.New("Open vSwitch is not installed")
 
 // Binaries finds ovsdb-tool, ovsdb-server and ovs-vswitchd, also in the

@@ -97,19 +97,13 @@ type airFlow struct {
 	wired      float64 // TCP capacity of the narrowest shaped wired link on the path, Mbit/s (0: none)
 }
 
-// wifiPredictions is the model's goodput (Mbit/s) for each flow of res
-// whose data crosses one Wi-Fi hop: a station's uplink or downlink, or
-// station to station through their AP. Every flow on the same BSS counts
-// as a saturated sender; the flows of one transmitter share it. Flows on
-// auto rates get a prediction on the engine backend only (its ideal rate
-// is known; minstrel's is not).
-func wifiPredictions(spec *topo.Spec, res *analysis.Result) map[string]float64 {
-	out, _ := wifiPredict(spec, res)
-	return out
-}
-
-// wifiPredict is wifiPredictions, and for TCP flows the model's goodput
-// had the receiver ACKed at TACK's frequency (Li et al., SIGCOMM 2020):
+// wifiPredict is the model's goodput (Mbit/s) for each flow of res whose
+// data crosses one Wi-Fi hop: a station's uplink or downlink, or station
+// to station through their AP. Every flow on the same BSS counts as a
+// saturated sender; the flows of one transmitter share it. Flows on auto
+// rates get a prediction on the engine backend only (its ideal rate is
+// known; minstrel's is not). And for TCP flows, the model's goodput had
+// the receiver ACKed at TACK's frequency (Li et al., SIGCOMM 2020):
 // f_tack = min(bw/(L·MSS), β/RTT_min) with β = 4, L = 2, that is one ACK
 // per max(2, bw·RTT_min/(β·MSS)) segments, bw the delayed-ACK prediction
 // and RTT_min the flow's own.

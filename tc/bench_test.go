@@ -1,7 +1,6 @@
 package tc
 
 import (
-	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -94,7 +93,7 @@ func BenchmarkEngineTCP(b *testing.B) {
 			}
 			conn.Close()
 			if n := <-got; n != int64(b.N)<<20 {
-				b.Fatal(fmt.Sprintf("received %d of %d bytes", n, b.N<<20))
+				b.Fatalf("received %d of %d bytes", n, b.N<<20)
 			}
 		})
 	}

@@ -114,12 +114,6 @@ func newChildLab(t *testing.T, ab, ba Dir) *childLab {
 	return l
 }
 
-// cpu returns the child's user+system CPU time so far.
-func (l *childLab) cpu(t *testing.T) time.Duration {
-	u, s := l.cpuSplit(t)
-	return u + s
-}
-
 // cpuSplit returns the child's user and system CPU time so far.
 func (l *childLab) cpuSplit(t *testing.T) (user, sys time.Duration) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", l.pid))

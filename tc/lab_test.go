@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -271,25 +270,3 @@ func goodput(t testing.TB, src, dst *node, dstIP string, warm, measure time.Dura
 // capacity is the TCP goodput ceiling of a link of rate bps (timestamps
 // on): 1448 payload bytes per 1514-byte frame.
 func capacity(bps float64) float64 { return bps * 1448 / 1514 }
-
-// snmp returns n's non-zero IP/TCP/UDP counters (diagnostics for logs).
-func snmp(t testing.TB, n *node) string {
-	var out string
-	_ = inNS(n.ns, func() error {
-		b, _ := os.ReadFile("/proc/thread-self/net/snmp")
-		c, _ := os.ReadFile("/proc/thread-self/net/netstat")
-		out = string(b) + string(c)
-		return nil
-	})
-	var keep []string
-	lines := strings.Split(out, "\n")
-	for i := 0; i+1 < len(lines); i += 2 {
-		ks, vs := strings.Fields(lines[i]), strings.Fields(lines[i+1])
-		for j := 1; j < len(ks) && j < len(vs); j++ {
-			if vs[j] != "0" {
-				keep = append(keep, ks[0]+ks[j]+"="+vs[j])
-			}
-		}
-	}
-	return strings.Join(keep, " ")
-}

@@ -161,7 +161,5 @@
 // subnet it is not on, via the first router of a shortest path; a host
 // whose remote subnets share one gateway gets a default route instead.
 // Switch cycles need stp: true (or rstp: true on an ovs switch) on one of
-// their switches. Spec.Unapplied
-// lists settings a future schema feature parses before emu can apply them
-// (none today: link parameters, tcp: and mptcp: are all applied).
+// their switches.
 package topo

@@ -87,8 +87,5 @@ func dump(s *Spec) string {
 		}
 		b.WriteString("\n")
 	}
-	for _, u := range s.Unapplied {
-		fmt.Fprintf(&b, "unapplied %s\n", u)
-	}
 	return b.String()
 }

@@ -137,9 +137,6 @@ func TestGenerateDumbbell(t *testing.T) {
 			t.Errorf("links[%d] params %v", i, l.Params)
 		}
 	}
-	if len(s.Unapplied) != 0 {
-		t.Errorf("link parameters are applied: unapplied %q", s.Unapplied)
-	}
 	if got := addrsOf(t, s, "h4", "h4-eth0"); got != "10.0.0.4/24" {
 		t.Errorf("h4: %s", got)
 	}

@@ -61,7 +61,6 @@ func resolve(d *diag, doc *rawDoc) (*Spec, error) {
 	if d.failed() {
 		return nil, d.result()
 	}
-	r.spec.Unapplied = unapplied(doc, r.spec, r.rawOf)
 	return r.spec, nil
 }
 

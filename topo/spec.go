@@ -19,11 +19,6 @@ type Spec struct {
 	Links []Link `json:"links"`
 	// Routing is "auto" (routes across routers computed) or "none".
 	Routing string `json:"routing"`
-	// Unapplied lists settings that were parsed and validated but that this
-	// version of emuctl cannot apply yet (such as link shaping), each as
-	// "file:line:col: what". emu refuses to deploy a Spec with entries here
-	// unless told to ignore them, so nothing is silently dropped.
-	Unapplied []string `json:"unapplied,omitempty"`
 	// WiFiMedium is the lab's wireless medium (spec_wifi.go); nil when the
 	// lab has no Wi-Fi node.
 	WiFiMedium *WiFiMedium `json:"wifi_medium,omitempty"`

@@ -71,9 +71,6 @@ func conditions(st *emu.State, flows []Flow, shaped map[int]stateLink, hops []ho
 		c["topology_sha256"] = hex.EncodeToString(sum[:])
 	}
 	c["topology_source"] = st.Spec.Source
-	if len(st.Spec.Unapplied) > 0 {
-		c["topology_unapplied"] = strings.Join(st.Spec.Unapplied, "; ")
-	}
 	for n, s := range snaps {
 		for k, v := range s.sysctls {
 			c["sysctl."+n+"."+k] = v

@@ -18,7 +18,6 @@ func TestFidelityTCPGoodput(t *testing.T) {
 	needRoot(t)
 	needIperf3(t)
 	const link = "rate=50mbit"
-	needShaping(t, link)
 	lab := gen(t, "single,2", "ttrfid", link)
 	capacity := 50e6 * 1448 / 1514
 	steady := func(r *analysis.Result) float64 {
@@ -50,7 +49,6 @@ func TestFidelityTCPGoodput(t *testing.T) {
 // UDP loss within three standard deviations.
 func TestFidelityUDPLoss(t *testing.T) {
 	needRoot(t)
-	needShaping(t, "loss=5%")
 	lab := yamlLab(t, `
 name: ttrloss
 nodes: {h1: {}, h2: {}}
@@ -73,7 +71,6 @@ links:
 // more than 0.2 ms, floor not above by more than 5 % + 0.5 ms).
 func TestFidelityOWD(t *testing.T) {
 	needRoot(t)
-	needShaping(t, "delay=10ms")
 	lab := yamlLab(t, `
 name: ttrowd
 nodes: {h1: {}, h2: {}}

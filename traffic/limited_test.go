@@ -19,7 +19,6 @@ import (
 func TestLimitedKnownAnswers(t *testing.T) {
 	needRoot(t)
 	const link = "{rate: 20mbit, delay: 100ms, queue: 100}"
-	needShaping(t, "rate=20mbit,delay=100ms")
 	lab := yamlLab(t, `
 name: ttrlim
 nodes:

@@ -2,10 +2,8 @@ package traffic
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/emuctl/emuctl/analysis"
@@ -52,18 +50,6 @@ func stateLinks(lab string) map[int]stateLink {
 	return out
 }
 
-// unappliedLink reports whether link i's parameters were parsed but not
-// applied (the lab was deployed with --allow-unapplied).
-func unappliedLink(s *topo.Spec, i int) bool {
-	tag := fmt.Sprintf("links[%d] ", i)
-	for _, u := range s.Unapplied {
-		if strings.Contains(u, tag) && strings.Contains(u, "link parameters") {
-			return true
-		}
-	}
-	return false
-}
-
 // linkDirection returns the backend and effective parameters of one hop.
 func linkDirection(s *topo.Spec, shaped map[int]stateLink, h hop) (backend string, d linkDir) {
 	if sl, ok := shaped[h.link]; ok {
@@ -74,9 +60,6 @@ func linkDirection(s *topo.Spec, shaped map[int]stateLink, h hop) (backend strin
 	}
 	if h.wireless(s) {
 		return "wifi", linkDir{}
-	}
-	if s.Links[h.link].Params != nil && unappliedLink(s, h.link) {
-		return "none (link parameters not applied)", linkDir{}
 	}
 	return "none", linkDir{}
 }

@@ -136,16 +136,15 @@ func qosFrame(tx, rx int, seq uint16, tid, n int) []byte {
 }
 
 type capPacket struct {
-	ns          int64
-	data        []byte
-	origLen     int
-	rtLen       int
-	present     uint32
-	flags       uint8
-	ampduRef    uint32
-	ampduFlags  uint16
-	hasAMPDU    bool
-	signalBytes int8
+	ns         int64
+	data       []byte
+	origLen    int
+	rtLen      int
+	present    uint32
+	flags      uint8
+	ampduRef   uint32
+	ampduFlags uint16
+	hasAMPDU   bool
 }
 
 func readCapture(t *testing.T, b []byte) []capPacket {

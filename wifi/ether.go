@@ -276,8 +276,6 @@ func (s *EtherMedium) emitter(now time.Duration) func(any) {
 	}
 }
 
-var broadcastAddr = [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
-
 // submit puts a frame radio r's node sent on the air (under mu).
 func (s *EtherMedium) submit(now time.Duration, r int, b []byte) {
 	eth := b[tc.VnetHdrLen:]

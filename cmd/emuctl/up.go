@@ -73,12 +73,9 @@ func newUpCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			t0 := time.Now()
-			st, err := emu.Deploy(ctx, spec, emu.Options{AllowUnapplied: allowUnapplied, AllowExternal: allowExternal, ExtendAllowedCC: extendCC, Workers: workers, Log: logger()})
+			st, err := emu.Deploy(ctx, spec, emu.Options{AllowExternal: allowExternal, ExtendAllowedCC: extendCC, Workers: workers, Log: logger()})
 			if err != nil {
 				return err
-			}
-			for _, u := range spec.Unapplied {
-				fmt.Fprintln(os.Stderr, "warning: not applied: "+u)
 			}
 			for _, l := range st.Links {
 				if l.Warning != "" {
@@ -103,7 +100,10 @@ func newUpCmd() *cobra.Command {
 		},
 	}
 	sf.add(cmd)
-	cmd.Flags().BoolVar(&allowUnapplied, "allow-unapplied", false, "deploy even when the file has settings this version cannot apply yet (they are listed)")
+	// every setting a file can hold is applied now: the flag is kept so
+	// scripts that pass it still run
+	cmd.Flags().BoolVar(&allowUnapplied, "allow-unapplied", false, "no effect: every setting a topology can hold is applied")
+	cmd.Flags().MarkDeprecated("allow-unapplied", "every setting a topology can hold is applied; the flag does nothing")
 	cmd.Flags().BoolVar(&allowExternal, "allow-external", false, "allow taking real host interfaces (external:) into the lab")
 	cmd.Flags().BoolVar(&extendCC, "extend-allowed-cc", false,
 		"let nodes default to congestion controls outside the host's net.ipv4.tcp_allowed_congestion_control by adding them to it while the lab is up (a host-wide change, undone by down)")

@@ -43,9 +43,6 @@ func newValidateCmd() *cobra.Command {
 					continue
 				}
 				fmt.Printf("%s: ok (lab %s: %d nodes, %d links)\n", f, spec.Name, len(spec.Nodes), len(spec.Links))
-				for _, u := range spec.Unapplied {
-					fmt.Println("  note: " + u)
-				}
 			}
 			if bad > 0 {
 				return exitError{1}

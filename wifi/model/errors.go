@@ -55,11 +55,8 @@ func pd(ber float64, d int) float64 {
 	return sum + 0.5*binomial(d/2, ber, d)
 }
 
-func fecSuccess(ber float64, nbits float64, dfree, adfree, adfree1 int) float64 {
-	return math.Pow(1-fecBitError(ber, dfree, adfree, adfree1), nbits)
-}
-
-// fecBitError is the union bound P_u that fecSuccess raises to nbits.
+// fecBitError is the union bound P_u on the bit error rate after the
+// convolutional decoder (a chunk of n bits survives with (1 − P_u)^n).
 func fecBitError(ber float64, dfree, adfree, adfree1 int) float64 {
 	if ber == 0 {
 		return 0

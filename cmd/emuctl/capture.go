@@ -98,7 +98,7 @@ data frames (no management frames exist there). --filter does not apply.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&lab, "lab", "l", "", "lab name (default: the only running lab)")
+	addLabFlag(cmd, &lab, false)
 	f.StringVarP(&filter, "filter", "f", "", `capture filter, e.g. "tcp and port 5201" or "udp host 10.0.0.2"`)
 	f.IntVarP(&snaplen, "snaplen", "s", capture.DefaultSnaplen, "bytes kept per packet")
 	f.IntVarP(&count, "count", "c", 0, "stop after N packets (0: no limit)")

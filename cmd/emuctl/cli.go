@@ -21,21 +21,22 @@ import (
 func newCLICmd() *cobra.Command {
 	var lab string
 	cmd := &cobra.Command{
-		Use:   "cli [lab]",
+		Use:   "cli [--lab LAB | LAB]",
 		Short: "Mininet-style prompt: `h1 ping -c1 h2`, pingall, nodes, net, links, dump, exit",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				lab = args[0]
+			name, err := labArg(lab, args)
+			if err != nil {
+				return err
 			}
-			st, err := resolveLab(lab)
+			st, err := resolveLab(name)
 			if err != nil {
 				return err
 			}
 			return runCLI(st, os.Stdin, os.Stdout)
 		},
 	}
-	cmd.Flags().StringVarP(&lab, "lab", "l", "", "lab name (default: the only running lab)")
+	addLabFlag(cmd, &lab, false)
 	return cmd
 }
 

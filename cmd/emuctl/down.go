@@ -1,44 +1,56 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/emuctl/emuctl/emu"
 	"github.com/spf13/cobra"
 )
 
 func newDownCmd() *cobra.Command {
-	var all bool
+	var (
+		all bool
+		lab string
+	)
 	cmd := &cobra.Command{
-		Use:   "down [lab]",
+		Use:   "down [--lab LAB | LAB | --all]",
 		Short: "Tear a lab down (idempotent); without a name, the only running lab",
 		Example: `  sudo emuctl down
+  sudo emuctl down --lab demo
   sudo emuctl down demo
   sudo emuctl down --all`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := labArg(lab, args)
+			if err != nil {
+				return err
+			}
 			var labs []string
 			switch {
+			case all && name != "":
+				return errors.New("give a lab or --all, not both")
 			case all:
 				sts, err := emu.Labs()
 				if err != nil {
 					return err
 				}
-				for _, s := range sts {
-					labs = append(labs, s.Lab)
+				labs = labNames(sts)
+			case name != "":
+				// Idempotent: a lab that is not running is already down,
+				// and down still removes whatever a crash left of it. A
+				// mistyped name is said, with the labs that do run.
+				if _, err := resolveLab(name); err != nil {
+					fmt.Fprintf(os.Stderr, "note: %v; removing whatever is left of it\n", err)
 				}
-			case len(args) == 1:
-				labs = []string{args[0]}
+				labs = []string{name}
 			default:
-				sts, err := emu.Labs()
-				if err != nil {
-					return err
-				}
-				if len(sts) == 0 {
+				st, err := resolveLab("")
+				if errors.Is(err, errNoLabRunning) {
 					fmt.Println("no lab is running")
 					return nil
 				}
-				st, err := resolveLab("")
 				if err != nil {
 					return err
 				}
@@ -53,6 +65,7 @@ func newDownCmd() *cobra.Command {
 			return nil
 		},
 	}
+	addLabFlag(cmd, &lab, false)
 	cmd.Flags().BoolVar(&all, "all", false, "tear down every lab")
 	return cmd
 }

@@ -76,6 +76,6 @@ func newExecCmd() *cobra.Command {
 			return runInNode(lab, args[0], args[1:], nil)
 		},
 	}
-	cmd.Flags().StringVarP(&lab, "lab", "l", "", "lab name (default: the only running lab)")
+	addLabFlag(cmd, &lab, false)
 	return cmd
 }

@@ -22,7 +22,7 @@ func newLinkCmd() *cobra.Command {
 		Use:   "link",
 		Short: "Show and change links of a running lab: show, set, up, down",
 	}
-	cmd.PersistentFlags().StringVarP(&lab, "lab", "l", "", "lab name (default: the only running lab)")
+	addLabFlag(cmd, &lab, true)
 	cmd.AddCommand(newLinkShowCmd(&lab), newLinkSetCmd(&lab), newLinkUpDownCmd(&lab, true), newLinkUpDownCmd(&lab, false))
 	return cmd
 }

@@ -35,16 +35,24 @@ type linkRow struct {
 }
 
 func newLsCmd() *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON bool
+		lab    string
+	)
 	cmd := &cobra.Command{
-		Use:   "ls [lab]",
-		Short: "List labs; with a lab name, its nodes and links",
+		Use:   "ls [--lab LAB | LAB]",
+		Short: "List labs; with a lab, its nodes, links, OVS and Wi-Fi state",
 		Example: `  sudo emuctl ls
-  sudo emuctl ls demo --json`,
+  sudo emuctl ls --lab demo --json
+  sudo emuctl ls demo`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				st, err := emu.ReadState(args[0])
+			name, err := labArg(lab, args)
+			if err != nil {
+				return err
+			}
+			if name != "" {
+				st, err := resolveLab(name)
 				if err != nil {
 					return err
 				}
@@ -78,6 +86,7 @@ func newLsCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	addLabFlag(cmd, &lab, false)
 	return cmd
 }
 
@@ -208,14 +217,15 @@ func printMedium(ws []emu.WiFiNodeStatus) {
 func newInspectCmd() *cobra.Command {
 	var lab string
 	cmd := &cobra.Command{
-		Use:   "inspect [lab]",
+		Use:   "inspect [--lab LAB | LAB]",
 		Short: "Print a lab's full recorded state (resolved topology, namespaces, processes) as JSON",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				lab = args[0]
+			name, err := labArg(lab, args)
+			if err != nil {
+				return err
 			}
-			st, err := resolveLab(lab)
+			st, err := resolveLab(name)
 			if err != nil {
 				return err
 			}
@@ -230,5 +240,6 @@ func newInspectCmd() *cobra.Command {
 			}{st, emu.InspectOVS(st), emu.WiFiStatus(st)})
 		},
 	}
+	addLabFlag(cmd, &lab, false)
 	return cmd
 }

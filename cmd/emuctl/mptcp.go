@@ -101,7 +101,7 @@ client's subflow endpoints, within both ends' limits.`,
 			return cerr
 		},
 	}
-	cmd.Flags().StringVarP(&lab, "lab", "l", "", "lab name (default: the only running lab)")
+	addLabFlag(cmd, &lab, false)
 	cmd.Flags().StringVar(&addr, "addr", "", "server address to connect to (default: the server's first address)")
 	cmd.Flags().IntVar(&expect, "expect", 0, "subflows that must be established at once, the first included (default: derived from both nodes' MPTCP settings)")
 	cmd.Flags().DurationVar(&duration, "duration", 2*time.Second, "how long to send")

@@ -25,7 +25,7 @@ func newShellCmd() *cobra.Command {
 			return nodeShell(st.Lab, args[0])
 		},
 	}
-	cmd.Flags().StringVarP(&lab, "lab", "l", "", "lab name (default: the only running lab)")
+	addLabFlag(cmd, &lab, false)
 	return cmd
 }
 

@@ -126,7 +126,7 @@ func newTrafficCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&lab, "lab", "l", "", "lab name (default: the only running lab)")
+	addLabFlag(cmd, &lab, false)
 	fl.StringVar(&flowsFile, "flows", "", "run the flows declared in this YAML file")
 	fl.StringVar(&f.Client, "from", "", "client node (sends, unless --reverse)")
 	fl.StringVar(&f.Server, "to", "", "server node")

@@ -21,7 +21,7 @@ func newVerifyCmd() *cobra.Command {
 		opt    emu.VerifyOptions
 	)
 	cmd := &cobra.Command{
-		Use:   "verify [lab]",
+		Use:   "verify [--lab LAB | LAB]",
 		Short: "Measure every shaped link (one-way delay, rate, loss) against its configuration",
 		Long: `verify sends raw Ethernet probe frames on one end of each shaped link and
 captures them on the other end, in both directions: 50 small frames for the
@@ -34,10 +34,11 @@ delay) or 3 sigma (loss).`,
   sudo emuctl verify demo --all --json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				lab = args[0]
+			name, err := labArg(lab, args)
+			if err != nil {
+				return err
 			}
-			st, err := resolveLab(lab)
+			st, err := resolveLab(name)
 			if err != nil {
 				return err
 			}
@@ -83,7 +84,7 @@ delay) or 3 sigma (loss).`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&lab, "lab", "l", "", "lab name (default: the only running lab)")
+	addLabFlag(cmd, &lab, false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&opt.All, "all", false, "also check unshaped links")
 	cmd.Flags().IntVar(&opt.LossProbes, "loss-probes", 3000, "loss probes per direction")

@@ -17,7 +17,7 @@ func newWiFiCmd() *cobra.Command {
 		Use:   "wifi",
 		Short: "A running lab's Wi-Fi medium: show each radio's counters, move a node, override a pair's SNR",
 	}
-	cmd.PersistentFlags().StringVarP(&lab, "lab", "l", "", "lab name (default: the only running lab)")
+	addLabFlag(cmd, &lab, true)
 	cmd.AddCommand(newWiFiShowCmd(&lab), newWiFiMoveCmd(&lab), newWiFiPairCmd(&lab))
 	return cmd
 }

@@ -437,12 +437,7 @@ func (d *deployer) links(ctx context.Context) error {
 	}
 	return parallel(ctx, d.opt.Workers, idx, func(i int) error {
 		l := d.spec.Links[i]
-		err := with(func() error {
-			if ls, ok := d.linkStateFor(i); ok && ls.Backend == BackendEngine {
-				return d.createEngineLink(l, i, ls)
-			}
-			return d.createLink(l, i)
-		}, d.nodes[l.A.Node], d.nodes[l.B.Node], d.linkNodes[i])
+		err := with(func() error { return d.kindOf(i).create(d, i) }, d.nodes[l.A.Node], d.nodes[l.B.Node], d.linkNodes[i])
 		if err != nil {
 			return fmt.Errorf("link %s <-> %s: %w", d.spec.Links[i].A, d.spec.Links[i].B, err)
 		}
@@ -456,9 +451,6 @@ const vethIndexBase = 100000
 // namespaces (one RTM_NEWLINK), marks, enslaves, addresses and raises both.
 func (d *deployer) createLink(l topo.Link, li int) error {
 	a, b := d.nodes[l.A.Node], d.nodes[l.B.Node]
-	if d.ovs != nil && a != nil && b != nil && (isOVS(a.spec) || isOVS(b.spec)) && d.ovsDirect(li) {
-		return d.createOVSLink(l, li) // OVS: its ends go straight to the root namespace (ovs.go)
-	}
 	ia, ib := findIface(a.spec, l.A.Iface), findIface(b.spec, l.B.Iface)
 	if a == nil || b == nil || ia == nil || ib == nil {
 		return errors.New("spec inconsistency: endpoint not found")

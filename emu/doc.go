@@ -11,4 +11,16 @@
 //
 // Every node, switches included, lives in its own network namespace named
 // "<lab>.<node>", visible to `ip netns`.
+//
+// A deploy runs phases in order (deploy.go: namespaces, links, externals,
+// shaping, ovs, wifi, routes, sysctls, netcfg, hosts, wait, start), each
+// journalled first so a crash at any point leaves records clean can
+// follow (journal.go). Links go through one interface whatever they are
+// made of (link.go): a veth pair, kernel-shaped or not (link_veth.go), a
+// userspace-engine link (link_engine.go), a link with an Open vSwitch
+// port at an end (link_ovs.go), a station's wireless hop (link_wifi.go);
+// the phases, `link set/show/up/down` and verify ask a link's kind. The
+// lab's one supervisor process (supervisor.go) runs the userspace link
+// engines and the Wi-Fi medium (wifi_medium.go for hwsim radios,
+// wifi_engine.go for the engine backend's veth ports).
 package emu

@@ -373,15 +373,6 @@ func (d *deployer) createOVSLink(l topo.Link, li int) error {
 	return nil
 }
 
-// ovsDirect reports whether link li's ovs ends can be created straight in
-// the root namespace: not when kernel shaping puts qdiscs on them (the
-// shaping phase looks for them in the switch's namespace; the ovs phase
-// moves them afterwards and puts the qdiscs back).
-func (d *deployer) ovsDirect(li int) bool {
-	ls, ok := d.linkStateFor(li)
-	return !ok || (ls.Backend != BackendNetem && ls.Backend != BackendShaper)
-}
-
 func (d *deployer) ovsAlias(ep topo.Endpoint) string {
 	return fmt.Sprintf("%s ovs=%s", d.marker, ep)
 }

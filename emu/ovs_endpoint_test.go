@@ -2,6 +2,7 @@ package emu
 
 import (
 	"context"
+	"github.com/emuctl/emuctl/tc"
 	"strings"
 	"testing"
 	"time"
@@ -63,7 +64,7 @@ links:
 	}
 
 	// link set on the kernel-shaped link reaches the OVS port's qdiscs
-	if _, err := SetLink("tove", 1, "b->a", func(d *tcDir) { d.Rate = 5e6 }); err != nil {
+	if _, err := SetLink("tove", 1, "b->a", func(d *tc.Dir) { d.Rate = 5e6 }); err != nil {
 		t.Fatal(err)
 	}
 	links, _ = ShowLinks("tove")

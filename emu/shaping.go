@@ -8,7 +8,6 @@ import (
 
 	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
-	"github.com/vishvananda/netlink"
 )
 
 // Link backends, as recorded in State.Links and shown by inspect.
@@ -23,19 +22,6 @@ const (
 	engineIfA = "ea" // towards the link's A end
 	engineIfB = "eb" // towards the link's B end
 )
-
-// LinkState is what was made of one shaped link.
-type LinkState struct {
-	Index   int    `json:"index"`
-	Name    string `json:"name"` // "a <-> b"
-	Backend string `json:"backend"`
-	// Netns is the link's own namespace (userspace engine only).
-	Netns string `json:"netns,omitempty"`
-	AtoB  tc.Dir `json:"a_to_b"`
-	BtoA  tc.Dir `json:"b_to_a"`
-	// Warning says what a pinned layout distorts, when it does.
-	Warning string `json:"warning,omitempty"`
-}
 
 // linkNetns is the namespace of a userspace link: "<lab>._l<index>". Node
 // names start with a letter, so it never collides with a node.
@@ -181,13 +167,12 @@ func (d *deployer) shapeEnd(n *node, ep topo.Endpoint, dir tc.Dir, backend strin
 // userspace engines.
 func (d *deployer) shaping(ctx context.Context) error {
 	engines := 0
-	for _, ls := range d.st.Links {
-		switch ls.Backend {
-		case BackendNetem, BackendShaper:
-			if err := d.applyKernelShaping(ls); err != nil {
-				return fmt.Errorf("link %d (%s): %w", ls.Index, ls.Name, err)
-			}
-		case BackendEngine:
+	for i := range d.spec.Links {
+		kind := d.kindOf(i)
+		if err := kind.shape(d, i); err != nil {
+			return err
+		}
+		if _, ok := kind.(engineLink); ok {
 			engines++
 		}
 	}
@@ -207,70 +192,6 @@ func (d *deployer) shaping(ctx context.Context) error {
 	d.log.Debug("supervisor started", "pid", p.PID, "engines", engines)
 	return nil
 }
-
-// createEngineLink builds A <-veth-> [ea  engine  eb] <-veth-> B for a
-// userspace link: the node ends keep their names, MACs and addresses; the
-// engine ends live in the link's namespace.
-func (d *deployer) createEngineLink(l topo.Link, li int, ls LinkState) error {
-	ln := d.linkNodes[li]
-	if ln == nil {
-		return fmt.Errorf("link namespace %s missing", ls.Netns)
-	}
-	for k, end := range []struct {
-		ep  topo.Endpoint
-		eif string
-	}{{l.A, engineIfA}, {l.B, engineIfB}} {
-		n := d.nodes[end.ep.Node]
-		ifc := findIface(n.spec, end.ep.Iface)
-		la := netlink.NewLinkAttrs()
-		la.Name = ifc.Name
-		la.Alias = d.marker
-		la.HardwareAddr = parseMAC(ifc.MAC)
-		la.Index = 2*vethIndexBase + 2*li + k
-		if ifc.MTU > 0 {
-			la.MTU = ifc.MTU
-		}
-		if n.bridge != 0 {
-			la.MasterIndex = n.bridge
-		}
-		v := netlink.NewVeth(la)
-		v.PeerName = end.eif
-		v.PeerNamespace = netlink.NsFd(int(ln.ns))
-		if ifc.MTU > 0 {
-			v.PeerMTU = uint32(ifc.MTU)
-		}
-		if err := n.h.LinkAdd(v); err != nil {
-			return fmt.Errorf("create veth %s: %w", end.ep, err)
-		}
-		if err := d.finishEnd(n, ifc, true); err != nil {
-			return err
-		}
-		el, err := ln.h.LinkByName(end.eif)
-		if err != nil {
-			return err
-		}
-		if err := ln.h.LinkSetAlias(el, d.marker); err != nil {
-			return err
-		}
-		if err := ln.h.LinkSetUp(el); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// linkStateFor returns the recorded shaping of link i, if any.
-func (d *deployer) linkStateFor(i int) (LinkState, bool) {
-	for _, ls := range d.st.Links {
-		if ls.Index == i {
-			return ls, true
-		}
-	}
-	return LinkState{}, false
-}
-
-// tcDir is tc.Dir, named for tests.
-type tcDir = tc.Dir
 
 // kernelPlan is the qdisc plan of one direction on a kernel-shaped link.
 func kernelPlan(backend string, d tc.Dir, mtu int) (*tc.KernelPlan, error) {

@@ -3,6 +3,7 @@ package emu
 import (
 	"context"
 	"fmt"
+	"github.com/emuctl/emuctl/tc"
 	"io"
 	"math"
 	"net"
@@ -351,7 +352,7 @@ func TestLinkSetAndDownUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := SetLink("tset", i, "a->b", func(d *tcDir) { d.Delay = 30 * time.Millisecond }); err != nil {
+	if _, err := SetLink("tset", i, "a->b", func(d *tc.Dir) { d.Delay = 30 * time.Millisecond }); err != nil {
 		t.Fatal(err)
 	}
 	r := pings(t, "tset", "h1", dst, 5, 10*time.Millisecond)[0]

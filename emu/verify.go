@@ -79,6 +79,9 @@ func Verify(ctx context.Context, lab string, opt VerifyOptions) ([]DirResult, er
 	}
 	var out []DirResult
 	for i, l := range st.Spec.Links {
+		if !kindOf(st.Spec, st.Links, i).verifiable() {
+			continue
+		}
 		ls, ok := shaped[i]
 		if !ok {
 			if !opt.All {

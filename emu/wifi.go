@@ -518,19 +518,9 @@ func (d *deployer) wirelessShaping(wnodes []*node) error {
 	d.stMu.Lock()
 	d.st.WiFiHops = hops
 	d.stMu.Unlock()
-	netem := tc.Probe().Netem
-	aps := map[string]bool{}
 	for _, h := range hops {
-		if h.Up.IsZero() && h.Down.IsZero() && !hasQueue(h.Up) && !hasQueue(h.Down) {
-			continue
-		}
-		if err := applyUplink(d.st, h, netem); err != nil {
-			return err
-		}
-		aps[h.AP] = true
-	}
-	for ap := range aps {
-		if err := applyDownlinks(d.st, ap, netem); err != nil {
+		li := hopIndex(d.spec, h.Station)
+		if err := d.kindOf(li).shape(d, li); err != nil {
 			return err
 		}
 	}
@@ -640,56 +630,21 @@ func FindWirelessHop(spec *topo.Spec, ref string) (string, bool) {
 
 // SetWirelessHop changes a station's wireless hop in a running lab: dir is
 // "a->b" (uplink), "b->a" (downlink) or "" for both; only what change sets
-// is changed. The station's and the AP's qdiscs are replaced.
+// is changed (SetLink on the hop's link index).
 func SetWirelessHop(lab, station, dir string, change func(*tc.Dir)) (*WiFiHop, error) {
-	unlock, err := lockLab(lab)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
 	st, err := ReadState(lab)
 	if err != nil {
 		return nil, err
 	}
-	k := -1
-	for i, h := range st.WiFiHops {
-		if h.Station == station {
-			k = i
-		}
-	}
-	if k < 0 {
+	li := hopIndex(st.Spec, station)
+	if li < 0 {
 		return nil, fmt.Errorf("lab %s has no wireless hop of station %q", lab, station)
 	}
-	h := st.WiFiHops[k]
-	switch dir {
-	case "", "both":
-		change(&h.Up)
-		change(&h.Down)
-	case "a->b", "up":
-		change(&h.Up)
-	case "b->a", "down":
-		change(&h.Down)
-	default:
-		return nil, fmt.Errorf("direction %q (valid: a->b (uplink), b->a (downlink), both)", dir)
-	}
-	if err := errors.Join(h.Up.Validate(), h.Down.Validate()); err != nil {
+	ls, err := SetLink(lab, li, dir, change)
+	if err != nil {
 		return nil, err
 	}
-	caps := tc.Probe()
-	if !caps.Netem && (needsNetem(h.Up) || needsNetem(h.Down)) {
-		return nil, fmt.Errorf("delay, jitter or loss on a wireless hop needs sch_netem (%s)", caps.Reasons["netem"])
-	}
-	st.WiFiHops[k] = h
-	if err := applyUplink(st, h, caps.Netem); err != nil {
-		return nil, err
-	}
-	if err := applyDownlinks(st, h.AP, caps.Netem); err != nil {
-		return nil, err
-	}
-	if err := writeState(st); err != nil {
-		return nil, err
-	}
-	return &h, nil
+	return &WiFiHop{Station: station, AP: st.Spec.Node(station).Station.AP, Up: ls.AtoB, Down: ls.BtoA}, nil
 }
 
 // wifiBackends is the Wi-Fi part of `emuctl doctor`: what runs APs and

@@ -247,7 +247,7 @@ func TestLabEmuctlWiFiShaped(t *testing.T) {
 	}
 	var hop *emu.LinkInfo
 	for i := range links {
-		if links[i].Index == -1 {
+		if links[i].Kind == "wifi" {
 			hop = &links[i]
 		}
 	}
@@ -734,7 +734,7 @@ links:
 		t.Fatal(err)
 	}
 	for _, l := range links {
-		if l.Index == -1 && l.A == "sta2:sta2-wlan0" {
+		if l.Kind == "wifi" && l.A == "sta2:sta2-wlan0" {
 			t.Logf("link show, sta2's hop:\n%s", strings.Join(l.Qdiscs, "\n"))
 			if q := strings.Join(l.Qdiscs, " "); !strings.Contains(q, "htb") || !strings.Contains(q, "30ms") || !strings.Contains(q, "40ms") {
 				t.Errorf("AP egress tree lacks the per-station classes: %v", l.Qdiscs)

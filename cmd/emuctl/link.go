@@ -53,16 +53,16 @@ func newLinkShowCmd(lab *string) *cobra.Command {
 					eng = fmt.Sprintf("%d,%d,%d / %d,%d,%d", s.AToB.OutPackets, s.AToB.LossDrops, s.AToB.QueueDrops,
 						s.BToA.OutPackets, s.BToA.LossDrops, s.BToA.QueueDrops)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\n", linkLabel(l.Index), l.A, l.B, l.StateA, l.StateB, l.Backend,
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\n", linkLabel(l), l.A, l.B, l.StateA, l.StateB, l.Backend,
 					dirOrDash(l.AtoB), dirOrDash(l.BtoA), eng)
 			}
 			tw.Flush()
 			for _, l := range links {
 				if l.Warning != "" {
-					fmt.Printf("warning: link %s: %s\n", linkLabel(l.Index), l.Warning)
+					fmt.Printf("warning: link %s: %s\n", linkLabel(l), l.Warning)
 				}
 				for _, q := range l.Qdiscs {
-					fmt.Printf("link %s %s\n", linkLabel(l.Index), q)
+					fmt.Printf("link %s %s\n", linkLabel(l), q)
 				}
 			}
 			return nil
@@ -217,11 +217,10 @@ func newLinkUpDownCmd(lab *string, up bool) *cobra.Command {
 	}
 }
 
-// linkLabel is a link's index, or "wifi" for a wireless hop (which `link
-// set` does not address).
-func linkLabel(i int) string {
-	if i < 0 {
-		return "wifi"
+// linkLabel is a link's index, with "(wifi)" for a station's wireless hop.
+func linkLabel(l emu.LinkInfo) string {
+	if l.Kind == "wifi" {
+		return strconv.Itoa(l.Index) + " (wifi)"
 	}
-	return strconv.Itoa(i)
+	return strconv.Itoa(l.Index)
 }

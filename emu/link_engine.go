@@ -1,0 +1,97 @@
+package emu
+
+import (
+	"fmt"
+
+	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/topo"
+	"github.com/vishvananda/netlink"
+)
+
+// engineLink is a link through the userspace link engine: node A <-veth->
+// [ea  engine  eb] <-veth-> node B, the engine ends in the link's own
+// namespace (made by the namespaces phase), the engine a goroutine of the
+// lab's supervisor (started by the shaping phase once every engine link
+// exists), changed at run time over the supervisor's socket.
+type engineLink struct{}
+
+func (engineLink) create(d *deployer, li int) error {
+	ls, _ := d.linkStateFor(li)
+	return d.createEngineLink(d.spec.Links[li], li, ls)
+}
+
+// shape: the supervisor, started once for every engine link by the
+// shaping phase, applies the parameters.
+func (engineLink) shape(*deployer, int) error { return nil }
+
+func (engineLink) change(st *State, li int, a, b tc.Dir) error {
+	if _, err := supervisorCall(st.Lab, ctlRequest{Op: "update", Link: li, AtoB: &a, BtoA: &b}); err != nil {
+		return err
+	}
+	setShaped(st, li, BackendEngine, a, b)
+	return nil
+}
+
+func (engineLink) show(st *State, li int, info *LinkInfo, stats map[int]tc.Stats) {
+	showShaped(st, li, info)
+	if s, ok := stats[li]; ok {
+		info.Stats = &s
+	}
+	l := st.Spec.Links[li]
+	readEnds(st, info, l.A, l.B, false)
+}
+
+func (engineLink) name() string { return "engine" }
+
+func (engineLink) verifiable() bool { return true }
+
+// createEngineLink builds A <-veth-> [ea  engine  eb] <-veth-> B for a
+// userspace link: the node ends keep their names, MACs and addresses; the
+// engine ends live in the link's namespace.
+func (d *deployer) createEngineLink(l topo.Link, li int, ls LinkState) error {
+	ln := d.linkNodes[li]
+	if ln == nil {
+		return fmt.Errorf("link namespace %s missing", ls.Netns)
+	}
+	for k, end := range []struct {
+		ep  topo.Endpoint
+		eif string
+	}{{l.A, engineIfA}, {l.B, engineIfB}} {
+		n := d.nodes[end.ep.Node]
+		ifc := findIface(n.spec, end.ep.Iface)
+		la := netlink.NewLinkAttrs()
+		la.Name = ifc.Name
+		la.Alias = d.marker
+		la.HardwareAddr = parseMAC(ifc.MAC)
+		la.Index = 2*vethIndexBase + 2*li + k
+		if ifc.MTU > 0 {
+			la.MTU = ifc.MTU
+		}
+		if n.bridge != 0 {
+			la.MasterIndex = n.bridge
+		}
+		v := netlink.NewVeth(la)
+		v.PeerName = end.eif
+		v.PeerNamespace = netlink.NsFd(int(ln.ns))
+		if ifc.MTU > 0 {
+			v.PeerMTU = uint32(ifc.MTU)
+		}
+		if err := n.h.LinkAdd(v); err != nil {
+			return fmt.Errorf("create veth %s: %w", end.ep, err)
+		}
+		if err := d.finishEnd(n, ifc, true); err != nil {
+			return err
+		}
+		el, err := ln.h.LinkByName(end.eif)
+		if err != nil {
+			return err
+		}
+		if err := ln.h.LinkSetAlias(el, d.marker); err != nil {
+			return err
+		}
+		if err := ln.h.LinkSetUp(el); err != nil {
+			return err
+		}
+	}
+	return nil
+}

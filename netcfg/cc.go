@@ -3,6 +3,7 @@ package netcfg
 import (
 	"errors"
 	"fmt"
+	"github.com/emuctl/emuctl/internal/sockinfo"
 	"github.com/emuctl/emuctl/internal/sysctl"
 	"slices"
 	"strings"
@@ -170,7 +171,7 @@ func SocketCC(fd int) (string, error) {
 // ConnCC reads the congestion control of a connection such as *net.TCPConn.
 func ConnCC(c syscall.Conn) (string, error) {
 	var name string
-	err := withFD(c, func(fd int) (err error) {
+	err := sockinfo.WithFD(c, func(fd int) (err error) {
 		name, err = SocketCC(fd)
 		return err
 	})
@@ -191,17 +192,4 @@ func CCControl(name string) func(network, address string, c syscall.RawConn) err
 		}
 		return serr
 	}
-}
-
-// withFD runs fn on the file descriptor of c.
-func withFD(c syscall.Conn, fn func(fd int) error) error {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
-		return err
-	}
-	return ferr
 }

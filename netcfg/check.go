@@ -260,7 +260,7 @@ func subflows(c *net.TCPConn) ([]Subflow, error) {
 	var sfs []sockinfo.Subflow
 	// MPTCP_FULL_INFO on 6.5+, else MPTCP_TCPINFO with MPTCP_SUBFLOW_ADDRS
 	// (5.17+, e.g. Debian 12's 6.1)
-	err := withFD(c, func(fd int) (err error) { _, sfs, err = sockinfo.ReadSubflows(fd); return err })
+	err := sockinfo.WithFD(c, func(fd int) (err error) { _, sfs, err = sockinfo.ReadSubflows(fd); return err })
 	var out []Subflow
 	for i := range sfs {
 		ti := &sfs[i].TCPInfo

@@ -2,6 +2,7 @@ package netcfg
 
 import (
 	"fmt"
+	"github.com/emuctl/emuctl/internal/suggest"
 	"regexp"
 	"slices"
 	"sort"
@@ -57,7 +58,7 @@ func CheckSpec(spec *topo.Spec, h Host, opt PreflightOptions) error {
 		if slices.Contains(h.AvailableCC, name) {
 			return true
 		}
-		hint := suggest(name, h.AvailableCC)
+		hint := suggest.DidYouMean(name, h.AvailableCC)
 		if hint == "" {
 			hint = fmt.Sprintf("; a kernel with modules may need tcp_%s loaded", name)
 		}
@@ -89,7 +90,7 @@ func CheckSpec(spec *topo.Spec, h Host, opt PreflightOptions) error {
 		}
 		if m.Scheduler != "" && !slices.Contains(h.Schedulers, m.Scheduler) {
 			add(m.SchedulerAt, "MPTCP scheduler %q is not available in this kernel (available: %s%s)",
-				m.Scheduler, strings.Join(h.Schedulers, " "), suggest(m.Scheduler, h.Schedulers))
+				m.Scheduler, strings.Join(h.Schedulers, " "), suggest.DidYouMean(m.Scheduler, h.Schedulers))
 		}
 	}
 	if len(ps) == 0 {
@@ -133,43 +134,4 @@ func NeedsAllowedCC(spec *topo.Spec, allowed []string) []string {
 		}
 	}
 	return out
-}
-
-// suggest returns `; did you mean "x"?` for a near miss.
-func suggest(got string, valid []string) string {
-	for _, v := range valid {
-		if strings.HasPrefix(v, got) || strings.HasPrefix(got, v) || closeTo(got, v) {
-			return fmt.Sprintf("; did you mean %q?", v)
-		}
-	}
-	return ""
-}
-
-// closeTo reports an edit distance of at most one substitution, insertion,
-// deletion or adjacent swap.
-func closeTo(a, b string) bool {
-	if a == b {
-		return true
-	}
-	if len(a) == len(b) {
-		var diff []int
-		for i := range a {
-			if a[i] != b[i] {
-				diff = append(diff, i)
-			}
-		}
-		return len(diff) == 1 || len(diff) == 2 && diff[1] == diff[0]+1 && a[diff[0]] == b[diff[1]] && a[diff[1]] == b[diff[0]]
-	}
-	if len(a) > len(b) {
-		a, b = b, a
-	}
-	if len(b)-len(a) != 1 {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i:] == b[i+1:]
-		}
-	}
-	return true
 }

@@ -1,6 +1,9 @@
 package tc
 
-import "golang.org/x/sys/unix"
+import (
+	"github.com/emuctl/emuctl/internal/inet"
+	"golang.org/x/sys/unix"
+)
 
 // On a direction without a rate the link is infinitely fast: a GSO frame's
 // segments would arrive together. The engine still cuts such frames when
@@ -85,7 +88,7 @@ func join(segs []*packet) *packet {
 		csumOff = 6
 		be.PutUint16(l4[4:], uint16(len(l4)))
 	}
-	be.PutUint16(l4[csumOff:], csumFold(pseudoSum(ip, proto, len(l4))))
+	be.PutUint16(l4[csumOff:], inet.Fold(pseudoSum(ip, proto, len(l4))))
 	vnetHdr{
 		flags: unix.VIRTIO_NET_HDR_F_NEEDS_CSUM, gsoType: g.gsoType, hdrLen: g.hdrLen,
 		gsoSize: g.mss, csumStart: g.l4, csumOffset: csumOff,

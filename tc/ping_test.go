@@ -2,6 +2,7 @@ package tc
 
 import (
 	"encoding/binary"
+	"github.com/emuctl/emuctl/internal/inet"
 	"net"
 	"os"
 	"slices"
@@ -64,7 +65,7 @@ func (p *pinger) send(dst string, seq uint16) {
 	msg[0] = 8 // echo request
 	binary.BigEndian.PutUint16(msg[4:], p.id)
 	binary.BigEndian.PutUint16(msg[6:], seq)
-	binary.BigEndian.PutUint16(msg[2:], ^csumFold(csumAdd(0, msg)))
+	binary.BigEndian.PutUint16(msg[2:], ^inet.Fold(inet.Sum(0, msg)))
 	p.mu.Lock()
 	p.sent[seq] = time.Now()
 	p.mu.Unlock()

@@ -1,6 +1,9 @@
 package tc
 
-import "golang.org/x/sys/unix"
+import (
+	"github.com/emuctl/emuctl/internal/inet"
+	"golang.org/x/sys/unix"
+)
 
 // The engine applies loss, rate and queue limits per wire packet, so a GSO
 // super-frame (up to 64 KB of TCP or UDP payload handed over in one skb)
@@ -147,7 +150,7 @@ func segment(frame []byte, h vnetHdr, alloc func(n int) []byte) bool {
 		} else {
 			be.PutUint16(l4[4:], uint16(len(l4)))
 		}
-		be.PutUint16(l4[csumOff:], csumFold(pseudoSum(ip, f.proto, len(l4))))
+		be.PutUint16(l4[csumOff:], inet.Fold(pseudoSum(ip, f.proto, len(l4))))
 	}
 	return true
 }

@@ -1,6 +1,7 @@
 package tc
 
 import (
+	"github.com/emuctl/emuctl/internal/inet"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -109,7 +110,7 @@ func TestSegment(t *testing.T) {
 					if int(be.Uint16(ip[2:])) != len(s)-lay.l3 || be.Uint16(ip[4:]) != uint16(1000+i) {
 						t.Errorf("segment %d ipv4 length %d id %d", i, be.Uint16(ip[2:]), be.Uint16(ip[4:]))
 					}
-					if csumFold(csumAdd(0, ip[:20])) != 0xFFFF {
+					if inet.Fold(inet.Sum(0, ip[:20])) != 0xFFFF {
 						t.Errorf("segment %d bad IPv4 header checksum", i)
 					}
 				}
@@ -136,7 +137,7 @@ func TestSegment(t *testing.T) {
 				if c.udp {
 					proto = protoUDP
 				}
-				if csumFold(pseudoSum(ip, proto, len(l4))+csumAdd(0, l4)) != 0xFFFF {
+				if inet.Fold(pseudoSum(ip, proto, len(l4))+inet.Sum(0, l4)) != 0xFFFF {
 					t.Errorf("segment %d: L4 checksum does not verify", i)
 				}
 				for j := 0; j < chunk; j++ {
@@ -227,7 +228,7 @@ func TestCoalesce(t *testing.T) {
 					t.Errorf("frame %d payload differs (len %d want %d)", k, len(pl), len(want))
 				}
 				ip := of[ethHdrLen:]
-				if !c.v6 && (int(be.Uint16(ip[2:])) != len(of)-ethHdrLen || csumFold(csumAdd(0, ip[:20])) != 0xFFFF) {
+				if !c.v6 && (int(be.Uint16(ip[2:])) != len(of)-ethHdrLen || inet.Fold(inet.Sum(0, ip[:20])) != 0xFFFF) {
 					t.Errorf("frame %d IPv4 header", k)
 				}
 				if !c.udp {

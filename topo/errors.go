@@ -1,6 +1,7 @@
 package topo
 
 import (
+	"github.com/emuctl/emuctl/internal/suggest"
 	"fmt"
 	"sort"
 	"strconv"
@@ -142,59 +143,5 @@ func nameList(names []string) string {
 	return strings.Join(names[:max], ", ") + fmt.Sprintf(", ... (%d more)", len(names)-max)
 }
 
-// didYouMean returns `; did you mean "x"?` when a candidate is close to s:
-// a small edit distance (transpositions count once) or, for inputs of
-// three bytes or more, a candidate that starts with s.
-func didYouMean(s string, candidates []string) string {
-	ls := strings.ToLower(s)
-	best, bestD := "", 1<<30
-	for _, c := range candidates {
-		lc := strings.ToLower(c)
-		d := editDistance(ls, lc)
-		if d > 2 && len(ls) >= 3 && strings.HasPrefix(lc, ls) {
-			d = 2
-		}
-		if d < bestD {
-			best, bestD = c, d
-		}
-	}
-	limit := 2
-	if len(s) <= 3 {
-		limit = 1
-	}
-	if best == "" || bestD > limit || best == s {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
-}
-
-// editDistance is the optimal string alignment distance (Levenshtein plus
-// adjacent transpositions), for inputs up to 64 bytes.
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		if a == b {
-			return 0
-		}
-		return 1 << 20
-	}
-	var d [65][65]int
-	for i := 0; i <= len(a); i++ {
-		d[i][0] = i
-	}
-	for j := 0; j <= len(b); j++ {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
-}
+// didYouMean returns `; did you mean "x"?` when a candidate is close to s.
+func didYouMean(s string, candidates []string) string { return suggest.DidYouMean(s, candidates) }

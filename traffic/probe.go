@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/emuctl/emuctl/internal/inet"
+	"github.com/emuctl/emuctl/internal/sockinfo"
 	"math/rand/v2"
 	"net"
 	"net/netip"
@@ -60,7 +62,7 @@ func (p *prober) prepare() error {
 		if err != nil {
 			return err
 		}
-		return withFD(p.ic, func(fd int) error {
+		return sockinfo.WithFD(p.ic, func(fd int) error {
 			return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
 		})
 	}
@@ -72,7 +74,7 @@ func (p *prober) prepare() error {
 	if p.cl, err = dialUDP(p.lab, p.from, dst); err != nil {
 		return err
 	}
-	return withFD(p.cl, func(fd int) error {
+	return sockinfo.WithFD(p.cl, func(fd int) error {
 		return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
 	})
 }
@@ -174,7 +176,7 @@ func (p *prober) write(buf []byte, seq uint64, now int64) {
 		binary.BigEndian.PutUint64(buf[8:], uint64(now))
 		binary.BigEndian.PutUint64(buf[16:], seq) // the ICMP field wraps
 		if p.dst.Is4() {
-			binary.BigEndian.PutUint16(buf[2:], inetChecksum(buf))
+			binary.BigEndian.PutUint16(buf[2:], inet.Checksum(buf))
 		}
 		p.ic.WriteToIP(buf, &net.IPAddr{IP: p.dst.AsSlice()})
 		return
@@ -245,18 +247,4 @@ func echoLoop(c *net.UDPConn) {
 		}
 		c.WriteToUDPAddrPort(buf[:n], from)
 	}
-}
-
-func inetChecksum(b []byte) uint16 {
-	var s uint32
-	for i := 0; i+1 < len(b); i += 2 {
-		s += uint32(b[i])<<8 | uint32(b[i+1])
-	}
-	if len(b)%2 == 1 {
-		s += uint32(b[len(b)-1]) << 8
-	}
-	for s>>16 != 0 {
-		s = s&0xffff + s>>16
-	}
-	return ^uint16(s)
 }

@@ -56,7 +56,7 @@ func (t *tcpFlow) sample() [][]rawSample {
 
 func (t *tcpFlow) read(s *tcpStream, at time.Time) rawSample {
 	r := rawSample{at: at, rx: s.rx.Load(), wrNs: int64(s.wait.total())}
-	withFD(s.snd, func(fd int) error {
+	sockinfo.WithFD(s.snd, func(fd int) error {
 		ti, tf, err := sockinfo.ReadTCPInfo(fd)
 		if err == nil {
 			r.info, r.tf = &ti, tf

@@ -5,23 +5,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
-
-// withFD runs fn on the file descriptor of a connection or listener.
-func withFD(c syscall.Conn, fn func(fd int) error) error {
-	rc, err := c.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
-		return err
-	}
-	return ferr
-}
 
 // SockOpts are the per-socket TCP options of a flow.
 type SockOpts struct {

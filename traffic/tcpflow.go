@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/emuctl/emuctl/internal/sockinfo"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -147,10 +148,10 @@ func (t *tcpFlow) connect(ctx context.Context) error {
 // congestion control back from the sender and checks MPTCP.
 func (t *tcpFlow) setup(s *tcpStream) error {
 	o := t.f.Sock
-	if err := withFD(s.rcv, func(fd int) error { _, err := applyConnected(fd, o); return err }); err != nil {
+	if err := sockinfo.WithFD(s.rcv, func(fd int) error { _, err := applyConnected(fd, o); return err }); err != nil {
 		return fmt.Errorf("node %s: %w", t.f.dataTo(), err)
 	}
-	if err := withFD(s.snd, func(fd int) (err error) { s.cc, err = applyConnected(fd, o); return }); err != nil {
+	if err := sockinfo.WithFD(s.snd, func(fd int) (err error) { s.cc, err = applyConnected(fd, o); return }); err != nil {
 		return fmt.Errorf("node %s: %w", t.f.dataFrom(), err)
 	}
 	if t.f.Proto == MPTCP {

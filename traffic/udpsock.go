@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"encoding/binary"
+	"github.com/emuctl/emuctl/internal/sockinfo"
 	"net"
 	"net/netip"
 	"time"
@@ -26,7 +27,7 @@ func listenUDP(lab, node string, family netip.Addr, port int) (*net.UDPConn, err
 	if err != nil {
 		return nil, portError(node, "UDP", port, err)
 	}
-	withFD(c, func(fd int) error {
+	sockinfo.WithFD(c, func(fd int) error {
 		if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, udpRcvBuf) != nil {
 			unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, udpRcvBuf)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/emuctl/emuctl/internal/suggest"
 	"io"
 	"regexp"
 	"sort"
@@ -139,11 +140,7 @@ func describeNode(n *yaml.Node) string {
 }
 
 func (d *flowDec) unknownKey(k *yaml.Node, path string, valid []string) {
-	hint := ""
-	if s := closest(k.Value, valid); s != "" {
-		hint = fmt.Sprintf("; did you mean %q?", s)
-	}
-	d.errorf(k, path, "unknown key %q (valid: %s%s)", k.Value, strings.Join(valid, ", "), hint)
+	d.errorf(k, path, "unknown key %q (valid: %s%s)", k.Value, strings.Join(valid, ", "), suggest.DidYouMean(k.Value, valid))
 }
 
 func (d *flowDec) scalar(n *yaml.Node, path, want string) (string, bool) {
@@ -208,44 +205,7 @@ func (d *flowDec) oneOf(n *yaml.Node, path string, valid []string) (string, bool
 			return s, true
 		}
 	}
-	hint := ""
-	if c := closest(s, valid); c != "" {
-		hint = fmt.Sprintf("; did you mean %q?", c)
-	}
+	hint := suggest.DidYouMean(s, valid)
 	d.errorf(n, path, "unknown value %q (valid: %s%s)", s, strings.Join(valid, ", "), hint)
 	return "", false
-}
-
-// closest returns the candidate within a small edit distance, if any.
-func closest(s string, candidates []string) string {
-	best, bestD := "", 3
-	for _, c := range candidates {
-		if dd := editDistance(strings.ToLower(s), c); dd < bestD {
-			best, bestD = c, dd
-		}
-	}
-	if len(s) <= 3 && bestD > 1 {
-		return ""
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"runtime"
+	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -141,4 +142,17 @@ func readSubflowData(fd int) ([]Subflow, error) {
 		return nil, mapFallback(err)
 	}
 	return decodeSubflowData(buf[:min(int(l), len(buf))])
+}
+
+// WithFD runs fn on the file descriptor of a connection or listener.
+func WithFD(c syscall.Conn, fn func(fd int) error) error {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = fn(int(fd)) }); err != nil {
+		return err
+	}
+	return ferr
 }

@@ -145,6 +145,9 @@ func newBenchCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&mininet, "mininet", true, "also time Mininet (mn --switch lxbr, or ovs,datapath=user for ovs rows, --controller none --test none) when installed")
 	cmd.Flags().StringVar(&scale, "scale", "", "instead of the comparison rows: the scale row for one large topology (e.g. tree,4,10: 11,111 nodes) — up, down, peak memory, first host to last host, kernel cleanup, against the targets")
 	cmd.Flags().IntVar(&reps, "reps", 3, "repetitions per topology (best is reported)")
+	addSpecCompletion(cmd)
+	completeFlag(cmd, "ovs-topo", cobra.FixedCompletions(generatorCompletions, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveNoSpace))
+	completeFlag(cmd, "scale", cobra.FixedCompletions(generatorCompletions, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveNoSpace))
 	cmd.Flags().BoolVar(&withTraffic, "traffic", true, "also compare emuctl's TCP generator (TCP_INFO sampled at 100 Hz) with iperf3 on an unshaped link, when iperf3 is installed")
 	return cmd
 }

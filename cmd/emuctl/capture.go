@@ -48,7 +48,8 @@ data frames (no management frames exist there). --filter does not apply.
   sudo emuctl capture --lab demo r1:r1-eth1 --duration 10s -w r1.pcapng
   sudo emuctl capture medium --duration 5s -w air.pcapng
   emuctl capture acks h2.pcapng`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeCaptureTarget,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if args[0] == "medium" {
 				return captureMedium(cmd, lab, out, snaplen, duration, filter, count)
@@ -185,6 +186,9 @@ the sender's data packets, and reports ACKs per second and per data packet
 (and per MSS-sized segment, which differs when the capture saw GSO/GRO
 super-packets).`,
 		Args: cobra.MinimumNArgs(1),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return []cobra.Completion{"pcapng", "pcap"}, cobra.ShellCompDirectiveFilterFileExt
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := cmd.OutOrStdout()
 			for i, path := range args {
@@ -213,5 +217,6 @@ super-packets).`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "md", "output format: md, csv or json")
+	completeFlag(cmd, "format", fixed("md", "csv", "json"))
 	return cmd
 }

@@ -21,9 +21,10 @@ import (
 func newCLICmd() *cobra.Command {
 	var lab string
 	cmd := &cobra.Command{
-		Use:   "cli [--lab LAB | LAB]",
-		Short: "Mininet-style prompt: `h1 ping -c1 h2`, pingall, nodes, net, links, dump, exit",
-		Args:  cobra.MaximumNArgs(1),
+		Use:               "cli [--lab LAB | LAB]",
+		ValidArgsFunction: completeLabArg,
+		Short:             "Mininet-style prompt: `h1 ping -c1 h2`, pingall, nodes, net, links, dump, exit",
+		Args:              cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := labArg(lab, args)
 			if err != nil {

@@ -15,8 +15,9 @@ func newDownCmd() *cobra.Command {
 		lab string
 	)
 	cmd := &cobra.Command{
-		Use:   "down [--lab LAB | LAB | --all]",
-		Short: "Tear a lab down (idempotent); without a name, the only running lab",
+		Use:               "down [--lab LAB | LAB | --all]",
+		ValidArgsFunction: completeLabArg,
+		Short:             "Tear a lab down (idempotent); without a name, the only running lab",
 		Example: `  sudo emuctl down
   sudo emuctl down --lab demo
   sudo emuctl down demo

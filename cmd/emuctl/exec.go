@@ -68,7 +68,8 @@ func newExecCmd() *cobra.Command {
 		Short: "Run a command inside a node (argv as given, no shell; exit code kept)",
 		Example: `  sudo emuctl exec h1 -- ping -c3 h2
   sudo emuctl exec --lab demo r1 -- ip route`,
-		Args: cobra.MinimumNArgs(2),
+		Args:              cobra.MinimumNArgs(2),
+		ValidArgsFunction: completeExec,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 1 {
 				return errors.New("usage: emuctl exec <node> -- <command> [args...]")

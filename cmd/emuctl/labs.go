@@ -29,6 +29,7 @@ func addLabFlag(cmd *cobra.Command, lab *string, persistent bool) {
 		fs = cmd.PersistentFlags()
 	}
 	fs.StringVarP(lab, "lab", "l", "", "lab to act on (default: the only running lab)")
+	completeFlag(cmd, "lab", completeLabs)
 }
 
 // labArg merges the positional alias (ls, inspect, down, verify, cli) with

@@ -97,7 +97,8 @@ uplink, b->a its downlink.`,
 		Example: `  sudo emuctl link set h1-s1 --rate 5mbit --delay 20ms
   sudo emuctl link set 0 --dir b->a --loss 2%
   sudo emuctl link set sta1 --dir b->a --delay 30ms --loss 5%`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeLinks(true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := resolveLab(*lab)
 			if err != nil {
@@ -180,6 +181,7 @@ uplink, b->a its downlink.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&dir, "dir", "", "a->b, b->a, or both (default)")
+	completeFlag(cmd, "dir", fixed("a->b", "b->a"))
 	f.StringVar(&rate, "rate", "", "rate, e.g. 10mbit")
 	f.StringVar(&delay, "delay", "", "one-way delay, e.g. 5ms")
 	f.StringVar(&jitter, "jitter", "", "jitter, e.g. 1ms")
@@ -196,9 +198,10 @@ func newLinkUpDownCmd(lab *string, up bool) *cobra.Command {
 		use, short = "up <link>", "Bring a link back up"
 	}
 	return &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  cobra.ExactArgs(1),
+		Use:               use,
+		Short:             short,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeLinks(false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := resolveLab(*lab)
 			if err != nil {

@@ -40,8 +40,9 @@ func newLsCmd() *cobra.Command {
 		lab    string
 	)
 	cmd := &cobra.Command{
-		Use:   "ls [--lab LAB | LAB]",
-		Short: "List labs; with a lab, its nodes, links, OVS and Wi-Fi state",
+		Use:               "ls [--lab LAB | LAB]",
+		ValidArgsFunction: completeLabArg,
+		Short:             "List labs; with a lab, its nodes, links, OVS and Wi-Fi state",
 		Example: `  sudo emuctl ls
   sudo emuctl ls --lab demo --json
   sudo emuctl ls demo`,
@@ -217,9 +218,10 @@ func printMedium(ws []emu.WiFiNodeStatus) {
 func newInspectCmd() *cobra.Command {
 	var lab string
 	cmd := &cobra.Command{
-		Use:   "inspect [--lab LAB | LAB]",
-		Short: "Print a lab's full recorded state (resolved topology, namespaces, processes) as JSON",
-		Args:  cobra.MaximumNArgs(1),
+		Use:               "inspect [--lab LAB | LAB]",
+		ValidArgsFunction: completeLabArg,
+		Short:             "Print a lab's full recorded state (resolved topology, namespaces, processes) as JSON",
+		Args:              cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := labArg(lab, args)
 			if err != nil {

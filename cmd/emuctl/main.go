@@ -66,6 +66,7 @@ func newRoot() *cobra.Command {
 		newBenchCmd(),
 		newVersionCmd(),
 	)
+	noFileArgs(root) // completion.go
 	return root
 }
 

@@ -104,6 +104,7 @@ With --sweep it prints Fig. 22-style curves as tables and writes log–log plots
 	f.StringVar(&format, "format", "", "table format: md, csv or json (default: text for one point, md otherwise)")
 	f.BoolVar(&sweep, "sweep", false, "print Fig. 22-style curves and write their plots")
 	f.StringVarP(&out, "out", "o", ".", "directory for the --sweep plots")
+	completeFlag(cmd, "format", fixed("md", "csv", "json"))
 	return cmd
 }
 

@@ -164,6 +164,11 @@ OFDMA/MU-MIMO, 802.11be; hidden stations only with --engine medium.`,
 	f.StringVar(&o.engine, "engine", "sim", "what runs the stations: sim (shared channel) or medium (radios at positions, per-radio carrier sense and SINR)")
 	f.BoolVar(&o.hidden, "hidden", false, "--engine medium: the stations cannot hear one another (each still reaches the access point)")
 	f.StringVar(&o.positions, "positions", "", "--engine medium: station positions in metres, x,y[,z] per station, ';' between stations (the access point is at the origin)")
+	for flag, values := range map[string][]string{"mode": {"a", "b", "g", "n", "ac", "ax"}, "band": {"2.4", "5", "6"},
+		"gi": {"long", "short", "800ns", "1600ns", "3200ns"}, "proto": {"udp", "tcp"}, "ampdu": {"on", "off"}, "qos": {"on", "off"},
+		"ac": {"BE", "BK", "VI", "VO"}, "pathloss": {"logdistance", "friis", "itu-indoor"}, "engine": {"sim", "medium"}} {
+		completeFlag(cmd, flag, fixed(values...))
+	}
 	return cmd
 }
 

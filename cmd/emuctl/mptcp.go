@@ -47,7 +47,8 @@ the server's announced (signal) addresses the client accepts, plus the
 client's subflow endpoints, within both ends' limits.`,
 		Example: `  sudo emuctl mptcp check c s
   sudo emuctl mptcp check --lab twopath c s --addr 10.31.3.2 --expect 2 --duration 5s`,
-		Args: cobra.ExactArgs(2),
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: completeNodes(2, hostOrRouter),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := resolveLab(lab)
 			if err != nil {

@@ -29,6 +29,9 @@ written as CSV and JSON under tables/, every plot as SVG and PNG under plots/.`,
 		Example: `  emuctl report results/
   emuctl report results/ -o paper/ --warmup 5s --level 0.99`,
 		Args: cobra.ExactArgs(1),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return nil, cobra.ShellCompDirectiveFilterDirs
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
 			if out == "" {

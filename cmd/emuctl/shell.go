@@ -13,10 +13,11 @@ import (
 func newShellCmd() *cobra.Command {
 	var lab string
 	cmd := &cobra.Command{
-		Use:     "shell [--lab LAB] <node>",
-		Short:   "Interactive shell inside a node; the prompt shows the node",
-		Example: `  sudo emuctl shell h1`,
-		Args:    cobra.ExactArgs(1),
+		Use:               "shell [--lab LAB] <node>",
+		Short:             "Interactive shell inside a node; the prompt shows the node",
+		Example:           `  sudo emuctl shell h1`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeNodes(1, anyNode),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := resolveLab(lab)
 			if err != nil {

@@ -45,6 +45,7 @@ interrupted.`,
   sudo emuctl test sack-reno --reps 5 --out /tmp/results
   sudo emuctl test my-suite.yaml --json > outcome.json
   emuctl test --list`,
+		ValidArgsFunction: completeSuites,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if tf.list {
 				return cobra.NoArgs(cmd, args)

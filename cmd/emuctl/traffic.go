@@ -153,6 +153,13 @@ func newTrafficCmd() *cobra.Command {
 	fl.StringVar(&capFilter, "capture-filter", "", "filter for --capture, e.g. \"tcp and port 5201\"")
 	fl.IntVar(&snaplen, "snaplen", 0, "bytes kept per captured packet (default 128: all headers)")
 	fl.StringVar(&jsonOut, "json", "", "write the result (analysis format, versioned JSON) to this file (- for stdout)")
+	completeFlag(cmd, "from", completeNodeFlag(hostOrRouter))
+	completeFlag(cmd, "to", completeNodeFlag(hostOrRouter))
+	completeFlag(cmd, "proto", fixed(traffic.TCP, traffic.MPTCP, traffic.UDP))
+	completeFlag(cmd, "engine", fixed(traffic.EngineNative, traffic.EngineIperf3))
+	completeFlag(cmd, "probe", fixed(traffic.ProbeICMP, traffic.ProbeUDP))
+	completeFlag(cmd, "cc", completeCC)
+	completeFlag(cmd, "flows", yamlArgs)
 	return cmd
 }
 

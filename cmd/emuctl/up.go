@@ -23,6 +23,7 @@ func (f *specFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.name, "name", "", "lab name (default: the file's name field, or derived)")
 	cmd.Flags().StringVar(&f.sw, "switch", "", "switch type for --topo: linux-bridge | ovs")
 	cmd.Flags().StringVar(&f.link, "link", "", "link parameters for --topo, e.g. rate=10mbit,delay=5ms,loss=1%,queue=100")
+	addSpecCompletion(cmd)
 }
 
 // load returns the Spec from a file argument or from --topo.
@@ -64,7 +65,8 @@ func newUpCmd() *cobra.Command {
 		Example: `  sudo emuctl up topologies/linear3.yaml
   sudo emuctl up --topo linear,200 --name big
   sudo emuctl up --topo tree,2,2 --link rate=10mbit,delay=5ms,queue=100`,
-		Args: cobra.MaximumNArgs(1),
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: yamlArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec, err := sf.load(args)
 			if err != nil {

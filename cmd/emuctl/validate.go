@@ -16,6 +16,7 @@ func newValidateCmd() *cobra.Command {
 		Short: "Check topology files (or --topo); touches nothing; errors as file:line:col",
 		Example: `  emuctl validate topologies/*.yaml
   emuctl validate --topo tree,3,10 --link rate=10mbit,delay=5ms`,
+		ValidArgsFunction: yamlArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if sf.topo != "" {
 				spec, err := sf.load(nil)

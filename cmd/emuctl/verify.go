@@ -21,8 +21,9 @@ func newVerifyCmd() *cobra.Command {
 		opt    emu.VerifyOptions
 	)
 	cmd := &cobra.Command{
-		Use:   "verify [--lab LAB | LAB]",
-		Short: "Measure every shaped link (one-way delay, rate, loss) against its configuration",
+		Use:               "verify [--lab LAB | LAB]",
+		ValidArgsFunction: completeLabArg,
+		Short:             "Measure every shaped link (one-way delay, rate, loss) against its configuration",
 		Long: `verify sends raw Ethernet probe frames on one end of each shaped link and
 captures them on the other end, in both directions: 50 small frames for the
 one-way delay (exact: every node shares one clock), a burst of back-to-back

@@ -70,7 +70,8 @@ func newWiFiMoveCmd(lab *string) *cobra.Command {
 		Short: "Move an AP or station to a new position (metres): its links see the new path loss at once",
 		Example: `  sudo emuctl wifi move sta1 40,0        # 40 m from an AP at the origin
   sudo emuctl wifi move sta1 5000,0,0    # out of range: its frames no longer arrive`,
-		Args: cobra.ExactArgs(2),
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: completeWiFiNodes(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := resolveLab(*lab)
 			if err != nil {
@@ -101,7 +102,8 @@ func newWiFiPairCmd(lab *string) *cobra.Command {
 		Example: `  sudo emuctl wifi pair sta1 ap1 --snr 12dB
   sudo emuctl wifi pair sta2 ap1 --loss 20dB
   sudo emuctl wifi pair sta1 ap1 --clear`,
-		Args: cobra.ExactArgs(2),
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: completeWiFiNodes(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := resolveLab(*lab)
 			if err != nil {

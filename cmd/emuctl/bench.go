@@ -35,6 +35,7 @@ func newBenchCmd() *cobra.Command {
 		ovsTopos    []string // OVS rows (ls_ovs.go has the rest of OVS in the CLI)
 		sw          string
 		scale       string // bench_scale.go
+		asJSON      bool   // bench_json.go
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -44,7 +45,7 @@ func newBenchCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if scale != "" {
-				return benchScale(scale)
+				return benchScale(scale, asJSON)
 			}
 			emu.WaitNetnsSettled(30 * time.Second)
 			var rows []benchRow
@@ -114,6 +115,9 @@ func newBenchCmd() *cobra.Command {
 			}
 			var ru syscall.Rusage
 			syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+			if asJSON {
+				return printBenchJSON(rows, reps, float64(ru.Maxrss)/1024, withTraffic)
+			}
 			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintln(tw, "topology\tswitch\tnodes\tlinks\temuctl up\temuctl down\temuctl total\tkernel cleanup after down\tmininet total\tspeed-up\t")
 			for _, r := range rows {
@@ -129,8 +133,14 @@ func newBenchCmd() *cobra.Command {
 			}
 			tw.Flush()
 			if withTraffic {
-				if err := benchTraffic(); err != nil {
+				c, err := benchTraffic()
+				if err != nil {
 					return err
+				}
+				if c == nil {
+					fmt.Println("traffic: iperf3 not installed, comparison skipped")
+				} else {
+					fmt.Println(*c)
 				}
 			}
 			fmt.Println("(up and down: what the commands take; kernel cleanup: how long the kernel then needs to free the namespaces in the background, measured by probing namespace creation; every run starts on a settled kernel)")
@@ -149,6 +159,7 @@ func newBenchCmd() *cobra.Command {
 	completeFlag(cmd, "ovs-topo", cobra.FixedCompletions(generatorCompletions, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveNoSpace))
 	completeFlag(cmd, "scale", cobra.FixedCompletions(generatorCompletions, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveNoSpace))
 	cmd.Flags().BoolVar(&withTraffic, "traffic", true, "also compare emuctl's TCP generator (TCP_INFO sampled at 100 Hz) with iperf3 on an unshaped link, when iperf3 is installed")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: the rows (or the --scale row), peak memory and the traffic comparison")
 	return cmd
 }
 
@@ -223,24 +234,22 @@ func ovsAvailable() error {
 }
 
 // benchTraffic runs emuctl's TCP generator and iperf3 side by side on one
-// unshaped veth between two hosts and prints both with their ratio.
-func benchTraffic() error {
+// unshaped veth between two hosts; nil without iperf3.
+func benchTraffic() (*traffic.Comparison, error) {
 	if _, err := exec.LookPath("iperf3"); err != nil {
-		fmt.Println("traffic: iperf3 not installed, comparison skipped")
-		return nil
+		return nil, nil
 	}
 	spec, err := topo.Load("bench-traffic.yaml", []byte("name: benchtraffic\nnodes: {h1: {}, h2: {}}\nlinks:\n  - endpoints: [h1, h2]\n"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := emu.Deploy(context.Background(), spec, emu.Options{}); err != nil {
-		return err
+		return nil, err
 	}
 	defer emu.Down(spec.Name, nil)
 	c, err := traffic.CompareWithIperf3(context.Background(), spec.Name, "h1", "h2", 5*time.Second, 10*time.Millisecond, 2)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	fmt.Println(c)
-	return nil
+	return &c, nil
 }

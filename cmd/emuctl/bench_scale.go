@@ -36,7 +36,7 @@ type scaleResult struct {
 	settledBefore time.Duration
 }
 
-func benchScale(g string) error {
+func benchScale(g string, asJSON bool) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -89,6 +89,9 @@ func benchScale(g string) error {
 		return err
 	}
 	r.settle = emu.WaitNetnsSettled(5 * time.Minute)
+	if asJSON {
+		return writeJSON(os.Stdout, scaleJSONOf(r))
+	}
 	printScale(r)
 	return nil
 }

@@ -176,7 +176,10 @@ func describe(f packet.Filter) string {
 }
 
 func newCaptureAcksCmd() *cobra.Command {
-	var format string
+	var (
+		format string
+		asJSON bool
+	)
 	cmd := &cobra.Command{
 		Use:   "acks FILE.pcapng...",
 		Short: "ACK frequency per TCP connection in captures: pure ACKs/s and ACKs per data packet",
@@ -191,18 +194,21 @@ super-packets).`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w := cmd.OutOrStdout()
+			if asJSON {
+				format = "json"
+			}
+			type fileReport struct {
+				File string `json:"file"`
+				*analysis.ACKReport
+			}
+			var all []fileReport
 			for i, path := range args {
 				rep, err := analysis.ACKFrequencyFile(path)
 				if err != nil {
 					return fmt.Errorf("%s: %w", path, err)
 				}
 				if format == "json" {
-					if err := writeJSON(w, struct {
-						File string `json:"file"`
-						*analysis.ACKReport
-					}{path, rep}); err != nil {
-						return err
-					}
+					all = append(all, fileReport{path, rep})
 					continue
 				}
 				if i > 0 {
@@ -213,10 +219,17 @@ super-packets).`,
 					return err
 				}
 			}
-			return nil
+			switch {
+			case format != "json":
+				return nil
+			case len(all) == 1: // one file: its report, as always
+				return writeJSON(w, all[0])
+			}
+			return writeJSON(w, all) // several: one array, one document
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "md", "output format: md, csv or json")
+	cmd.Flags().StringVar(&format, "format", "md", "output format: md, csv or json (several files: one JSON array)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (same as --format json)")
 	completeFlag(cmd, "format", fixed("md", "csv", "json"))
 	return cmd
 }

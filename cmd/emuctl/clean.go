@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 
@@ -22,8 +21,16 @@ alone unless --all is given. Nothing without the marker is ever touched.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if check {
 				leaks := emu.Leaks()
-				for _, l := range leaks {
-					fmt.Println(l)
+				if asJSON {
+					if err := writeJSON(os.Stdout, struct {
+						Objects []string `json:"objects"`
+					}{append([]string{}, leaks...)}); err != nil {
+						return err
+					}
+				} else {
+					for _, l := range leaks {
+						fmt.Println(l)
+					}
 				}
 				if len(leaks) > 0 {
 					return exitError{1}
@@ -33,7 +40,9 @@ alone unless --all is given. Nothing without the marker is ever touched.`,
 			rep, err := emu.Clean(all, logger())
 			if rep != nil {
 				if asJSON {
-					json.NewEncoder(os.Stdout).Encode(rep)
+					if err := writeJSON(os.Stdout, rep); err != nil {
+						return err
+					}
 				} else {
 					for _, r := range rep.Removed {
 						fmt.Println("removed " + r)
@@ -50,7 +59,7 @@ alone unless --all is given. Nothing without the marker is ever touched.`,
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "also tear down running labs")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "report as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: what was removed and left alone, or with --check the objects found")
 	cmd.Flags().BoolVar(&check, "check", false, "only list emuctl objects present on this machine; exit 1 if any")
 	return cmd
 }

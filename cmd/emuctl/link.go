@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -43,7 +42,7 @@ func newLinkShowCmd(lab *string) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return json.NewEncoder(os.Stdout).Encode(links)
+				return writeJSON(os.Stdout, links)
 			}
 			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "LINK\tA\tB\tSTATE\tBACKEND\tA->B\tB->A\tENGINE (a->b / b->a: out, loss drops, queue drops)")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -72,7 +71,7 @@ func newLsCmd() *cobra.Command {
 				rows = append(rows, r)
 			}
 			if asJSON {
-				return json.NewEncoder(os.Stdout).Encode(rows)
+				return writeJSON(os.Stdout, rows)
 			}
 			if len(rows) == 0 {
 				fmt.Println("no labs")
@@ -133,7 +132,7 @@ func printLab(st *emu.State, asJSON bool) error {
 		if wifiInfo != nil {
 			out["wifi"] = wifiInfo
 		}
-		return json.NewEncoder(os.Stdout).Encode(out)
+		return writeJSON(os.Stdout, out)
 	}
 	fmt.Printf("lab %s (%s)\n\n", st.Lab, st.Status)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
@@ -216,12 +215,19 @@ func printMedium(ws []emu.WiFiNodeStatus) {
 }
 
 func newInspectCmd() *cobra.Command {
-	var lab string
+	var (
+		lab    string
+		asJSON bool
+	)
 	cmd := &cobra.Command{
 		Use:               "inspect [--lab LAB | LAB]",
 		ValidArgsFunction: completeLabArg,
 		Short:             "Print a lab's full recorded state (resolved topology, namespaces, processes) as JSON",
-		Args:              cobra.MaximumNArgs(1),
+		Long: `Prints the lab's whole recorded state as one JSON document: the resolved
+topology, namespaces, processes and real adapters, with the live OVS and
+Wi-Fi views. JSON is inspect's only output; --json is accepted, as on every
+command that prints a result.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := labArg(lab, args)
 			if err != nil {
@@ -231,11 +237,9 @@ func newInspectCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			enc := json.NewEncoder(os.Stdout)
-			enc.SetIndent("", "  ")
 			// the live views beside the record: OVS (socket path, bridges,
 			// queue counters) and Wi-Fi (association, BSSID, signal, bitrate)
-			return enc.Encode(struct {
+			return writeJSON(os.Stdout, struct {
 				*emu.State
 				OVSLive *emu.OVSInfo         `json:"ovs_live,omitempty"`
 				WiFi    []emu.WiFiNodeStatus `json:"wifi,omitempty"`
@@ -243,5 +247,6 @@ func newInspectCmd() *cobra.Command {
 		},
 	}
 	addLabFlag(cmd, &lab, false)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (inspect's only output: accepted for uniformity)")
 	return cmd
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -118,12 +117,6 @@ func parseList(in []string, parse func(string) (float64, error)) ([]float64, err
 		out = append(out, v)
 	}
 	return out, nil
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 func printTACKPoint(w io.Writer, pt analysis.TACKPoint) error {

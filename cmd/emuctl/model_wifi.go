@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -127,9 +126,7 @@ OFDMA/MU-MIMO, 802.11be; hidden stations only with --engine medium.`,
 				return err
 			}
 			if o.json {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(out)
+				return writeJSON(cmd.OutOrStdout(), out)
 			}
 			printWifiModel(cmd.OutOrStdout(), out)
 			return nil

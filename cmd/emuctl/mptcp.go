@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/netip"
 	"os"
@@ -90,9 +89,7 @@ client's subflow endpoints, within both ends' limits.`,
 			res, cerr := netcfg.CheckMPTCP(ctx, cns, sns, netcfg.CheckOptions{Server: dst, Duration: duration, Expect: expect, CC: cc})
 			if res != nil {
 				if asJSON {
-					enc := json.NewEncoder(os.Stdout)
-					enc.SetIndent("", "  ")
-					if err := enc.Encode(res); err != nil {
+					if err := writeJSON(os.Stdout, res); err != nil {
 						return err
 					}
 				} else {

@@ -20,22 +20,54 @@ import (
 
 func newTrafficCmd() *cobra.Command {
 	var (
-		lab, flowsFile, jsonOut, rate, dst, sndbuf, rcvbuf string
-		udpPackets                                         bool
-		captures                                           []string
-		capFilter                                          string
-		snaplen                                            int
-		f                                                  traffic.Flow
+		lab, flowsFile, jsonOut, outFile, rate, dst, sndbuf, rcvbuf string
+		udpPackets                                                  bool
+		captures                                                    []string
+		capFilter                                                   string
+		snaplen                                                     int
+		f                                                           traffic.Flow
 	)
 	cmd := &cobra.Command{
-		Use:   "traffic [--lab LAB] --from NODE --to NODE [--proto tcp|mptcp|udp] ... | --flows FILE",
+		Use:   "traffic [--lab LAB] --from NODE --to NODE [--proto tcp|mptcp|udp] ... | --flows FILE [--json] [-o FILE]",
 		Short: "Run TCP, MPTCP or UDP flows between nodes with per-interval samples (an iperf-like generator)",
-		Example: `  sudo emuctl traffic --from h1 --to h2 --proto tcp --cc cubic --time 20s --json out.json
+		Long: `Runs flows between nodes and prints a summary. The result — the versioned
+JSON that 'emuctl report' and the analysis read, every sample and the
+conditions — goes to stdout instead with --json (the summary then goes to
+stderr), and to a file with -o FILE. --json FILE, the form --json had
+first, is -o FILE.`,
+		Example: `  sudo emuctl traffic --from h1 --to h2 --proto tcp --cc cubic --time 20s -o out.json
+  sudo emuctl traffic --from h1 --to h2 --time 5s --json | jq '.summary[0].goodput_bps'
   sudo emuctl traffic --from cli --to srv --proto mptcp --reverse --time 30s
   sudo emuctl traffic --from h1 --to h2 --proto udp --rate 2M --size 160 --time 10s --probe icmp
-  sudo emuctl traffic --flows flows.yaml --json out.json`,
-		Args: cobra.NoArgs,
+  sudo emuctl traffic --flows flows.yaml -o out.json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			// --json FILE as typed before --json took no value: FILE
+			// arrives as the one positional argument
+			if len(args) == 1 && cmd.Flags().Changed("json") && jsonOut == "-" {
+				return nil
+			}
+			return cobra.NoArgs(cmd, args)
+		},
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) == 0 && cmd.Flags().Changed("json") {
+				return nil, cobra.ShellCompDirectiveDefault // --json FILE
+			}
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			toStdout, toFile := false, outFile
+			switch {
+			case len(args) == 1 && args[0] != "-":
+				jsonOut = args[0]
+				fallthrough
+			case jsonOut != "" && jsonOut != "-":
+				if toFile != "" && toFile != jsonOut {
+					return fmt.Errorf("--json %s and -o %s: give the result file once", jsonOut, toFile)
+				}
+				toFile = jsonOut
+			case jsonOut == "-":
+				toStdout = true
+			}
 			var flows []traffic.Flow
 			var capSpecs []traffic.CaptureSpec
 			for _, c := range captures {
@@ -99,25 +131,28 @@ func newTrafficCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			resultDir := "."
-			if jsonOut != "" && jsonOut != "-" {
-				resultDir = filepath.Dir(jsonOut)
+			if toFile != "" {
+				resultDir = filepath.Dir(toFile)
 			}
 			res, runErr := traffic.Run(ctx, st.Lab, flows, traffic.Options{Log: logger(), Captures: capSpecs, CaptureDir: resultDir, ResultDir: resultDir})
 			if res == nil {
 				return runErr
 			}
 			summary := io.Writer(os.Stdout)
-			if jsonOut == "-" {
+			if toStdout {
 				summary = os.Stderr
+				if err := writeResult("-", res); err != nil {
+					return err
+				}
 			}
-			if jsonOut != "" {
-				if err := writeResult(jsonOut, res); err != nil {
+			if toFile != "" {
+				if err := writeResult(toFile, res); err != nil {
 					return err
 				}
 			}
 			traffic.WriteSummary(summary, res)
-			if jsonOut != "" && jsonOut != "-" {
-				fmt.Fprintf(summary, "result: %s\n", jsonOut)
+			if toFile != "" {
+				fmt.Fprintf(summary, "result: %s\n", toFile)
 			}
 			if runErr != nil {
 				return fmt.Errorf("interrupted: %w (partial result above)", runErr)
@@ -152,7 +187,9 @@ func newTrafficCmd() *cobra.Command {
 	fl.StringArrayVar(&captures, "capture", nil, "capture node:iface for the whole run into pcapng beside the result (repeatable); `emuctl capture acks` and `emuctl report` read it")
 	fl.StringVar(&capFilter, "capture-filter", "", "filter for --capture, e.g. \"tcp and port 5201\"")
 	fl.IntVar(&snaplen, "snaplen", 0, "bytes kept per captured packet (default 128: all headers)")
-	fl.StringVar(&jsonOut, "json", "", "write the result (analysis format, versioned JSON) to this file (- for stdout)")
+	fl.StringVar(&jsonOut, "json", "", "print the result (the analysis format, versioned JSON) on stdout, the summary on stderr; --json FILE is -o FILE")
+	fl.Lookup("json").NoOptDefVal = "-"
+	fl.StringVarP(&outFile, "out", "o", "", "write the result (the analysis format, versioned JSON) to this file")
 	completeFlag(cmd, "from", completeNodeFlag(hostOrRouter))
 	completeFlag(cmd, "to", completeNodeFlag(hostOrRouter))
 	completeFlag(cmd, "proto", fixed(traffic.TCP, traffic.MPTCP, traffic.UDP))

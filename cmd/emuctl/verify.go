@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/signal"
@@ -56,7 +55,9 @@ delay) or 3 sigma (loss).`,
 				}
 			}
 			if asJSON {
-				json.NewEncoder(os.Stdout).Encode(res)
+				if err := writeJSON(os.Stdout, res); err != nil {
+					return err
+				}
 			} else {
 				if len(res) == 0 {
 					fmt.Println("no shaped links (use --all to check every link's delay floor)")

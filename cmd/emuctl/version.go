@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -40,9 +39,7 @@ func setVersion(root *cobra.Command) {
 
 func writeVersion(w io.Writer, i buildinfo.Info, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(i)
+		return writeJSON(w, i)
 	}
 	rev := "unknown (built without VCS information)"
 	if i.Revision != "" {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -45,7 +44,7 @@ func newWiFiShowCmd(lab *string) *cobra.Command {
 						out["medium"] = ms
 					}
 				}
-				return json.NewEncoder(os.Stdout).Encode(out)
+				return writeJSON(os.Stdout, out)
 			}
 			if st.Medium != nil {
 				fmt.Printf("lab %s: Wi-Fi backend %s, medium in %s\n", st.Lab, st.Medium.Backend, st.Medium.Netns)

@@ -2,7 +2,11 @@ package main
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -77,4 +81,51 @@ func TestVersionBinary(t *testing.T) {
 	if r.stderr != "" {
 		t.Errorf("stderr: %s", r.stderr)
 	}
+}
+
+// TestReleaseBuild: `make release` builds a stripped binary (no symbol
+// table, no DWARF, smaller than the test's own build) that still reports
+// the version and commit make stamps into it. Needs git and make.
+func TestReleaseBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds emuctl again")
+	}
+	for _, tool := range []string{"make", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skip(tool + " not installed")
+		}
+	}
+	head, err := exec.Command("git", "-C", "../..", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skip("not a git checkout")
+	}
+	out := filepath.Join(t.TempDir(), "emuctl")
+	mk := exec.Command("make", "-s", "release", "RELEASE_BIN="+out, "VERSION=v0.0.0-releasetest")
+	mk.Dir = "../.."
+	if b, err := mk.CombinedOutput(); err != nil {
+		t.Fatalf("make release: %v\n%s", err, b)
+	}
+	v, err := exec.Command(out, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(v), "emuctl v0.0.0-releasetest\nrevision: "+strings.TrimSpace(string(head))) {
+		t.Errorf("the release binary's version:\n%s", v)
+	}
+	f, err := elf.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, s := range []string{".symtab", ".debug_info"} {
+		if f.Section(s) != nil {
+			t.Errorf("the release binary has %s: not stripped", s)
+		}
+	}
+	rel, _ := os.Stat(out)
+	dev, _ := os.Stat(bin)
+	if rel.Size() >= dev.Size() {
+		t.Errorf("release %d bytes, not smaller than the unstripped build's %d", rel.Size(), dev.Size())
+	}
+	t.Logf("release binary %.1f MB, unstripped %.1f MB", float64(rel.Size())/1e6, float64(dev.Size())/1e6)
 }

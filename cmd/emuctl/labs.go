@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/internal/suggest"
 	"github.com/spf13/cobra"
 )
 
@@ -75,7 +76,8 @@ func unknownLab(name string) error {
 	if len(labs) == 0 {
 		return fmt.Errorf("no lab %q is running (none is; start one with `emuctl up <topology.yaml>`)", name)
 	}
-	return fmt.Errorf("no lab %q is running (running: %s)", name, strings.Join(labNames(labs), ", "))
+	names := labNames(labs)
+	return fmt.Errorf("no lab %q is running (running: %s%s)", name, strings.Join(names, ", "), suggest.DidYouMean(name, names))
 }
 
 func labNames(labs []*emu.State) []string {

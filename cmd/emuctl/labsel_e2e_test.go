@@ -120,6 +120,9 @@ func TestLabSelection(t *testing.T) {
 		named(strings.Join(args, " "), m[1])
 	}
 
+	if r := run(t, "", "exec", "-l", "tsel3", "h1", "--", "true"); r.code != 1 || !strings.HasSuffix(r.stderr, `; did you mean "tsel1"?)`+"\n") {
+		t.Errorf("a near miss names the lab meant: exit %d %q", r.code, r.stderr)
+	}
 	if r := run(t, "", "ls", "tsel1", "--lab", "tsel2"); r.code == 0 || !strings.Contains(r.stderr, `two labs given: "tsel1" and --lab "tsel2"`) {
 		t.Errorf("ls tsel1 --lab tsel2: exit %d %q", r.code, r.stderr)
 	}

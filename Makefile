@@ -21,9 +21,10 @@ LDFLAGS    = -X $(BUILDINFO).Version=$(VERSION) \
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/emuctl
 
-# The binary to ship: build's version stamping, without the symbol table
-# and DWARF (-s -w) and local paths (-trimpath); about a third smaller.
-# Stack traces keep function names and lines; a debugger needs `make build`.
+# The binary to ship: build's flags and version stamping plus -s -w (no
+# symbol table, no DWARF): about a quarter smaller (27.6 MB against 36.9 MB
+# on linux/amd64). Panics still name functions and lines; for a debugger,
+# use `make build`.
 RELEASE_BIN := bin/release/emuctl
 release:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(RELEASE_BIN) ./cmd/emuctl

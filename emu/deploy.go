@@ -40,7 +40,11 @@ type Options struct {
 	FaultAt string
 }
 
-// crashAt is set by tests only: the process exits at that phase.
+// crashAt is set by tests only (crash_test.go, rollback_test.go,
+// ovs_test.go): the process exits with status 9 at that phase or
+// crashPoint, without rollback, to stand in for kill -9. These test-only
+// crash hooks and the role dispatcher (roles.go) are emu's only os.Exit
+// calls; with crashAt empty (always, outside tests) they never fire.
 var crashAt string
 
 // ErrExists is returned when a lab of that name already exists.

@@ -23,4 +23,11 @@
 // lab's one supervisor process (supervisor.go) runs the userspace link
 // engines and the Wi-Fi medium (wifi_medium.go for hwsim radios,
 // wifi_engine.go for the engine backend's veth ports).
+//
+// Some of a lab's processes are the running binary re-executed in a
+// named role: the exec helper behind Command, the supervisor, the keeper
+// of a node's Wi-Fi daemons. Importing emu is all a program needs to serve
+// them: an init dispatches on the role name in os.Args and exits with the
+// role's status (roles.go). Nothing else in emu ends the process (the
+// test-only crash hooks aside) or needs to be called first.
 package emu

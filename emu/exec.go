@@ -17,35 +17,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// helperArg is the hidden first argument that makes the emuctl binary act
-// as the in-namespace exec helper. Every binary that uses Command must call
-// MaybeRunHelper first thing in main (and in TestMain).
+// helperArg is the role (roles.go) that makes any binary importing emu act
+// as the in-namespace exec helper behind Command.
 const helperArg = "__emuctl_nsexec"
-
-// MaybeRunHelper runs the exec helper and never returns when this process
-// was started as one; otherwise it returns at once.
-func MaybeRunHelper() {
-	if len(os.Args) == 3 && os.Args[1] == superArg {
-		if err := runSupervisor(os.Args[2]); err != nil {
-			fmt.Fprintf(os.Stderr, "emuctl supervisor: %v\n", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	if len(os.Args) >= 3 && os.Args[1] == respawnArg && os.Args[2] == "--" { // Wi-Fi daemons (respawn.go)
-		os.Exit(runRespawn(os.Args[3:]))
-	}
-	if len(os.Args) < 2 || os.Args[1] != helperArg {
-		return
-	}
-	err := runHelper(os.Args[2:])
-	fmt.Fprintf(os.Stderr, "emuctl exec: %v\n", err)
-	var ee *exec.Error
-	if errors.As(err, &ee) || errors.Is(err, os.ErrNotExist) {
-		os.Exit(127)
-	}
-	os.Exit(126)
-}
 
 // runHelper: args are <lab> <node> -- argv... The process was started with
 // private mount and UTS namespaces; it enters the node's network namespace,

@@ -15,7 +15,6 @@ import (
 // nothing behind: no ekl- namespace, link or radio, no OVS datapath, no
 // daemon. Outside the lab the smoke tests skip, so there is nothing to check.
 func TestMain(m *testing.M) {
-	emu.MaybeRunHelper() // the emuctl labs these tests bring up re-execute this binary
 	code := m.Run()
 	if InLab() {
 		leaks := append(findLeaks(), emu.Leaks()...)

@@ -25,7 +25,6 @@ import (
 // nodes themselves (emu's netcfg phase is the lead's to add), and tear
 // them down. TestMain fails the run when any tnc* object is left.
 func TestMain(m *testing.M) {
-	emu.MaybeRunHelper()
 	testutil.Main(m, func() []string { return testutil.Mine(emu.Leaks(), "tnc") })
 }
 

@@ -14,7 +14,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	emu.MaybeRunHelper() // the link engine's supervisor re-executes this binary
 	// this package's labs are all named tsu-*: other labs may be running
 	testutil.Main(m, func() []string { return testutil.Mine(emu.Leaks(), "tsu-") })
 }

@@ -59,10 +59,11 @@
 //   - Probes: ICMP echo (raw socket in the client node) or UDP echo (an
 //     echo socket in the server node), at a set rate, alongside a flow.
 //   - iperf3 engine: the installed iperf3 runs inside the nodes through
-//     emu.Command (so programs using it must call emu.MaybeRunHelper
-//     first), is stopped by pid, dies with emuctl (parent-death signal),
-//     and its JSON (with --get-server-output) is converted: bytes from the
-//     receiving side, cwnd/RTT/retransmissions from the sending side.
+//     emu.Command (the program re-executed as emu's exec helper, a role
+//     every binary importing emu serves: emu/roles.go), is stopped by
+//     pid, dies with emuctl (parent-death signal), and its JSON (with
+//     --get-server-output) is converted: bytes from the receiving side,
+//     cwnd/RTT/retransmissions from the sending side.
 //
 // Every result records its conditions: kernel, HZ, tool and iperf3
 // versions, the host's congestion-control lists, the endpoints' TCP and

@@ -13,7 +13,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	emu.MaybeRunHelper()
 	testutil.Main(m, testLeaks)
 }
 

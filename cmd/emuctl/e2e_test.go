@@ -19,7 +19,6 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
-	emu.MaybeRunHelper()
 	dir, err := os.MkdirTemp("", "emuctl-e2e")
 	if err != nil {
 		panic(err)

@@ -1,6 +1,10 @@
 // Command emuctl builds network emulation labs from YAML topologies with
 // real kernel objects. Each subcommand lives in its own file and calls one
 // library entry point; results go to stdout, logs to stderr.
+//
+// The binary's hidden roles (exec helper, lab supervisor, daemon keeper:
+// emuctl re-executed by itself) are served by package emu's init before
+// main runs; see emu/roles.go.
 package main
 
 import (
@@ -9,7 +13,6 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/emuctl/emuctl/emu"
 	"github.com/spf13/cobra"
 )
 
@@ -71,7 +74,6 @@ func newRoot() *cobra.Command {
 }
 
 func main() {
-	emu.MaybeRunHelper()
 	err := newRoot().Execute()
 	if err == nil {
 		return

@@ -59,11 +59,14 @@ soak: build
 test-unit:
 	$(GO) test -short -count=1 $(PKGS)
 
-# go vet, gofmt and staticcheck (pinned; fetched from the Go module proxy).
+# go vet, gofmt, goimports (standard library, then other imports) and
+# staticcheck (both pinned; fetched from the Go module proxy).
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+GOIMPORTS ?= golang.org/x/tools/cmd/goimports@v0.39.0
 lint:
 	$(GO) vet $(PKGS)
 	test -z "$$(gofmt -l .)" || (gofmt -l . && false)
+	test -z "$$($(GO) run $(GOIMPORTS) -l .)" || ($(GO) run $(GOIMPORTS) -l . && false)
 	$(GO) run $(STATICCHECK) $(PKGS)
 
 fuzz:

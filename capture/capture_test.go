@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/emuctl/emuctl/internal/testutil"
 	"io"
 	"net"
 	"os"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/emuctl/emuctl/internal/testutil"
 
 	"github.com/emuctl/emuctl/analysis"
 	"github.com/emuctl/emuctl/capture/packet"

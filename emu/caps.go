@@ -1,11 +1,12 @@
 package emu
 
 import (
-	"github.com/emuctl/emuctl/internal/sysctl"
 	"os"
 	"os/exec"
 	"regexp"
 	"strings"
+
+	"github.com/emuctl/emuctl/internal/sysctl"
 
 	"github.com/emuctl/emuctl/tc"
 	"github.com/vishvananda/netlink"

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/emuctl/emuctl/topo"
 	"strings"
+
+	"github.com/emuctl/emuctl/topo"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"

@@ -2,10 +2,11 @@ package emu
 
 import (
 	"context"
-	"github.com/emuctl/emuctl/tc"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/emuctl/emuctl/tc"
 )
 
 // Links that end on an ovs switch (whose ports live in the root namespace

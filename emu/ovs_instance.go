@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/vishvananda/netlink"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/vishvananda/netlink"
 
 	"github.com/emuctl/emuctl/ovs"
 	"golang.org/x/sys/unix"

@@ -38,7 +38,8 @@ func toDir(p topo.LinkParams, rtt time.Duration, mtu int) tc.Dir {
 	d := tc.Dir{Rate: p.Rate, Delay: p.Delay, Jitter: p.Jitter, JitterDist: p.JitterDist, Reorder: p.Reorder,
 		Loss: p.Loss, Duplicate: p.Duplicate, Corrupt: p.Corrupt}
 	if p.GE != nil {
-		d.GE = &tc.GilbertElliott{P: p.GE.P, R: p.GE.R, OneMinusH: p.GE.BadLoss, OneMinusK: p.GE.GoodLoss}
+		ge := *p.GE
+		d.GE = &ge
 	}
 	if q := p.Queue; q != nil {
 		switch {

@@ -3,7 +3,6 @@ package emu
 import (
 	"context"
 	"fmt"
-	"github.com/emuctl/emuctl/tc"
 	"io"
 	"math"
 	"net"
@@ -16,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/units"
+
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -23,7 +25,7 @@ import (
 
 // capacity is the best TCP goodput through an R bit/s shaper that counts
 // Ethernet frames: R x 1448/1514 (MSS with timestamps over a full frame).
-func capacity(r uint64) float64 { return float64(r) * 1448 / 1514 }
+func capacity(r units.BitRate) float64 { return float64(r) * 1448 / 1514 }
 
 func inNode(t *testing.T, lab, node string, fn func() error) {
 	t.Helper()

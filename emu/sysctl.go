@@ -2,8 +2,9 @@ package emu
 
 import (
 	"fmt"
-	"github.com/emuctl/emuctl/internal/sysctl"
 	"strings"
+
+	"github.com/emuctl/emuctl/internal/sysctl"
 
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netlink/nl"

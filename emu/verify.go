@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/emuctl/emuctl/units"
+
 	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netns"
@@ -38,10 +40,10 @@ type DirResult struct {
 	MinDelay  time.Duration `json:"min_delay"`  // smallest one-way delay seen
 	MeanDelay time.Duration `json:"mean_delay"` // mean one-way delay
 	Jitter    time.Duration `json:"jitter"`     // stddev of the one-way delay
-	WantRate  uint64        `json:"want_rate_bps"`
-	Rate      uint64        `json:"rate_bps"` // arrival rate of back-to-back full frames (wire bytes)
-	WantLoss  float64       `json:"want_loss_pct"`
-	Loss      float64       `json:"loss_pct"`
+	WantRate  units.BitRate `json:"want_rate_bps"`
+	Rate      units.BitRate `json:"rate_bps"` // arrival rate of back-to-back full frames (wire bytes)
+	WantLoss  units.Percent `json:"want_loss_pct"`
+	Loss      units.Percent `json:"loss_pct"`
 	LossSent  int           `json:"loss_probes"`
 	Problems  []string      `json:"problems,omitempty"`
 }
@@ -109,15 +111,15 @@ func Verify(ctx context.Context, lab string, opt VerifyOptions) ([]DirResult, er
 }
 
 // effectiveLoss is the long-run loss percentage a Dir produces.
-func effectiveLoss(d tc.Dir) float64 {
+func effectiveLoss(d tc.Dir) units.Percent {
 	if d.GE != nil {
 		// stationary probability of the bad state: p / (p + r)
-		p, r := d.GE.P/100, d.GE.R/100
+		p, r := d.GE.P.Prob(), d.GE.R.Prob()
 		if p+r == 0 {
-			return d.GE.OneMinusK
+			return d.GE.GoodLoss
 		}
 		pb := p / (p + r)
-		return 100 * (pb*d.GE.OneMinusH/100 + (1-pb)*d.GE.OneMinusK/100)
+		return units.Percent(100 * (pb*d.GE.BadLoss.Prob() + (1-pb)*d.GE.GoodLoss.Prob()))
 	}
 	return d.Loss
 }
@@ -311,11 +313,11 @@ func measureDir(st *State, from, to topo.Endpoint, want tc.Dir, opt VerifyOption
 				bytes += a.size
 			}
 			if el := last.Sub(first).Seconds(); el > 0 {
-				r.Rate = uint64(float64(bytes) * 8 / el)
+				r.Rate = units.BitRate(float64(bytes) * 8 / el)
 			}
 		}
 		if e := relErr(float64(r.Rate), float64(want.Rate)); math.Abs(e) > opt.Tolerance {
-			r.Problems = append(r.Problems, fmt.Sprintf("rate %s is %+.1f%% off the configured %s", tc.FormatRate(r.Rate), 100*e, tc.FormatRate(want.Rate)))
+			r.Problems = append(r.Problems, fmt.Sprintf("rate %s is %+.1f%% off the configured %s", r.Rate.TC(), 100*e, want.Rate.TC()))
 		}
 	}
 
@@ -355,11 +357,11 @@ func measureDir(st *State, from, to topo.Endpoint, want tc.Dir, opt VerifyOption
 		seen[a.seq] = true
 	}
 	r.LossSent = n
-	r.Loss = 100 * float64(n-min(len(seen), n)) / float64(n)
-	p := r.WantLoss / 100
+	r.Loss = units.Percent(100 * float64(n-min(len(seen), n)) / float64(n))
+	p := r.WantLoss.Prob()
 	sigma := math.Sqrt(math.Max(p*(1-p), 1.0/float64(n)) / float64(n))
-	if math.Abs(r.Loss/100-p) > 3*sigma+0.5/float64(n) {
-		r.Problems = append(r.Problems, fmt.Sprintf("loss %.2f%% is outside 3σ (±%.2f%%) of the configured %.2f%%", r.Loss, 300*sigma, r.WantLoss))
+	if math.Abs(r.Loss.Prob()-p) > 3*sigma+0.5/float64(n) {
+		r.Problems = append(r.Problems, fmt.Sprintf("loss %.2f%% is outside 3σ (±%.2f%%) of the configured %.2f%%", float64(r.Loss), 300*sigma, float64(r.WantLoss)))
 	}
 	return nil
 }

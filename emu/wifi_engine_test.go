@@ -3,12 +3,13 @@ package emu_test
 import (
 	"bytes"
 	"context"
-	"github.com/emuctl/emuctl/internal/testutil"
 	"math"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/emuctl/emuctl/internal/testutil"
 
 	"github.com/emuctl/emuctl/analysis"
 	"github.com/emuctl/emuctl/capture/pcapng"

@@ -79,12 +79,12 @@ links:
 		t.Fatal(err)
 	}
 	for _, r := range res {
-		t.Logf("verify %s: delay min %v rate %s loss %.2f%% %v", r.Dir, r.MinDelay, tc.FormatRate(r.Rate), r.Loss, r.Problems)
+		t.Logf("verify %s: delay min %v rate %s loss %.2f%% %v", r.Dir, r.MinDelay, r.Rate.TC(), r.Loss, r.Problems)
 		if r.MinDelay < 10*time.Millisecond || r.MinDelay > 15*time.Millisecond {
 			t.Errorf("%s one-way delay %v, want 10..15 ms", r.Dir, r.MinDelay)
 		}
 		if e := float64(r.Rate)/20e6 - 1; e < -0.10 || e > 0.10 {
-			t.Errorf("%s rate %s, want 20 Mbit/s ± 10 %%", r.Dir, tc.FormatRate(r.Rate))
+			t.Errorf("%s rate %s, want 20 Mbit/s ± 10 %%", r.Dir, r.Rate.TC())
 		}
 	}
 

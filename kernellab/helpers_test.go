@@ -3,7 +3,6 @@ package kernellab
 import (
 	"errors"
 	"fmt"
-	"github.com/emuctl/emuctl/internal/nsutil"
 	"io"
 	"net"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/emuctl/emuctl/internal/nsutil"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"

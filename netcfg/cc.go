@@ -3,11 +3,12 @@ package netcfg
 import (
 	"errors"
 	"fmt"
-	"github.com/emuctl/emuctl/internal/sockinfo"
-	"github.com/emuctl/emuctl/internal/sysctl"
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/emuctl/emuctl/internal/sockinfo"
+	"github.com/emuctl/emuctl/internal/sysctl"
 
 	"golang.org/x/sys/unix"
 )

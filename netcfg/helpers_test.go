@@ -3,8 +3,6 @@ package netcfg_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/emuctl/emuctl/internal/nsutil"
-	"github.com/emuctl/emuctl/internal/testutil"
 	"net"
 	"os"
 	"path/filepath"
@@ -12,6 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/emuctl/emuctl/internal/nsutil"
+	"github.com/emuctl/emuctl/internal/testutil"
 
 	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/netcfg"

@@ -2,12 +2,13 @@ package netcfg
 
 import (
 	"fmt"
-	"github.com/emuctl/emuctl/internal/suggest"
 	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/emuctl/emuctl/internal/suggest"
 
 	"github.com/emuctl/emuctl/topo"
 )

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/emuctl/emuctl/units"
+
 	"github.com/emuctl/emuctl/ovs/vswitchd"
 	"github.com/ovn-kubernetes/libovsdb/model"
 )
@@ -74,13 +76,13 @@ type Port struct {
 
 // QoS is a linux-htb QoS with its queues (queue i = Queues[i]).
 type QoS struct {
-	MaxRate uint64 // bit/s
+	MaxRate units.BitRate
 	Queues  []Queue
 }
 
 // Queue is one HTB class; zero values are OVS's defaults.
 type Queue struct {
-	MinRate, MaxRate uint64 // bit/s
+	MinRate, MaxRate units.BitRate
 	Priority         int64
 	Burst            uint64 // bits
 }
@@ -160,7 +162,7 @@ func (l *Lab) rows() ([]model.Model, []string) {
 				port.QOS = &noop
 			case p.QoS != nil:
 				qos := &vswitchd.QoS{UUID: fmt.Sprintf("q%d_%d", bi, pi), Type: QoSHTB, ExternalIDs: ids(NodeKey, b.Node, IfaceKey, p.Iface),
-					OtherConfig: map[string]string{"max-rate": strconv.FormatUint(p.QoS.MaxRate, 10)}, Queues: map[int]string{}}
+					OtherConfig: map[string]string{"max-rate": strconv.FormatUint(uint64(p.QoS.MaxRate), 10)}, Queues: map[int]string{}}
 				queues := p.QoS.Queues
 				if len(queues) == 0 {
 					// Without queue 0, HTB's default class would not exist
@@ -170,10 +172,10 @@ func (l *Lab) rows() ([]model.Model, []string) {
 				for k, q := range queues {
 					oc := map[string]string{}
 					if q.MinRate > 0 {
-						oc["min-rate"] = strconv.FormatUint(q.MinRate, 10)
+						oc["min-rate"] = strconv.FormatUint(uint64(q.MinRate), 10)
 					}
 					if q.MaxRate > 0 {
-						oc["max-rate"] = strconv.FormatUint(q.MaxRate, 10)
+						oc["max-rate"] = strconv.FormatUint(uint64(q.MaxRate), 10)
 					}
 					if q.Priority > 0 {
 						oc["priority"] = strconv.FormatInt(q.Priority, 10)

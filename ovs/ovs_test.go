@@ -3,12 +3,13 @@ package ovs
 import (
 	"context"
 	"errors"
-	"github.com/emuctl/emuctl/internal/testutil"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/emuctl/emuctl/internal/testutil"
 
 	"github.com/emuctl/emuctl/ovs/vswitchd"
 	"github.com/ovn-kubernetes/libovsdb/model"

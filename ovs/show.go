@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/emuctl/emuctl/units"
+
 	"github.com/emuctl/emuctl/ovs/vswitchd"
 )
 
@@ -38,7 +40,7 @@ type PortInfo struct {
 	OFPort    int            `json:"ofport"`
 	Error     string         `json:"error,omitempty"`
 	QoS       string         `json:"qos,omitempty"` // QoS type
-	MaxRate   uint64         `json:"max_rate_bps,omitempty"`
+	MaxRate   units.BitRate  `json:"max_rate_bps,omitempty"`
 	Queues    []QueueInfo    `json:"queues,omitempty"`
 	Ingress   int            `json:"ingress_policing_kbps,omitempty"`
 	Stats     map[string]int `json:"statistics,omitempty"` // Interface.statistics (OVS refreshes them every 5 s)
@@ -135,7 +137,8 @@ func (c *Client) Show(ctx context.Context, marker string) ([]BridgeInfo, error) 
 			if p.QOS != nil {
 				if q := qosBy[*p.QOS]; q != nil {
 					pi.QoS = q.Type
-					pi.MaxRate, _ = strconv.ParseUint(q.OtherConfig["max-rate"], 10, 64)
+					r, _ := strconv.ParseUint(q.OtherConfig["max-rate"], 10, 64)
+					pi.MaxRate = units.BitRate(r)
 					for id, qu := range q.Queues {
 						qi := QueueInfo{ID: id}
 						if r := queueBy[qu]; r != nil {

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/emuctl/emuctl/topo"
-	"github.com/emuctl/emuctl/traffic"
+	"github.com/emuctl/emuctl/units"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -126,7 +126,7 @@ func (d *diag) duration(n *yaml.Node, path string, lo, hi time.Duration) (time.D
 	if !ok {
 		return 0, false
 	}
-	v, err := traffic.ParseDuration(s)
+	v, err := units.ParseDuration(s)
 	if err != nil || v < lo || v > hi {
 		d.errorf(n, path, "must be a duration from %v to %v, got %q", lo, hi, s)
 		return 0, false
@@ -139,12 +139,12 @@ func (d *diag) percent(n *yaml.Node, path string) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	v, err := topo.ParsePercent(s)
+	v, err := units.ParsePercent(s)
 	if err != nil {
 		d.errorf(n, path, "%v", err)
 		return 0, false
 	}
-	return v / 100, true
+	return v.Prob(), true
 }
 
 // stringList accepts one word or a list of words.

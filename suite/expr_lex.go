@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/units"
 )
 
 // Expressions are small arithmetic/boolean formulas over run metrics,
@@ -147,13 +147,13 @@ func unitValue(text string, v float64, unit string) (float64, error) {
 	}
 	lu := strings.ToLower(unit)
 	if strings.HasSuffix(lu, "bit") {
-		bps, err := topo.ParseRate(text)
+		bps, err := units.ParseBitRate(text)
 		if err != nil {
 			return 0, err
 		}
-		return float64(bps) / 1e6, nil
+		return bps.Mbps(), nil
 	}
-	if d, err := topo.ParseDuration(text); err == nil {
+	if d, err := units.ParseDuration(text); err == nil {
 		return float64(d) / float64(time.Millisecond), nil
 	}
 	if d, err := time.ParseDuration(text); err == nil {

@@ -2,12 +2,13 @@ package suite
 
 import (
 	"context"
-	"github.com/emuctl/emuctl/internal/testutil"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/emuctl/emuctl/internal/testutil"
 
 	"github.com/emuctl/emuctl/analysis"
 	"github.com/emuctl/emuctl/emu"

@@ -3,7 +3,6 @@ package suite
 import (
 	"errors"
 	"fmt"
-	"github.com/emuctl/emuctl/emu"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/emuctl/emuctl/emu"
 
 	"github.com/emuctl/emuctl/analysis"
 	"golang.org/x/sys/unix"

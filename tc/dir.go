@@ -6,34 +6,27 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/emuctl/emuctl/units"
 )
 
 // Dir is what one direction of a link does to the frames that cross it.
 // The zero Dir forwards everything unchanged (unshaped).
 type Dir struct {
-	Rate       uint64        // bit/s on the wire (Ethernet header included); 0 = unlimited
+	Rate       units.BitRate // on the wire (Ethernet header included); 0 = unlimited
 	Delay      time.Duration // one-way delay added to every frame
 	Jitter     time.Duration // scale of the random delay variation (see JitterDist)
 	JitterDist string        // "uniform" (default, ±Jitter), "normal" (σ = Jitter), "pareto"
 	Reorder    bool          // let jitter reorder frames; false keeps arrival order
-	Loss       float64       // percent, independent (Bernoulli) loss per frame
-	GE         *GilbertElliott
-	Duplicate  float64 // percent of frames sent twice
-	Corrupt    float64 // percent of frames with one bit flipped
+	Loss       units.Percent // independent (Bernoulli) loss per frame
+	GE         *units.GilbertElliott
+	Duplicate  units.Percent // frames sent twice
+	Corrupt    units.Percent // frames with one bit flipped
 	// QueuePackets and QueueBytes bound the bottleneck queue (drop-tail).
 	// They count the frame being serialised too, and only matter with Rate.
 	// Both zero means DefaultQueuePackets.
 	QueuePackets int
-	QueueBytes   int64
-}
-
-// GilbertElliott is the two-state bursty loss model of netem's
-// "loss gemodel p r 1-h 1-k"; all fields are percents.
-type GilbertElliott struct {
-	P         float64 // good → bad transition probability per frame
-	R         float64 // bad → good transition probability per frame
-	OneMinusH float64 // loss probability in the bad state (netem "1-h")
-	OneMinusK float64 // loss probability in the good state (netem "1-k")
+	QueueBytes   units.Bytes
 }
 
 // Jitter distributions. The names are iproute2's.
@@ -42,10 +35,6 @@ const (
 	DistNormal  = "normal"
 	DistPareto  = "pareto"
 )
-
-// MaxDelay bounds Delay and Jitter; larger values are almost certainly unit
-// mistakes, and netem's 32-bit jitter field ends at ~2.1 s anyway.
-const MaxDelay = time.Hour
 
 // IsZero reports whether d leaves frames untouched.
 func (d Dir) IsZero() bool {
@@ -57,11 +46,11 @@ func (d Dir) IsZero() bool {
 func (d Dir) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if d.Delay < 0 || d.Delay > MaxDelay {
-		bad("delay %v out of range [0, %v]", d.Delay, MaxDelay)
+	if d.Delay < 0 || d.Delay >= units.MaxDelay {
+		bad("delay %v out of range [0, %v)", d.Delay, units.MaxDelay)
 	}
-	if d.Jitter < 0 || d.Jitter > MaxDelay {
-		bad("jitter %v out of range [0, %v]", d.Jitter, MaxDelay)
+	if d.Jitter < 0 || d.Jitter >= units.MaxDelay {
+		bad("jitter %v out of range [0, %v)", d.Jitter, units.MaxDelay)
 	}
 	if d.Jitter > math.MaxInt32 {
 		bad("jitter %v too large: netem stores jitter in 32 bits of ns (max %v)", d.Jitter, time.Duration(math.MaxInt32))
@@ -71,9 +60,9 @@ func (d Dir) Validate() error {
 	default:
 		bad("jitter distribution %q unknown (valid: uniform, normal, pareto)", d.JitterDist)
 	}
-	pct := func(name string, v float64) {
-		if math.IsNaN(v) || v < 0 || v > 100 {
-			bad("%s %v%% out of range [0, 100]", name, v)
+	pct := func(name string, v units.Percent) {
+		if math.IsNaN(float64(v)) || v < 0 || v > 100 {
+			bad("%s %v out of range [0%%, 100%%]", name, v)
 		}
 	}
 	pct("loss", d.Loss)
@@ -82,10 +71,10 @@ func (d Dir) Validate() error {
 	if d.GE != nil {
 		pct("gemodel p", d.GE.P)
 		pct("gemodel r", d.GE.R)
-		pct("gemodel 1-h", d.GE.OneMinusH)
-		pct("gemodel 1-k", d.GE.OneMinusK)
+		pct("gemodel 1-h", d.GE.BadLoss)
+		pct("gemodel 1-k", d.GE.GoodLoss)
 		if d.Loss != 0 {
-			bad("loss %v%% and a Gilbert-Elliott model together: choose one", d.Loss)
+			bad("loss %v and a Gilbert-Elliott model together: choose one", d.Loss)
 		}
 	}
 	if d.QueuePackets < 0 {
@@ -130,7 +119,7 @@ func (d Dir) queueLimits(mtu int) (int, int64) {
 	if d.QueuePackets == 0 && d.QueueBytes == 0 {
 		return DefaultQueuePackets(d, mtu), 0
 	}
-	return d.QueuePackets, d.QueueBytes
+	return d.QueuePackets, int64(d.QueueBytes)
 }
 
 // String is a compact tc-like description, for logs and errors.
@@ -146,7 +135,7 @@ func (d Dir) String() string {
 		fmt.Fprintf(&b, format, args...)
 	}
 	if d.Rate > 0 {
-		add("rate %s", FormatRate(d.Rate))
+		add("rate %s", d.Rate.TC())
 	}
 	if d.Delay > 0 {
 		add("delay %v", d.Delay)
@@ -161,7 +150,7 @@ func (d Dir) String() string {
 		add("loss %g%%", d.Loss)
 	}
 	if d.GE != nil {
-		add("gemodel p %g%% r %g%% 1-h %g%% 1-k %g%%", d.GE.P, d.GE.R, d.GE.OneMinusH, d.GE.OneMinusK)
+		add("gemodel p %g%% r %g%% 1-h %g%% 1-k %g%%", float64(d.GE.P), float64(d.GE.R), float64(d.GE.BadLoss), float64(d.GE.GoodLoss))
 	}
 	if d.Duplicate > 0 {
 		add("duplicate %g%%", d.Duplicate)
@@ -176,17 +165,4 @@ func (d Dir) String() string {
 		add("queue %dB", d.QueueBytes)
 	}
 	return b.String()
-}
-
-// FormatRate prints a bit rate the way tc does (bit, Kbit, Mbit, Gbit).
-func FormatRate(bps uint64) string {
-	switch {
-	case bps >= 1e9 && bps%1e6 == 0:
-		return fmt.Sprintf("%gGbit", float64(bps)/1e9)
-	case bps >= 1e6 && bps%1e3 == 0:
-		return fmt.Sprintf("%gMbit", float64(bps)/1e6)
-	case bps >= 1e3:
-		return fmt.Sprintf("%gKbit", float64(bps)/1e3)
-	}
-	return fmt.Sprintf("%dbit", bps)
 }

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/emuctl/emuctl/internal/sysctl"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/emuctl/emuctl/internal/sysctl"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"

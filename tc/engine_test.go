@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emuctl/emuctl/units"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -15,7 +17,7 @@ import (
 func TestEngineGoodput(t *testing.T) {
 	for _, mbit := range []float64{10, 54, 200} {
 		t.Run(formatf("%gMbit", mbit), func(t *testing.T) {
-			d := Dir{Rate: uint64(mbit * 1e6)}
+			d := Dir{Rate: units.BitRate(mbit * 1e6)}
 			l := newEngineLab(t, d, d, 1)
 			g := goodput(t, l.h1, l.h2, ip2, time.Second, 2500*time.Millisecond)
 			c := capacity(mbit * 1e6)
@@ -88,7 +90,7 @@ func TestEngineRTTFloor(t *testing.T) {
 
 func TestEngineLoss(t *testing.T) {
 	const n = 20000
-	for _, loss := range []float64{1, 10} {
+	for _, loss := range []units.Percent{1, 10} {
 		t.Run(formatf("%g%%", loss), func(t *testing.T) {
 			l := newEngineLab(t, Dir{Loss: loss}, Dir{}, 42)
 			sink := newUDPSink(t, l.h2, ip2, 6000)
@@ -96,7 +98,7 @@ func TestEngineLoss(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 			got := sink.count()
 			st := l.eng.Stats().AToB
-			p := loss / 100
+			p := loss.Prob()
 			mean, sigma := n*(1-p), math.Sqrt(n*p*(1-p))
 			z := (float64(got) - mean) / sigma
 			t.Logf("loss %g%%: %d of %d delivered (expected %.0f ± %.1f, z = %.2f); engine: in %d, loss drops %d, out %d",

@@ -46,7 +46,7 @@ func (q Qdisc) describe() string {
 			fmt.Fprintf(&b, " loss %.4g%%", n.Loss)
 		}
 		if ge := n.GE; ge != nil {
-			fmt.Fprintf(&b, " loss gemodel p %.4g%% r %.4g%% 1-h %.4g%% 1-k %.4g%%", ge.P, ge.R, ge.OneMinusH, ge.OneMinusK)
+			fmt.Fprintf(&b, " loss gemodel p %.4g%% r %.4g%% 1-h %.4g%% 1-k %.4g%%", float64(ge.P), float64(ge.R), float64(ge.BadLoss), float64(ge.GoodLoss))
 		}
 		if n.Duplicate > 0 {
 			fmt.Fprintf(&b, " duplicate %.4g%%", n.Duplicate)
@@ -58,13 +58,13 @@ func (q Qdisc) describe() string {
 		case n.Rate >= OrderRate:
 			b.WriteString(" rate ordering-only")
 		case n.Rate > 0:
-			fmt.Fprintf(&b, " rate %s", FormatRate(n.Rate*8))
+			fmt.Fprintf(&b, " rate %s", n.Rate.Bits().TC())
 		}
 		if n.Seed != 0 {
 			fmt.Fprintf(&b, " seed %d", n.Seed)
 		}
 	case q.TBF != nil:
-		fmt.Fprintf(&b, " rate %s burst %dB limit %d", FormatRate(q.TBF.Rate*8), q.TBF.Burst, q.TBF.Limit)
+		fmt.Fprintf(&b, " rate %s burst %dB limit %d", q.TBF.Rate.Bits().TC(), q.TBF.Burst, q.TBF.Limit)
 	case q.FIFO != nil:
 		unit := "p"
 		if q.Kind == "bfifo" {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emuctl/emuctl/units"
+
 	"github.com/emuctl/emuctl/kernellab"
 )
 
@@ -269,7 +271,7 @@ func TestApplyNetem(t *testing.T) {
 		t.Fatal(err)
 	}
 	d2 := Dir{Rate: 10e6, Delay: 5 * time.Millisecond, Jitter: time.Millisecond, JitterDist: DistNormal,
-		GE: &GilbertElliott{P: 1, R: 20, OneMinusH: 50, OneMinusK: 0}, QueuePackets: 30}
+		GE: &units.GilbertElliott{P: 1, R: 20, BadLoss: 50, GoodLoss: 0}, QueuePackets: 30}
 	if err := ApplyKernel(h1.ns, l1, mustPlan(t)(PlanKernel(d2, 1500))); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/emuctl/emuctl/units"
 )
 
 // Decoding of RTM_NEWQDISC messages (qdisc dumps), for ReadTree and
@@ -104,20 +106,20 @@ func parseNetem(b []byte) *NetemOpts {
 		case a.typ == netemCorrupt && len(a.data) >= 4:
 			n.Corrupt = u32ToPct(ne.Uint32(a.data))
 		case a.typ == netemRate && len(a.data) >= 4:
-			n.Rate = max(n.Rate, uint64(ne.Uint32(a.data)))
+			n.Rate = max(n.Rate, units.ByteRate(ne.Uint32(a.data)))
 		case a.typ == netemRate64 && len(a.data) >= 8:
-			n.Rate = ne.Uint64(a.data)
+			n.Rate = units.ByteRate(ne.Uint64(a.data))
 		case a.typ == netemPRNGSeed && len(a.data) >= 8:
 			n.Seed = ne.Uint64(a.data)
 		case a.typ == netemLoss:
 			inner, _ := parseAttrs(a.data)
 			for _, l := range inner {
 				if l.typ == netemLossGE && len(l.data) >= 16 {
-					n.GE = &GilbertElliott{
-						P:         u32ToPct(ne.Uint32(l.data[0:])),
-						R:         u32ToPct(ne.Uint32(l.data[4:])),
-						OneMinusH: 100 - u32ToPct(ne.Uint32(l.data[8:])),
-						OneMinusK: u32ToPct(ne.Uint32(l.data[12:])),
+					n.GE = &units.GilbertElliott{
+						P:        u32ToPct(ne.Uint32(l.data[0:])),
+						R:        u32ToPct(ne.Uint32(l.data[4:])),
+						BadLoss:  100 - u32ToPct(ne.Uint32(l.data[8:])),
+						GoodLoss: u32ToPct(ne.Uint32(l.data[12:])),
 					}
 				}
 			}
@@ -133,11 +135,11 @@ func parseTBF(b []byte) *TBFOpts {
 	for _, a := range attrs {
 		switch {
 		case a.typ == tbfParms && len(a.data) >= sizeofTbfQopt:
-			t.Rate = max(t.Rate, uint64(ne.Uint32(a.data[8:])))
+			t.Rate = max(t.Rate, units.ByteRate(ne.Uint32(a.data[8:])))
 			t.Limit = ne.Uint32(a.data[24:])
 			bufTicks = ne.Uint32(a.data[28:])
 		case a.typ == tbfRate64 && len(a.data) >= 8:
-			t.Rate = ne.Uint64(a.data)
+			t.Rate = units.ByteRate(ne.Uint64(a.data))
 		}
 	}
 	t.Burst = uint32(math.Round(float64(uint64(bufTicks)<<psTickShift) * float64(t.Rate) / 1e9))

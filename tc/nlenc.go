@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/emuctl/emuctl/units"
 )
 
 // This file turns plan nodes into rtnetlink qdisc messages (nldecode.go
@@ -87,11 +89,11 @@ func u64b(v uint64) []byte {
 }
 
 // pctToU32 is netem's probability encoding: percent/100 × (2^32-1).
-func pctToU32(pct float64) uint32 {
-	return uint32(math.Round(max(0, min(pct, 100)) / 100 * math.MaxUint32))
+func pctToU32(pct units.Percent) uint32 {
+	return uint32(math.Round(max(0, min(pct.Prob(), 1)) * math.MaxUint32))
 }
 
-func u32ToPct(v uint32) float64 { return float64(v) / math.MaxUint32 * 100 }
+func u32ToPct(v uint32) units.Percent { return units.Percent(float64(v) / math.MaxUint32 * 100) }
 
 // ticks converts a duration to psched ticks, saturating at 2^32-1.
 func ticks(d time.Duration) uint32 {
@@ -161,13 +163,13 @@ func netemOptions(n *NetemOpts) []byte {
 		// The kernel loses a frame in the bad state when rnd > h, so h is
 		// 1 - (1-h); in the good state when rnd < k1, so k1 is 1-k.
 		var inner attrBuf
-		inner.put(netemLossGE, u32b(pctToU32(ge.P), pctToU32(ge.R), pctToU32(100-ge.OneMinusH), pctToU32(ge.OneMinusK)))
+		inner.put(netemLossGE, u32b(pctToU32(ge.P), pctToU32(ge.R), pctToU32(100-ge.BadLoss), pctToU32(ge.GoodLoss)))
 		a.put(netemLoss, inner)
 	}
 	rate32 := uint32(min(n.Rate, math.MaxUint32))
 	a.put(netemRate, u32b(rate32, 0, 0, 0)) // rate, packet_overhead, cell_size, cell_overhead
 	if n.Rate >= math.MaxUint32 {
-		a.u64(netemRate64, n.Rate)
+		a.u64(netemRate64, uint64(n.Rate))
 	}
 	a.u32(netemECN, 0)
 	a.u64(netemLatency64, uint64(n.Latency))
@@ -192,14 +194,14 @@ func tbfOptions(t *TBFOpts) ([]byte, error) {
 	var a attrBuf
 	a.put(tbfParms, q)
 	if t.Rate >= math.MaxUint32 {
-		a.u64(tbfRate64, t.Rate)
+		a.u64(tbfRate64, uint64(t.Rate))
 	}
 	a.u32(tbfBurst, t.Burst)
 	return a, nil
 }
 
 // putRatespec fills a struct tc_ratespec for an Ethernet link layer.
-func putRatespec(b []byte, rate uint64) {
+func putRatespec(b []byte, rate units.ByteRate) {
 	b[0] = 0                 // cell_log
 	b[1] = linklayerEthernet // linklayer
 	ne.PutUint32(b[8:], uint32(min(rate, math.MaxUint32)))

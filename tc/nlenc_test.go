@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/emuctl/emuctl/units"
 )
 
 // attrMap parses attributes into type → payload (last wins).
@@ -89,7 +91,7 @@ func TestNetemEncoding(t *testing.T) {
 	}
 
 	// 32-bit rate: no RATE64; GE model encoded in kernel terms.
-	n = &NetemOpts{Rate: 1_250_000, Limit: 100, GE: &GilbertElliott{P: 1, R: 25, OneMinusH: 70, OneMinusK: 0.5}, Loss: 3}
+	n = &NetemOpts{Rate: 1_250_000, Limit: 100, GE: &units.GilbertElliott{P: 1, R: 25, BadLoss: 70, GoodLoss: 0.5}, Loss: 3}
 	opts = netemOptions(n)
 	if ne.Uint32(opts[8:]) != 0 {
 		t.Error("Bernoulli loss sent together with a GE model")
@@ -157,7 +159,7 @@ func TestRoundTrip(t *testing.T) {
 		}
 		w, g := *q.Netem, *got.Netem
 		w.Dist = "" // not dumped by the kernel
-		if math.Abs(g.Loss-w.Loss) > 1e-6 || math.Abs(g.Corrupt-w.Corrupt) > 1e-6 {
+		if math.Abs(float64(g.Loss-w.Loss)) > 1e-6 || math.Abs(float64(g.Corrupt-w.Corrupt)) > 1e-6 {
 			t.Errorf("percentages %v/%v, want %v/%v", g.Loss, g.Corrupt, w.Loss, w.Corrupt)
 		}
 		g.Loss, g.Corrupt, w.Loss, w.Corrupt = 0, 0, 0, 0

@@ -2,13 +2,14 @@ package tc
 
 import (
 	"encoding/binary"
-	"github.com/emuctl/emuctl/internal/inet"
 	"net"
 	"os"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/emuctl/emuctl/internal/inet"
 )
 
 // pinger sends ICMP echo requests from a raw socket inside src; the

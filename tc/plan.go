@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/emuctl/emuctl/units"
 )
 
 // KernelPlan is an ordered qdisc tree for the egress of one interface.
@@ -39,18 +41,18 @@ type NetemOpts struct {
 	Jitter    time.Duration // likewise; 0 = none
 	Dist      string        // table loaded when Jitter > 0: uniform, normal, pareto
 	Limit     uint32        // packets held by this netem AND its child qdisc
-	Loss      float64       // percent (Bernoulli)
-	GE        *GilbertElliott
-	Duplicate float64 // percent
-	Corrupt   float64 // percent
-	Rate      uint64  // bytes/s; OrderRate when only used for ordering/orphaning
-	Seed      uint64  // netem PRNG seed (TCA_NETEM_PRNG_SEED); 0 = kernel picks
+	Loss      units.Percent // Bernoulli
+	GE        *units.GilbertElliott
+	Duplicate units.Percent
+	Corrupt   units.Percent
+	Rate      units.ByteRate // OrderRate when only used for ordering/orphaning
+	Seed      uint64         // netem PRNG seed (TCA_NETEM_PRNG_SEED); 0 = kernel picks
 }
 
 // TBFOpts are a token bucket's parameters.
 type TBFOpts struct {
-	Rate  uint64 // bytes/s (TCA_TBF_RATE64 above 2^32-1)
-	Burst uint32 // bytes (TCA_TBF_BURST; also sent as buffer ticks)
+	Rate  units.ByteRate // TCA_TBF_RATE64 above 2^32-1
+	Burst uint32         // bytes (TCA_TBF_BURST; also sent as buffer ticks)
 	// Limit is sent in tc_tbf_qopt.limit. The kernel passes it on to a
 	// pfifo/bfifo child on every change (fifo_set_limit), so it always
 	// equals the child's limit: packets under pfifo, bytes under bfifo.
@@ -80,7 +82,7 @@ const (
 // netem schedules each packet no earlier than the previous one
 // (time_to_send = max(now+delay, last) + len/rate), and this rate makes
 // len/rate round to 0 ns for any frame below 1 MB.
-const OrderRate uint64 = 1 << 50
+const OrderRate units.ByteRate = 1 << 50
 
 // tbfBurstTime is how much line-rate time a TBF bucket holds on top of one
 // full frame. A bucket of exactly one frame loses every microsecond its
@@ -93,7 +95,7 @@ const tbfBurstTime = time.Millisecond
 // assumedMaxRate bounds what can arrive at a delay stage when the link has
 // no rate (or a lower one): a veth carries at most this much in MTU frames
 // on the machines we target. It only sizes safety limits.
-const assumedMaxRate = 10_000_000_000
+const assumedMaxRate = 10 * units.Gbit
 
 // PlanKernel plans d for the egress of an interface with the given MTU on
 // a kernel that has netem. See doc.go for the layout and why.
@@ -126,18 +128,18 @@ func PlanKernel(d Dir, mtu int) (*KernelPlan, error) {
 		p.add("bfifo", hMajor3, hMajor2|1, "queue", nil, nil, &FIFOOpts{Limit: clampU32(bytes)})
 	case !impair:
 		p.add("netem", hMajor1, handleRoot, "bottleneck", nil, nil, nil)
-		p.Qdiscs[0].Netem = &NetemOpts{Rate: bitsToBytes(d.Rate), Limit: uint32(pkts)}
+		p.Qdiscs[0].Netem = &NetemOpts{Rate: d.Rate.Bytes(), Limit: uint32(pkts)}
 	case d.Duplicate > 0:
 		// Kernels from mid-2025 refuse a duplicating netem in a tree with
 		// another netem, so everything goes into one netem. Its limit
 		// counts the frames in flight too: add what the rate puts there.
-		delayStage.Rate = bitsToBytes(d.Rate)
+		delayStage.Rate = d.Rate.Bytes()
 		delayStage.Limit = clampU32(int64(pkts) + inflightFrames(d.Rate, d, mtu))
 		p.add("netem", hMajor1, handleRoot, "delay+bottleneck", delayStage, nil, nil)
 	default:
 		delayStage.Limit = clampU32(int64(pkts) + int64(delayLimit(d, mtu)))
 		p.add("netem", hMajor1, handleRoot, "delay", delayStage, nil, nil)
-		p.add("netem", hMajor2, hMajor1|1, "bottleneck", &NetemOpts{Rate: bitsToBytes(d.Rate), Limit: uint32(pkts)}, nil, nil)
+		p.add("netem", hMajor2, hMajor1|1, "bottleneck", &NetemOpts{Rate: d.Rate.Bytes(), Limit: uint32(pkts)}, nil, nil)
 	}
 	return p, nil
 }
@@ -226,7 +228,7 @@ func delayLimit(d Dir, mtu int) uint32 {
 
 // inflightFrames is how many full frames rate keeps in the delay (with the
 // jitter's span), rounded up.
-func inflightFrames(rate uint64, d Dir, mtu int) int64 {
+func inflightFrames(rate units.BitRate, d Dir, mtu int) int64 {
 	span := d.Jitter
 	if d.dist() != DistUniform {
 		span = 4 * d.Jitter
@@ -234,14 +236,10 @@ func inflightFrames(rate uint64, d Dir, mtu int) int64 {
 	return int64(math.Ceil(float64(rate) * (d.Delay + span).Seconds() / (8 * float64(frameBytes(mtu)))))
 }
 
-func tbfOpts(rate uint64, mtu int, limit uint32) *TBFOpts {
-	b := bitsToBytes(rate)
+func tbfOpts(rate units.BitRate, mtu int, limit uint32) *TBFOpts {
+	b := rate.Bytes()
 	burst := uint64(mtu+18) + uint64(float64(b)*tbfBurstTime.Seconds())
 	return &TBFOpts{Rate: b, Burst: uint32(min(burst, math.MaxUint32)), Limit: limit}
 }
-
-// bitsToBytes converts a bit rate to the bytes/s netem and TBF take,
-// rounding to nearest and never to 0.
-func bitsToBytes(bps uint64) uint64 { return max(1, (bps+4)/8) }
 
 func clampU32(v int64) uint32 { return uint32(max(0, min(v, math.MaxUint32))) }

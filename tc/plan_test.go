@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/emuctl/emuctl/units"
 )
 
 // want describes one expected qdisc of a plan.
@@ -58,8 +60,8 @@ func TestPlanKernel(t *testing.T) {
 		{"jitter reorders", Dir{Delay: 10 * ms, Jitter: 2 * ms, Reorder: true}, 1500, []want{
 			{kind: "netem", handle: "1:", parent: "root", netem: &NetemOpts{Latency: 10 * ms, Jitter: 2 * ms, Dist: DistUniform, Limit: 39632}},
 		}},
-		{"gemodel", Dir{GE: &GilbertElliott{P: 1, R: 30, OneMinusH: 80, OneMinusK: 0.1}}, 1500, []want{
-			{kind: "netem", handle: "1:", parent: "root", netem: &NetemOpts{GE: &GilbertElliott{P: 1, R: 30, OneMinusH: 80, OneMinusK: 0.1}, Limit: 10000}},
+		{"gemodel", Dir{GE: &units.GilbertElliott{P: 1, R: 30, BadLoss: 80, GoodLoss: 0.1}}, 1500, []want{
+			{kind: "netem", handle: "1:", parent: "root", netem: &NetemOpts{GE: &units.GilbertElliott{P: 1, R: 30, BadLoss: 80, GoodLoss: 0.1}, Limit: 10000}},
 		}},
 		{"byte queue", Dir{Rate: 10_000_000, QueueBytes: 30000}, 1500, []want{
 			{kind: "netem", handle: "1:", parent: "root", netem: &NetemOpts{Rate: OrderRate, Limit: 10000 + 30000/64}},

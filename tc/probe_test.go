@@ -2,9 +2,10 @@ package tc
 
 import (
 	"errors"
-	"github.com/emuctl/emuctl/internal/testutil"
 	"os"
 	"testing"
+
+	"github.com/emuctl/emuctl/internal/testutil"
 
 	"github.com/emuctl/emuctl/kernellab"
 )

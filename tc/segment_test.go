@@ -1,8 +1,9 @@
 package tc
 
 import (
-	"github.com/emuctl/emuctl/internal/inet"
 	"testing"
+
+	"github.com/emuctl/emuctl/internal/inet"
 
 	"golang.org/x/sys/unix"
 )

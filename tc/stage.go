@@ -58,7 +58,7 @@ func newPipeline(d Dir, mtu int, rng *rand.Rand) *pipeline {
 }
 
 func (pl *pipeline) reconfigure(d Dir, mtu int) {
-	pl.dup = d.Duplicate / 100
+	pl.dup = d.Duplicate.Prob()
 	pl.perPacket = d.Rate > 0 || d.Loss > 0 || d.GE != nil || d.Duplicate > 0 || d.Corrupt > 0
 	for _, s := range pl.stages {
 		s.reconfigure(d, mtu)

@@ -11,7 +11,7 @@ type corruptStage struct {
 	n   uint64 // frames corrupted
 }
 
-func (s *corruptStage) reconfigure(d Dir, _ int) { s.p = d.Corrupt / 100 }
+func (s *corruptStage) reconfigure(d Dir, _ int) { s.p = d.Corrupt.Prob() }
 
 func (s *corruptStage) admit(p *packet, t int64) (int64, verdict) {
 	if s.p == 0 || s.rng.Float64() >= s.p {

@@ -17,11 +17,11 @@ type lossStage struct {
 }
 
 func (s *lossStage) reconfigure(d Dir, _ int) {
-	s.p = d.Loss / 100
+	s.p = d.Loss.Prob()
 	s.ge = d.GE != nil
 	if s.ge {
-		s.pGB, s.pBG = d.GE.P/100, d.GE.R/100
-		s.lossBad, s.lossGood = d.GE.OneMinusH/100, d.GE.OneMinusK/100
+		s.pGB, s.pBG = d.GE.P.Prob(), d.GE.R.Prob()
+		s.lossBad, s.lossGood = d.GE.BadLoss.Prob(), d.GE.GoodLoss.Prob()
 	} else {
 		s.bad = false
 	}

@@ -1,5 +1,7 @@
 package tc
 
+import "github.com/emuctl/emuctl/units"
+
 // queueStage is the link's serialiser and its bounded drop-tail queue. The
 // queue holds every packet not yet fully transmitted (the one being
 // serialised included), like netem's tfifo with a rate: a frame of w bytes
@@ -8,7 +10,7 @@ package tc
 // times are kept exactly: whole nanoseconds plus a remainder in units of
 // 1/Rate ns, so long runs do not drift.
 type queueStage struct {
-	rate     uint64 // bit/s; 0 = no rate, no queue
+	rate     units.BitRate // 0 = no rate, no queue
 	maxPkts  int
 	maxBytes int64
 
@@ -59,8 +61,8 @@ func (q *queueStage) admit(p *packet, t int64) (int64, verdict) {
 		start, frac = t, 0
 	}
 	num := uint64(p.wire)*8_000_000_000 + frac
-	dep := start + int64(num/q.rate)
-	q.last, q.frac = dep, num%q.rate
+	dep := start + int64(num/uint64(q.rate))
+	q.last, q.frac = dep, num%uint64(q.rate)
 	q.push(qent{dep: dep, wire: p.wire})
 	q.bytes += int64(p.wire)
 	q.peak = max(q.peak, q.n)

@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/emuctl/emuctl/units"
 )
 
 func wirePacket(n int) *packet { return &packet{buf: make([]byte, vnetHdrLen+n), wire: n, segs: 1} }
@@ -139,7 +141,7 @@ func TestBernoulliLoss(t *testing.T) {
 // TestGilbertElliott checks the stationary loss rate and the mean length
 // of bad periods (1/r) of the two-state model.
 func TestGilbertElliott(t *testing.T) {
-	ge := &GilbertElliott{P: 2, R: 20, OneMinusH: 60, OneMinusK: 0.5}
+	ge := &units.GilbertElliott{P: 2, R: 20, BadLoss: 60, GoodLoss: 0.5}
 	s := &lossStage{rng: newRand(9, 1)}
 	s.reconfigure(Dir{GE: ge}, 1500)
 	const n = 2_000_000

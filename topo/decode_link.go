@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/emuctl/emuctl/units"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -220,9 +222,12 @@ func paramWant(key string) string {
 }
 
 // geModel decodes ge: {p, r, bad_loss, good_loss}; p and r are required.
-func (d *dec) geModel(n *yaml.Node, path string, keyLoc loc) *GilbertElliott {
-	g := GilbertElliott{BadLoss: DefaultGEBadLoss, GoodLoss: DefaultGEGoodLoss}
-	fields := map[string]*float64{"p": &g.P, "r": &g.R, "bad_loss": &g.BadLoss, "good_loss": &g.GoodLoss}
+func (d *dec) geModel(n *yaml.Node, path string, keyLoc loc) *units.GilbertElliott {
+	g := units.GilbertElliott{BadLoss: units.DefaultGEBadLoss, GoodLoss: units.DefaultGEGoodLoss}
+	fields := map[string]*units.Percent{}
+	for i, f := range g.Fields() {
+		fields[units.GENames[i]] = f
+	}
 	seen := map[string]bool{}
 	ok := true
 	for _, e := range d.entries(n, path) {
@@ -238,7 +243,7 @@ func (d *dec) geModel(n *yaml.Node, path string, keyLoc loc) *GilbertElliott {
 			ok = false
 			continue
 		}
-		v, err := ParsePercent(s)
+		v, err := units.ParsePercent(s)
 		if err != nil {
 			d.errorf(at(e.v, kp), "%s", err)
 			ok = false
@@ -259,7 +264,7 @@ func (d *dec) geModel(n *yaml.Node, path string, keyLoc loc) *GilbertElliott {
 	if !ok {
 		return nil
 	}
-	if msg := g.check(); msg != "" {
+	if msg := g.Check(); msg != "" {
 		d.errorf(keyLoc, "%s", msg)
 		return nil
 	}
@@ -271,9 +276,9 @@ func (d *dec) geModel(n *yaml.Node, path string, keyLoc loc) *GilbertElliott {
 func unknownGEKey(key string) string {
 	switch key {
 	case "1-h", "h":
-		return fmt.Sprintf("unknown key %q: netem's 1-h (loss probability in the bad state) is bad_loss here (valid: %s)", key, strings.Join(geNames, ", "))
+		return fmt.Sprintf("unknown key %q: netem's 1-h (loss probability in the bad state) is bad_loss here (valid: %s)", key, strings.Join(units.GENames, ", "))
 	case "1-k", "k":
-		return fmt.Sprintf("unknown key %q: netem's 1-k (loss probability in the good state) is good_loss here (valid: %s)", key, strings.Join(geNames, ", "))
+		return fmt.Sprintf("unknown key %q: netem's 1-k (loss probability in the good state) is good_loss here (valid: %s)", key, strings.Join(units.GENames, ", "))
 	}
-	return fmt.Sprintf("unknown key %q (valid: %s%s)", clip(key), strings.Join(geNames, ", "), didYouMean(key, geNames))
+	return fmt.Sprintf("unknown key %q (valid: %s%s)", clip(key), strings.Join(units.GENames, ", "), didYouMean(key, units.GENames))
 }

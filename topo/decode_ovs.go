@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/emuctl/emuctl/units"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -154,18 +156,18 @@ func (d *dec) ovsQoS(k, n *yaml.Node, path string) *OVSQoS {
 		}
 		return q
 	}
-	var minSum uint64
+	var minSum units.BitRate
 	for i, qu := range q.Queues {
 		if qu.MaxRate > q.MaxRate {
-			d.errorf(queuesLoc, "queues[%d]: max_rate %s is above the qos max_rate %s (OVS would clamp it)", i, FormatRate(qu.MaxRate), FormatRate(q.MaxRate))
+			d.errorf(queuesLoc, "queues[%d]: max_rate %s is above the qos max_rate %s (OVS would clamp it)", i, qu.MaxRate, q.MaxRate)
 		}
 		if qu.MaxRate > 0 && qu.MinRate > qu.MaxRate {
-			d.errorf(queuesLoc, "queues[%d]: min_rate %s is above its max_rate %s", i, FormatRate(qu.MinRate), FormatRate(qu.MaxRate))
+			d.errorf(queuesLoc, "queues[%d]: min_rate %s is above its max_rate %s", i, qu.MinRate, qu.MaxRate)
 		}
 		minSum += qu.MinRate
 	}
 	if minSum > q.MaxRate {
-		d.errorf(queuesLoc, "the queues' min_rate add up to %s, more than max_rate %s: the guarantees cannot all hold", FormatRate(minSum), FormatRate(q.MaxRate))
+		d.errorf(queuesLoc, "the queues' min_rate add up to %s, more than max_rate %s: the guarantees cannot all hold", minSum, q.MaxRate)
 	}
 	return q
 }
@@ -193,12 +195,12 @@ func (d *dec) ovsQueue(n *yaml.Node, path string) OVSQueue {
 }
 
 // rate decodes a bit rate such as 10mbit.
-func (d *dec) rate(n *yaml.Node, path string) (uint64, bool) {
+func (d *dec) rate(n *yaml.Node, path string) (units.BitRate, bool) {
 	s, ok := d.str(n, path, "a rate such as 10mbit")
 	if !ok {
 		return 0, false
 	}
-	r, err := ParseRate(s)
+	r, err := units.ParseBitRate(s)
 	if err != nil {
 		d.errorf(at(n, path), "%v", err)
 		return 0, false
@@ -207,7 +209,7 @@ func (d *dec) rate(n *yaml.Node, path string) (uint64, bool) {
 }
 
 // size decodes an amount of data in bytes: 1500b, 15kB, 64KiB, 1MB.
-func (d *dec) size(n *yaml.Node, path string) (int64, bool) {
+func (d *dec) size(n *yaml.Node, path string) (units.Bytes, bool) {
 	s, ok := d.str(n, path, "a size such as 15kB")
 	if !ok {
 		return 0, false

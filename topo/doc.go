@@ -13,9 +13,9 @@
 //     "file:line:col: path: what is wrong (what would be valid)".
 //   - [Generate] builds "minimal", "single,K", "linear,K", "tree,DEPTH,FANOUT"
 //     and "dumbbell,N" labs like Mininet's --topo.
-//   - [ParseLinkParams], [ParseRate], [ParseDuration], [ParsePercent],
-//     [ParseQueue] and [ParseGilbertElliott] parse the --link string and its
-//     values.
+//   - [ParseLinkParams] and [ParseQueue] parse the --link string and a
+//     queue limit; its values are typed and parsed by package units
+//     (units.ParseBitRate, ParseDelay, ParsePercent, ParseGilbertElliott).
 //
 // # Schema v1
 //

@@ -1,11 +1,12 @@
 package topo
 
 import (
-	"github.com/emuctl/emuctl/internal/suggest"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/emuctl/emuctl/internal/suggest"
 )
 
 // Error is one problem in a topology, located in its source.

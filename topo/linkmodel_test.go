@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/emuctl/emuctl/units"
 )
 
 // TestLinkModelFields checks the Go fields behind testdata/good/linkmodel.yaml
@@ -20,11 +22,11 @@ func TestLinkModelFields(t *testing.T) {
 		{Delay: 10 * ms, Jitter: 2 * ms, JitterDist: JitterPareto, Backend: BackendKernel},
 		{
 			Rate: 10e6, Loss: 1, Duplicate: 0.1, Corrupt: 0.01, Backend: BackendUserspace,
-			AtoB: &LinkParams{Rate: 10e6, GE: &GilbertElliott{P: 1, R: 25, BadLoss: 100}, Duplicate: 0.1, Corrupt: 0.01, Backend: BackendUserspace},
-			BtoA: &LinkParams{Rate: 10e6, GE: &GilbertElliott{P: 0.5, R: 10, BadLoss: 80, GoodLoss: 0.1}, Duplicate: 0.1, Corrupt: 0.01, Backend: BackendUserspace},
+			AtoB: &LinkParams{Rate: 10e6, GE: &units.GilbertElliott{P: 1, R: 25, BadLoss: 100}, Duplicate: 0.1, Corrupt: 0.01, Backend: BackendUserspace},
+			BtoA: &LinkParams{Rate: 10e6, GE: &units.GilbertElliott{P: 0.5, R: 10, BadLoss: 80, GoodLoss: 0.1}, Duplicate: 0.1, Corrupt: 0.01, Backend: BackendUserspace},
 		},
 		{
-			GE: &GilbertElliott{P: 2, R: 30, BadLoss: 90, GoodLoss: 0.5}, Backend: BackendUserspace,
+			GE: &units.GilbertElliott{P: 2, R: 30, BadLoss: 90, GoodLoss: 0.5}, Backend: BackendUserspace,
 			AtoB: &LinkParams{Loss: 3, Backend: BackendUserspace},
 		},
 		{
@@ -35,7 +37,7 @@ func TestLinkModelFields(t *testing.T) {
 			Delay: 5 * ms, Backend: BackendUserspace,
 			AtoB: &LinkParams{Delay: 5 * ms, Jitter: 3 * ms, JitterDist: JitterPareto, Reorder: true, Backend: BackendUserspace},
 		},
-		{Delay: 20 * ms, Jitter: 5 * ms, JitterDist: JitterNormal, GE: &GilbertElliott{P: 1, R: 25, BadLoss: 100}, Duplicate: 1, Corrupt: 0.5, Backend: BackendAuto},
+		{Delay: 20 * ms, Jitter: 5 * ms, JitterDist: JitterNormal, GE: &units.GilbertElliott{P: 1, R: 25, BadLoss: 100}, Duplicate: 1, Corrupt: 0.5, Backend: BackendAuto},
 		nil,
 		{Rate: 1e6, Queue: &Queue{Packets: 20}, Backend: BackendKernel},
 	}
@@ -60,7 +62,7 @@ func TestLinkModelFields(t *testing.T) {
 
 func TestLinkParamsJSON(t *testing.T) {
 	p := &LinkParams{Delay: time.Millisecond, Jitter: time.Millisecond, JitterDist: JitterNormal, Reorder: true,
-		GE: &GilbertElliott{P: 1, R: 25, BadLoss: 100}, Duplicate: 1, Corrupt: 2, Backend: BackendKernel}
+		GE: &units.GilbertElliott{P: 1, R: 25, BadLoss: 100}, Duplicate: 1, Corrupt: 2, Backend: BackendKernel}
 	b, err := json.Marshal(p)
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +80,7 @@ func TestParseLinkParamsModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := LinkParams{Rate: 10e6, Delay: 5 * time.Millisecond, Jitter: time.Millisecond, JitterDist: JitterPareto, Reorder: true,
-		GE: &GilbertElliott{P: 1, R: 25, BadLoss: 90, GoodLoss: 0.1}, Duplicate: 0.5, Corrupt: 0.01, Queue: &Queue{Packets: 100}, Backend: BackendUserspace}
+		GE: &units.GilbertElliott{P: 1, R: 25, BadLoss: 90, GoodLoss: 0.1}, Duplicate: 0.5, Corrupt: 0.01, Queue: &Queue{Packets: 100}, Backend: BackendUserspace}
 	if !reflect.DeepEqual(*p, want) {
 		t.Errorf("got %+v", p)
 	}
@@ -128,32 +130,6 @@ func TestParseLinkParamsModel(t *testing.T) {
 	} {
 		if _, err := ParseLinkParams(in); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("ParseLinkParams(%q) = %v, want error containing %q", in, err, msg)
-		}
-	}
-}
-
-func TestParseGilbertElliott(t *testing.T) {
-	for in, want := range map[string]GilbertElliott{
-		"1%/25%":            {P: 1, R: 25, BadLoss: 100},
-		"1/25/90":           {P: 1, R: 25, BadLoss: 90},
-		"0.5%/10%/80%/0.1%": {P: 0.5, R: 10, BadLoss: 80, GoodLoss: 0.1},
-		" 1% / 2% ":         {P: 1, R: 2, BadLoss: 100},
-	} {
-		g, err := ParseGilbertElliott(in)
-		if err != nil || *g != want {
-			t.Errorf("ParseGilbertElliott(%q) = %+v, %v; want %+v", in, g, err, want)
-			continue
-		}
-		if back, err := ParseGilbertElliott(g.String()); err != nil || *back != *g {
-			t.Errorf("round trip %q: %+v %v", g.String(), back, err)
-		}
-	}
-	for in, msg := range map[string]string{
-		"": "is not p/r", "1%": "is not p/r", "1/2/3/4/5": "is not p/r", "1%/x": `r: percentage "x"`,
-		"1%/0": "r 0% never leaves", "-1/5": `p: percentage "-1"`, "1/2/3/101": `good_loss: percentage "101"`,
-	} {
-		if _, err := ParseGilbertElliott(in); err == nil || !strings.Contains(err.Error(), msg) {
-			t.Errorf("ParseGilbertElliott(%q) = %v, want error containing %q", in, err, msg)
 		}
 	}
 }

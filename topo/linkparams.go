@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/emuctl/emuctl/units"
 )
 
 // linkParamKeys are the symmetric link-shaping keys, in documentation order.
@@ -43,38 +45,18 @@ const (
 
 var linkBackends = []string{BackendAuto, BackendKernel, BackendUserspace}
 
-// GilbertElliott is a two-state burst-loss model: netem's
-// "loss gemodel P R 1-H 1-K" with P=P, R=R, 1-H=BadLoss, 1-K=GoodLoss.
-// Every field is a percentage, 0..100. A packet first moves between the
-// states, then is lost with the probability of its (new) state.
-type GilbertElliott struct {
-	P        float64 `json:"p_pct"`         // good -> bad transition probability per packet
-	R        float64 `json:"r_pct"`         // bad -> good transition probability per packet (> 0)
-	BadLoss  float64 `json:"bad_loss_pct"`  // loss probability in the bad state (netem 1-h; default 100)
-	GoodLoss float64 `json:"good_loss_pct"` // loss probability in the good state (netem 1-k; default 0)
-}
-
-// String renders g as the --link value "p/r/bad_loss/good_loss" in percent:
-// "1%/25%/100%/0%".
-func (g *GilbertElliott) String() string {
-	if g == nil {
-		return ""
-	}
-	return formatPercent(g.P) + "/" + formatPercent(g.R) + "/" + formatPercent(g.BadLoss) + "/" + formatPercent(g.GoodLoss)
-}
-
 // lp is a partial set of link parameters: nil fields are not set, so a
 // link can override a default with an explicit zero ("delay: 0").
 type lp struct {
-	rate      *uint64
+	rate      *units.BitRate
 	delay     *time.Duration
 	jitter    *time.Duration
 	dist      *string
 	reorder   *bool
-	loss      *float64
-	ge        *GilbertElliott
-	duplicate *float64
-	corrupt   *float64
+	loss      *units.Percent
+	ge        *units.GilbertElliott
+	duplicate *units.Percent
+	corrupt   *units.Percent
 	queue     *Queue
 	backend   *string
 	// softDist and softReorder mark a jitter_dist or reorder that is not
@@ -192,14 +174,14 @@ func (p lp) params() LinkParams {
 func (p *lp) set(key, value string) string {
 	switch key {
 	case "rate":
-		v, err := ParseRate(value)
+		v, err := units.ParseBitRate(value)
 		if err != nil {
 			p.badRate = true
 			return err.Error()
 		}
 		p.rate = &v
 	case "delay", "jitter":
-		v, err := ParseDuration(value)
+		v, err := units.ParseDelay(value)
 		if err != nil {
 			p.badDelay = p.badDelay || key == "delay"
 			p.badJitter = p.badJitter || key == "jitter"
@@ -227,7 +209,7 @@ func (p *lp) set(key, value string) string {
 		}
 		p.reorder = &v
 	case "loss", "duplicate", "corrupt":
-		v, err := ParsePercent(value)
+		v, err := units.ParsePercent(value)
 		if err != nil {
 			return err.Error()
 		}
@@ -240,7 +222,7 @@ func (p *lp) set(key, value string) string {
 			p.corrupt = &v
 		}
 	case "ge":
-		g, err := ParseGilbertElliott(value)
+		g, err := units.ParseGilbertElliott(value)
 		if err != nil {
 			return err.Error()
 		}
@@ -318,7 +300,7 @@ func (p lp) check() []string {
 func checkParams(p *LinkParams, badRate, badDelay bool) []string {
 	var msgs []string
 	if p.Jitter > 0 && p.Delay == 0 && !badDelay {
-		msgs = append(msgs, fmt.Sprintf("jitter %v needs a delay (netem varies the delay): set delay too", formatDuration(p.Jitter)))
+		msgs = append(msgs, fmt.Sprintf("jitter %v needs a delay (netem varies the delay): set delay too", units.FormatDuration(p.Jitter)))
 	}
 	if p.Queue != nil && p.Queue.BDP > 0 && (p.Rate == 0 || p.Delay == 0) && !badRate && !badDelay {
 		msgs = append(msgs, fmt.Sprintf("queue %gbdp needs both rate and delay to compute the bandwidth-delay product", p.Queue.BDP))
@@ -400,13 +382,13 @@ func (p *LinkParams) String() string {
 	}
 	var parts []string
 	if p.Rate > 0 {
-		parts = append(parts, "rate="+FormatRate(p.Rate))
+		parts = append(parts, "rate="+p.Rate.String())
 	}
 	if p.Delay > 0 {
-		parts = append(parts, "delay="+formatDuration(p.Delay))
+		parts = append(parts, "delay="+units.FormatDuration(p.Delay))
 	}
 	if p.Jitter > 0 {
-		parts = append(parts, "jitter="+formatDuration(p.Jitter))
+		parts = append(parts, "jitter="+units.FormatDuration(p.Jitter))
 	}
 	if p.JitterDist != "" {
 		parts = append(parts, "jitter_dist="+p.JitterDist)
@@ -415,16 +397,16 @@ func (p *LinkParams) String() string {
 		parts = append(parts, "reorder=true")
 	}
 	if p.Loss > 0 {
-		parts = append(parts, "loss="+formatPercent(p.Loss))
+		parts = append(parts, "loss="+p.Loss.String())
 	}
 	if p.GE != nil {
 		parts = append(parts, "ge="+p.GE.String())
 	}
 	if p.Duplicate > 0 {
-		parts = append(parts, "duplicate="+formatPercent(p.Duplicate))
+		parts = append(parts, "duplicate="+p.Duplicate.String())
 	}
 	if p.Corrupt > 0 {
-		parts = append(parts, "corrupt="+formatPercent(p.Corrupt))
+		parts = append(parts, "corrupt="+p.Corrupt.String())
 	}
 	if q := p.Queue; q != nil {
 		parts = append(parts, "queue="+q.String())
@@ -448,21 +430,9 @@ func (q *Queue) String() string {
 	case q == nil:
 		return ""
 	case q.Bytes > 0:
-		return strconv.FormatInt(q.Bytes, 10) + "b"
+		return strconv.FormatInt(int64(q.Bytes), 10) + "b"
 	case q.BDP > 0:
 		return strconv.FormatFloat(q.BDP, 'g', -1, 64) + "bdp"
 	}
 	return strconv.Itoa(q.Packets)
-}
-
-// formatDuration is time.Duration.String with "us" for "µs", so the result
-// parses back and stays ASCII.
-func formatDuration(d time.Duration) string {
-	return strings.ReplaceAll(d.String(), "µs", "us")
-}
-
-// formatPercent renders a percentage so that ParsePercent reads it back:
-// "1%", "0.5%".
-func formatPercent(v float64) string {
-	return strconv.FormatFloat(v, 'f', -1, 64) + "%"
 }

@@ -3,6 +3,8 @@ package topo
 import (
 	"net/netip"
 	"time"
+
+	"github.com/emuctl/emuctl/units"
 )
 
 // Spec is a resolved, validated, deterministic description of a lab: every
@@ -142,10 +144,10 @@ type Route struct {
 // LinkParams are the link-shaping settings of one link, both directions
 // unless AtoB/BtoA override. Zero values mean "not set".
 type LinkParams struct {
-	Rate   uint64        `json:"rate_bps,omitempty"` // bit/s
-	Delay  time.Duration `json:"delay,omitempty"`    // one-way
+	Rate   units.BitRate `json:"rate_bps,omitempty"`
+	Delay  time.Duration `json:"delay,omitempty"` // one-way
 	Jitter time.Duration `json:"jitter,omitempty"`
-	Loss   float64       `json:"loss_pct,omitempty"` // percent, 0..100
+	Loss   units.Percent `json:"loss_pct,omitempty"` // 0..100
 	Queue  *Queue        `json:"queue,omitempty"`
 	// JitterDist is the distribution of the jitter: "uniform" (delay ±
 	// jitter), "normal" (σ = jitter) or "pareto"; "" means uniform. Set
@@ -156,9 +158,9 @@ type LinkParams struct {
 	Reorder bool `json:"reorder,omitempty"`
 	// GE is Gilbert-Elliott burst loss (netem's "loss gemodel"); never set
 	// together with Loss.
-	GE        *GilbertElliott `json:"ge,omitempty"`
-	Duplicate float64         `json:"duplicate_pct,omitempty"` // percent, 0..100
-	Corrupt   float64         `json:"corrupt_pct,omitempty"`   // percent, 0..100
+	GE        *units.GilbertElliott `json:"ge,omitempty"`
+	Duplicate units.Percent         `json:"duplicate_pct,omitempty"` // 0..100
+	Corrupt   units.Percent         `json:"corrupt_pct,omitempty"`   // 0..100
 	// Backend implements the link: "auto" (netem where the kernel has it,
 	// else the userspace link engine), "kernel" (tc qdiscs only) or
 	// "userspace" (the link engine); "" means auto. The same in both
@@ -173,9 +175,9 @@ type LinkParams struct {
 
 // Queue is a queue limit: exactly one of Packets, Bytes, BDP is set.
 type Queue struct {
-	Packets int     `json:"packets,omitempty"`
-	Bytes   int64   `json:"bytes,omitempty"`
-	BDP     float64 `json:"bdp,omitempty"` // multiple of the bandwidth-delay product
+	Packets int         `json:"packets,omitempty"`
+	Bytes   units.Bytes `json:"bytes,omitempty"`
+	BDP     float64     `json:"bdp,omitempty"` // multiple of the bandwidth-delay product
 }
 
 // TCPProfile is a node's TCP settings (applied by package netcfg).

@@ -1,5 +1,7 @@
 package topo
 
+import "github.com/emuctl/emuctl/units"
+
 // OVSConfig is the Open vSwitch behaviour of a switch of type ovs. Every
 // ovs switch of a Spec has one (with the defaults resolved); other nodes
 // have none.
@@ -32,10 +34,10 @@ type OVSPort struct {
 	QoS *OVSQoS `json:"qos,omitempty"`
 	// IngressPolicingRate drops what the peer sends above this rate
 	// (bit/s; OVS counts in kbit/s); 0 means no policing.
-	IngressPolicingRate uint64 `json:"ingress_policing_rate_bps,omitempty"`
+	IngressPolicingRate units.BitRate `json:"ingress_policing_rate_bps,omitempty"`
 	// IngressPolicingBurst is the policer's bucket in bytes (0: OVS's
 	// default of 8000 kbit).
-	IngressPolicingBurst int64 `json:"ingress_policing_burst_bytes,omitempty"`
+	IngressPolicingBurst units.Bytes `json:"ingress_policing_burst_bytes,omitempty"`
 	// Pos is "file:line:col" of the port's entry, for deploy-time messages.
 	Pos string `json:"pos,omitempty"`
 }
@@ -45,8 +47,8 @@ type OVSPort struct {
 // OpenFlow set_queue action steers elsewhere); without queues, queue 0 is
 // one class at MaxRate.
 type OVSQoS struct {
-	MaxRate uint64     `json:"max_rate_bps"` // bit/s
-	Queues  []OVSQueue `json:"queues,omitempty"`
+	MaxRate units.BitRate `json:"max_rate_bps"`
+	Queues  []OVSQueue    `json:"queues,omitempty"`
 	// QueueLimit is the length of the packet FIFO under each class (emuctl
 	// installs it; OVS's linux-htb has no such setting). 0 keeps the
 	// kernel's default (the device's txqueuelen).
@@ -55,10 +57,10 @@ type OVSQoS struct {
 
 // OVSQueue is one HTB class. Zero values mean OVS's defaults.
 type OVSQueue struct {
-	MinRate  uint64 `json:"min_rate_bps,omitempty"` // guaranteed, bit/s
-	MaxRate  uint64 `json:"max_rate_bps,omitempty"` // ceiling, bit/s (default: the QoS max_rate)
-	Priority int64  `json:"priority,omitempty"`     // lower is served first
-	Burst    int64  `json:"burst_bytes,omitempty"`  // bytes
+	MinRate  units.BitRate `json:"min_rate_bps,omitempty"` // guaranteed
+	MaxRate  units.BitRate `json:"max_rate_bps,omitempty"` // ceiling (default: the QoS max_rate)
+	Priority int64         `json:"priority,omitempty"`     // lower is served first
+	Burst    units.Bytes   `json:"burst_bytes,omitempty"`
 	// QueueLimit overrides OVSQoS.QueueLimit for this queue.
 	QueueLimit int `json:"queue_limit,omitempty"`
 }

@@ -13,9 +13,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/emuctl/emuctl/units"
+
 	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/internal/buildinfo"
-	"github.com/emuctl/emuctl/topo"
 	"golang.org/x/sys/unix"
 )
 
@@ -112,7 +113,7 @@ func (f Flow) describe() string {
 	s := fmt.Sprintf("engine=%s proto=%s client=%s server=%s reverse=%v parallel=%d start=%v duration=%v interval=%v",
 		f.Engine, f.Proto, f.Client, f.Server, f.Reverse, f.Parallel, f.Start, f.Duration, f.Interval)
 	if f.Proto == UDP {
-		s += fmt.Sprintf(" rate=%s size=%d", topo.FormatRate(f.Rate), f.Size)
+		s += fmt.Sprintf(" rate=%s size=%d", f.Rate, f.Size)
 	} else {
 		cc := f.Sock.CC
 		if cc == "" {
@@ -127,11 +128,11 @@ func (f Flow) describe() string {
 	return s
 }
 
-func bufString(n int) string {
+func bufString(n units.Bytes) string {
 	if n == 0 {
 		return "auto"
 	}
-	return fmt.Sprint(n)
+	return fmt.Sprint(int64(n))
 }
 
 // toolVersion is "emuctl <version> <vcs revision>", as `emuctl version`

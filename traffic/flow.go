@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 	"time"
+
+	"github.com/emuctl/emuctl/units"
 )
 
 // Protocols.
@@ -66,10 +68,10 @@ type Flow struct {
 	Port int
 	// Sock are TCP socket options (CC per socket, no-delay, ...).
 	Sock SockOpts
-	// Rate is the sending rate in bit/s of payload, per stream: UDP's
-	// pacing, or for TCP and MPTCP an application that writes no faster
-	// (0: as fast as the socket takes data).
-	Rate uint64
+	// Rate is the sending rate of payload, per stream: UDP's pacing, or
+	// for TCP and MPTCP an application that writes no faster (0: as fast
+	// as the socket takes data).
+	Rate units.BitRate
 	// Size is the UDP payload size in bytes.
 	Size int
 	// Probe is "", icmp or udp: an echo probe alongside the flow, Client →

@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/units"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -168,7 +169,7 @@ func (d *flowDec) flow(n *yaml.Node, path string, def Flow) Flow {
 			f.Sock.QuickAck, _ = d.boolean(e.v, p)
 		case "sndbuf", "rcvbuf":
 			if s, ok := d.scalar(e.v, p, "a size in bytes such as 4MiB"); ok {
-				v, err := ParseBytes(s)
+				v, err := units.ParseBytes(s)
 				if err != nil {
 					d.errorf(e.v, p, "%v", err)
 				}
@@ -180,7 +181,7 @@ func (d *flowDec) flow(n *yaml.Node, path string, def Flow) Flow {
 			}
 		case "rate":
 			if s, ok := d.scalar(e.v, p, "a rate such as 2mbit"); ok {
-				v, err := topo.ParseRate(s)
+				v, err := units.ParseBitRate(s)
 				if err != nil {
 					d.errorf(e.v, p, "%v", err)
 				}

@@ -105,7 +105,7 @@ func (p *iperf3Flow) clientArgs() []string {
 		a = append(a, "-P", strconv.Itoa(f.Parallel))
 	}
 	if f.Proto == UDP {
-		a = append(a, "-u", "-b", strconv.FormatUint(f.Rate, 10), "-l", strconv.Itoa(f.Size))
+		a = append(a, "-u", "-b", strconv.FormatUint(uint64(f.Rate), 10), "-l", strconv.Itoa(f.Size))
 	} else {
 		if f.Sock.CC != "" {
 			a = append(a, "-C", f.Sock.CC)
@@ -115,7 +115,7 @@ func (p *iperf3Flow) clientArgs() []string {
 		}
 	}
 	if w := max(f.Sock.SndBuf, f.Sock.RcvBuf); w > 0 {
-		a = append(a, "-w", strconv.Itoa(w))
+		a = append(a, "-w", strconv.FormatInt(int64(w), 10))
 	}
 	if p.dst.Is6() {
 		a = append(a, "-6")

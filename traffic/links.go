@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/emuctl/emuctl/units"
+
 	"github.com/emuctl/emuctl/analysis"
 	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/topo"
@@ -23,12 +25,12 @@ type stateLink struct {
 }
 
 type linkDir struct {
-	Rate         uint64
+	Rate         units.BitRate
 	Delay        time.Duration
 	Jitter       time.Duration
-	Loss         float64
+	Loss         units.Percent
 	QueuePackets int
-	QueueBytes   int64
+	QueueBytes   units.Bytes
 }
 
 // stateLinks returns the shaped links recorded for a lab, by link index.
@@ -82,7 +84,7 @@ func resultLinks(s *topo.Spec, shaped map[int]stateLink, hops []hop, before, aft
 		seen[name] = true
 		backend, d := linkDirection(s, shaped, h)
 		l := analysis.Link{Name: name, Backend: backend, RateBps: float64(d.Rate),
-			DelayUs: float64(d.Delay) / 1e3, LossPct: d.Loss, QueuePackets: d.QueuePackets}
+			DelayUs: float64(d.Delay) / 1e3, LossPct: float64(d.Loss), QueuePackets: d.QueuePackets}
 		from, _ := h.ends(s)
 		if b, a := ifaceOf(before, from), ifaceOf(after, from); b != nil && a != nil {
 			pb, db := b.rootStats()
@@ -109,7 +111,7 @@ func ifaceOf(snaps map[string]*nodeSnap, e topo.Endpoint) *ifaceInfo {
 
 // bottleneck is the lowest configured rate on a path (0: unshaped).
 func bottleneck(s *topo.Spec, shaped map[int]stateLink, hops []hop) float64 {
-	var r uint64
+	var r units.BitRate
 	for _, h := range hops {
 		if _, d := linkDirection(s, shaped, h); d.Rate > 0 && (r == 0 || d.Rate < r) {
 			r = d.Rate

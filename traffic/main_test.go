@@ -2,12 +2,13 @@ package traffic
 
 import (
 	"fmt"
-	"github.com/emuctl/emuctl/internal/testutil"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/emuctl/emuctl/internal/testutil"
 
 	"github.com/emuctl/emuctl/emu"
 )

@@ -2,10 +2,11 @@ package traffic
 
 import (
 	"bufio"
-	"github.com/emuctl/emuctl/internal/sysctl"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/emuctl/emuctl/internal/sysctl"
 )
 
 // tcpSysctls are the settings recorded from each endpoint's namespace: the

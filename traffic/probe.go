@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"github.com/emuctl/emuctl/internal/inet"
-	"github.com/emuctl/emuctl/internal/sockinfo"
 	"math/rand/v2"
 	"net"
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/emuctl/emuctl/internal/inet"
+	"github.com/emuctl/emuctl/internal/sockinfo"
 
 	"github.com/emuctl/emuctl/analysis"
 	"golang.org/x/sys/unix"

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/emuctl/emuctl/units"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -22,7 +24,7 @@ type SockOpts struct {
 	QuickAck bool
 	// SndBuf and RcvBuf set SO_SNDBUF / SO_RCVBUF in bytes before connect
 	// (0 leaves autotuning on).
-	SndBuf, RcvBuf int
+	SndBuf, RcvBuf units.Bytes
 }
 
 // setCC sets TCP_CONGESTION, turning the kernel's ENOENT into a message
@@ -78,12 +80,12 @@ func CheckCC(cc string) error {
 // buffer sizes (they fix the window scale) and the congestion control.
 func applyPreConnect(fd int, o SockOpts) error {
 	if o.SndBuf > 0 {
-		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, o.SndBuf); err != nil {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, int(o.SndBuf)); err != nil {
 			return fmt.Errorf("SO_SNDBUF %d: %w", o.SndBuf, err)
 		}
 	}
 	if o.RcvBuf > 0 {
-		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, o.RcvBuf); err != nil {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, int(o.RcvBuf)); err != nil {
 			return fmt.Errorf("SO_RCVBUF %d: %w", o.RcvBuf, err)
 		}
 	}

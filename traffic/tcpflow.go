@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/emuctl/emuctl/internal/sockinfo"
 	"log/slog"
 	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/emuctl/emuctl/internal/sockinfo"
+	"github.com/emuctl/emuctl/units"
 
 	"github.com/emuctl/emuctl/analysis"
 	"golang.org/x/sys/unix"
@@ -208,7 +210,7 @@ func (t *tcpFlow) run(ctx context.Context, t0 time.Time) ([]analysis.Flow, error
 // after the last byte. With a rate (bit/s) the writer is an application
 // that produces no more than rate × elapsed time since start: it writes
 // what is due and sleeps until a segment's worth is due again.
-func (s *tcpStream) send(start, end time.Time, rate uint64) {
+func (s *tcpStream) send(start, end time.Time, rate units.BitRate) {
 	buf := make([]byte, blockSize)
 	rc, err := s.snd.SyscallConn()
 	if err != nil {
@@ -286,7 +288,7 @@ const paceChunk = 1448
 
 // paceSleep is how long a paced writer waits for the next segment's
 // worth: its transmission time at rate, within 1..10 ms.
-func paceSleep(rate uint64) time.Duration {
+func paceSleep(rate units.BitRate) time.Duration {
 	d := time.Duration(float64(paceChunk*8) / float64(rate) * float64(time.Second))
 	return min(max(d, time.Millisecond), 10*time.Millisecond)
 }

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/emuctl/emuctl/units"
+
 	"github.com/emuctl/emuctl/analysis"
 )
 
@@ -112,7 +114,7 @@ func (u *udpFlow) run(ctx context.Context, t0 time.Time) ([]analysis.Flow, error
 
 // send paces datagrams at rate: datagram k leaves at start + k·gap; when
 // the sender is late it catches up at once, so the mean rate is exact.
-func (s *udpStream) send(ctx context.Context, start, end time.Time, rate uint64, size int) {
+func (s *udpStream) send(ctx context.Context, start, end time.Time, rate units.BitRate, size int) {
 	defer func() { s.end = time.Now() }()
 	buf := make([]byte, size)
 	gap := time.Duration(float64(size*8) / float64(rate) * 1e9)

@@ -2,10 +2,11 @@ package traffic
 
 import (
 	"encoding/binary"
-	"github.com/emuctl/emuctl/internal/sockinfo"
 	"net"
 	"net/netip"
 	"time"
+
+	"github.com/emuctl/emuctl/internal/sockinfo"
 
 	"golang.org/x/sys/unix"
 )

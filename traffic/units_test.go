@@ -119,27 +119,6 @@ func TestParseCounters(t *testing.T) {
 	}
 }
 
-func TestUnits(t *testing.T) {
-	for in, want := range map[string]int{"262144": 262144, "256KiB": 256 << 10, "4M": 4 << 20, "1MB": 1e6, "64k": 64 << 10} {
-		if got, err := ParseBytes(in); err != nil || got != want {
-			t.Errorf("ParseBytes(%q) = %d, %v", in, got, err)
-		}
-	}
-	for _, bad := range []string{"", "x", "4XB", "-1", "9GiB"} {
-		if _, err := ParseBytes(bad); err == nil {
-			t.Errorf("ParseBytes(%q) accepted", bad)
-		}
-	}
-	if d, err := ParseDuration("1m30s"); err != nil || d != 90*time.Second {
-		t.Errorf("1m30s: %v %v", d, err)
-	}
-	for _, bad := range []string{"10", "-1s", "soon"} {
-		if _, err := ParseDuration(bad); err == nil {
-			t.Errorf("ParseDuration(%q) accepted", bad)
-		}
-	}
-}
-
 func TestFlowCheck(t *testing.T) {
 	ok := Flow{Client: "a", Server: "b"}.withDefaults(0)
 	if p := ok.check(); len(p) != 0 || ok.Name != "f1" || ok.Duration != DefaultDuration || ok.Parallel != 1 {

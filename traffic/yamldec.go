@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/emuctl/emuctl/internal/suggest"
 	"io"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/emuctl/emuctl/internal/suggest"
+	"github.com/emuctl/emuctl/units"
 
 	"github.com/emuctl/emuctl/topo"
 	"go.yaml.in/yaml/v3"
@@ -187,7 +189,7 @@ func (d *flowDec) duration(n *yaml.Node, path string) (time.Duration, bool) {
 	if !ok {
 		return 0, false
 	}
-	v, err := ParseDuration(s)
+	v, err := units.ParseDuration(s)
 	if err != nil {
 		d.errorf(n, path, "%v", err)
 		return 0, false

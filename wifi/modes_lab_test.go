@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/emuctl/emuctl/internal/nsutil"
 	"net"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/emuctl/emuctl/internal/nsutil"
 
 	"github.com/emuctl/emuctl/kernellab"
 	"github.com/emuctl/emuctl/topo"

@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/emuctl/emuctl/units"
+
 	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
@@ -80,9 +82,10 @@ func dirOrDash(d tc.Dir) string {
 
 func newLinkSetCmd(lab *string) *cobra.Command {
 	var (
-		dir                              string
-		rate, delay, jitter, loss, queue string
-		dup, corrupt                     string
+		dir, queue         string
+		rate               units.BitRate
+		delay, jitter      time.Duration
+		loss, dup, corrupt units.Percent
 	)
 	cmd := &cobra.Command{
 		Use:   "set <link> [--dir a->b|b->a] [--rate R] [--delay D] [--jitter J] [--loss P] [--queue Q]",
@@ -111,37 +114,24 @@ uplink, b->a its downlink.`,
 					return err
 				}
 			}
+			// the flags are typed (units): a bad value was refused while
+			// parsing them; only the flags given change the link
 			var sets []func(*tc.Dir)
 			var errs []error
-			if rate != "" {
-				v, err := topo.ParseRate(rate)
-				errs = append(errs, err)
-				sets = append(sets, func(d *tc.Dir) { d.Rate = v })
-			}
 			for _, f := range []struct {
-				s   string
-				set func(*tc.Dir, time.Duration)
-			}{{delay, func(d *tc.Dir, v time.Duration) { d.Delay = v }}, {jitter, func(d *tc.Dir, v time.Duration) { d.Jitter = v }}} {
-				if f.s == "" {
-					continue
+				flag string
+				set  func(*tc.Dir)
+			}{
+				{"rate", func(d *tc.Dir) { d.Rate = rate }},
+				{"delay", func(d *tc.Dir) { d.Delay = delay }},
+				{"jitter", func(d *tc.Dir) { d.Jitter = jitter }},
+				{"loss", func(d *tc.Dir) { d.Loss, d.GE = loss, nil }},
+				{"duplicate", func(d *tc.Dir) { d.Duplicate = dup }},
+				{"corrupt", func(d *tc.Dir) { d.Corrupt = corrupt }},
+			} {
+				if cmd.Flags().Changed(f.flag) {
+					sets = append(sets, f.set)
 				}
-				v, err := topo.ParseDuration(f.s)
-				errs = append(errs, err)
-				set := f.set
-				sets = append(sets, func(d *tc.Dir) { set(d, v) })
-			}
-			for _, f := range []struct {
-				s   string
-				set func(*tc.Dir, float64)
-			}{{loss, func(d *tc.Dir, v float64) { d.Loss = v; d.GE = nil }}, {dup, func(d *tc.Dir, v float64) { d.Duplicate = v }},
-				{corrupt, func(d *tc.Dir, v float64) { d.Corrupt = v }}} {
-				if f.s == "" {
-					continue
-				}
-				v, err := topo.ParsePercent(f.s)
-				errs = append(errs, err)
-				set := f.set
-				sets = append(sets, func(d *tc.Dir) { set(d, v) })
 			}
 			if queue != "" {
 				q, err := topo.ParseQueue(queue)
@@ -181,12 +171,12 @@ uplink, b->a its downlink.`,
 	f := cmd.Flags()
 	f.StringVar(&dir, "dir", "", "a->b, b->a, or both (default)")
 	completeFlag(cmd, "dir", fixed("a->b", "b->a"))
-	f.StringVar(&rate, "rate", "", "rate, e.g. 10mbit")
-	f.StringVar(&delay, "delay", "", "one-way delay, e.g. 5ms")
-	f.StringVar(&jitter, "jitter", "", "jitter, e.g. 1ms")
-	f.StringVar(&loss, "loss", "", "loss, e.g. 1%")
-	f.StringVar(&dup, "duplicate", "", "duplication, e.g. 0.1%")
-	f.StringVar(&corrupt, "corrupt", "", "corruption, e.g. 0.1%")
+	unitFlag(f, &rate, "rate", "", "rate, e.g. 10mbit")
+	unitFlag(f, (*units.DelayValue)(&delay), "delay", "", "one-way delay, e.g. 5ms")
+	unitFlag(f, (*units.DelayValue)(&jitter), "jitter", "", "jitter, e.g. 1ms")
+	unitFlag(f, &loss, "loss", "", "loss, e.g. 1%")
+	unitFlag(f, &dup, "duplicate", "", "duplication, e.g. 0.1%")
+	unitFlag(f, &corrupt, "corrupt", "", "corruption, e.g. 0.1%")
 	f.StringVar(&queue, "queue", "", "queue limit: packets (100) or bytes (150kB)")
 	return cmd
 }

@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/emuctl/emuctl/emu"
-	"github.com/emuctl/emuctl/topo"
 )
 
 // printOVS prints a lab's Open vSwitch part under `emuctl ls LAB`: the
@@ -63,7 +62,7 @@ func printOVS(info *emu.OVSInfo, warning string) {
 		for _, p := range b.Ports {
 			qos := orDash(p.QoS)
 			if p.MaxRate > 0 {
-				qos += " " + topo.FormatRate(p.MaxRate)
+				qos += " " + p.MaxRate.String()
 			}
 			state := orDash(p.LinkState)
 			if p.STPState != "" {

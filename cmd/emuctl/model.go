@@ -6,8 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/emuctl/emuctl/units"
+
 	"github.com/emuctl/emuctl/analysis"
-	"github.com/emuctl/emuctl/topo"
 	"github.com/spf13/cobra"
 )
 
@@ -53,14 +54,14 @@ With --sweep it prints Fig. 22-style curves as tables and writes log–log plots
 				return err
 			}
 			bwv, err := parseList(bws, func(s string) (float64, error) {
-				v, err := topo.ParseRate(s)
+				v, err := units.ParseBitRate(s)
 				return float64(v), err
 			})
 			if err != nil {
 				return err
 			}
 			rttv, err := parseList(rtts, func(s string) (float64, error) {
-				d, err := topo.ParseDuration(s)
+				d, err := units.ParseDelay(s)
 				if err == nil && d <= 0 {
 					err = fmt.Errorf("rtt %q must be > 0", s)
 				}

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/units"
+
 	"github.com/emuctl/emuctl/wifi/model"
 	"github.com/spf13/cobra"
 )
@@ -248,7 +249,7 @@ func runWifiModel(o wifiModelOpts, ampduSet bool) (wifiModelOut, error) {
 	if err != nil {
 		return wifiModelOut{}, fmt.Errorf("--ac: %w", err)
 	}
-	dur, err := topo.ParseDuration(o.duration)
+	dur, err := units.ParseDuration(o.duration)
 	if err != nil || dur <= 0 || dur > time.Hour {
 		return wifiModelOut{}, fmt.Errorf("--duration %q: want a positive duration up to 1h (e.g. 10s)", o.duration)
 	}

@@ -12,20 +12,21 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/emuctl/emuctl/units"
+
 	"github.com/emuctl/emuctl/analysis"
-	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/traffic"
 	"github.com/spf13/cobra"
 )
 
 func newTrafficCmd() *cobra.Command {
 	var (
-		lab, flowsFile, jsonOut, outFile, rate, dst, sndbuf, rcvbuf string
-		udpPackets                                                  bool
-		captures                                                    []string
-		capFilter                                                   string
-		snaplen                                                     int
-		f                                                           traffic.Flow
+		lab, flowsFile, jsonOut, outFile, dst string
+		udpPackets                            bool
+		captures                              []string
+		capFilter                             string
+		snaplen                               int
+		f                                     traffic.Flow
 	)
 	cmd := &cobra.Command{
 		Use:   "traffic [--lab LAB] --from NODE --to NODE [--proto tcp|mptcp|udp] ... | --flows FILE [--json] [-o FILE]",
@@ -99,24 +100,9 @@ first, is -o FILE.`,
 					return errors.New("give --from and --to (or --flows FILE)")
 				}
 				var err error
-				if rate != "" {
-					if f.Rate, err = topo.ParseRate(rate); err != nil {
-						return fmt.Errorf("--rate: %w", err)
-					}
-				}
 				if dst != "" {
 					if f.Dst, err = netip.ParseAddr(dst); err != nil {
 						return fmt.Errorf("--dst: %q is not an IP address", dst)
-					}
-				}
-				if sndbuf != "" {
-					if f.Sock.SndBuf, err = traffic.ParseBytes(sndbuf); err != nil {
-						return fmt.Errorf("--sndbuf: %w", err)
-					}
-				}
-				if rcvbuf != "" {
-					if f.Sock.RcvBuf, err = traffic.ParseBytes(rcvbuf); err != nil {
-						return fmt.Errorf("--rcvbuf: %w", err)
 					}
 				}
 				if cmd.Flags().Changed("udp-packets") {
@@ -170,16 +156,17 @@ first, is -o FILE.`,
 	fl.StringVar(&f.Engine, "engine", traffic.EngineNative, "native (emuctl's own sockets) or iperf3 (the installed iperf3, converted)")
 	fl.StringVar(&f.Name, "name", "", "flow name in the result (default f1)")
 	fl.StringVar(&f.Sock.CC, "cc", "", "congestion control set per socket (TCP_CONGESTION), read back and reported")
-	fl.DurationVarP(&f.Duration, "time", "t", traffic.DefaultDuration, "how long to send")
-	fl.DurationVarP(&f.Interval, "interval", "i", traffic.DefaultInterval, "sampling interval (10ms .. --time)")
+	f.Duration, f.Interval = traffic.DefaultDuration, traffic.DefaultInterval
+	unitFlag(fl, (*units.DurationValue)(&f.Duration), "time", "t", "how long to send")
+	unitFlag(fl, (*units.DurationValue)(&f.Interval), "interval", "i", "sampling interval (10ms .. --time)")
 	fl.BoolVarP(&f.Reverse, "reverse", "R", false, "the server sends, the client receives")
 	fl.IntVarP(&f.Parallel, "parallel", "P", 1, "parallel streams")
 	fl.IntVarP(&f.Port, "port", "p", 0, "server port (0: a free one, chosen by the kernel)")
 	fl.BoolVar(&f.Sock.NoDelay, "nodelay", false, "set TCP_NODELAY")
 	fl.BoolVar(&f.Sock.QuickAck, "quickack", false, "set TCP_QUICKACK on the receiver after every read")
-	fl.StringVar(&sndbuf, "sndbuf", "", "SO_SNDBUF, e.g. 4MiB (default: kernel autotuning)")
-	fl.StringVar(&rcvbuf, "rcvbuf", "", "SO_RCVBUF, e.g. 4MiB (default: kernel autotuning)")
-	fl.StringVarP(&rate, "rate", "b", "", "sending rate of payload, e.g. 2M, 10mbit: UDP's (default 1mbit), or a TCP/MPTCP application that writes no faster (default: as fast as the socket takes)")
+	unitFlag(fl, &f.Sock.SndBuf, "sndbuf", "", "SO_SNDBUF, e.g. 4MiB (default: kernel autotuning)")
+	unitFlag(fl, &f.Sock.RcvBuf, "rcvbuf", "", "SO_RCVBUF, e.g. 4MiB (default: kernel autotuning)")
+	unitFlag(fl, &f.Rate, "rate", "b", "sending rate of payload, e.g. 2M, 10mbit: UDP's (default 1mbit), or a TCP/MPTCP application that writes no faster (default: as fast as the socket takes)")
 	fl.IntVarP(&f.Size, "size", "s", 0, fmt.Sprintf("UDP payload bytes per datagram (default %d)", traffic.DefaultUDPSize))
 	fl.BoolVar(&udpPackets, "udp-packets", true, "record every received UDP datagram in the JSON result")
 	fl.StringVar(&f.Probe, "probe", "", "echo probe alongside the flow: icmp or udp")

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/emuctl/emuctl/units"
+
 	"github.com/emuctl/emuctl/emu"
-	"github.com/emuctl/emuctl/tc"
 	"github.com/spf13/cobra"
 )
 
@@ -95,9 +96,9 @@ delay) or 3 sigma (loss).`,
 	return cmd
 }
 
-func rateOrDash(r uint64) string {
+func rateOrDash(r units.BitRate) string {
 	if r == 0 {
 		return "-"
 	}
-	return tc.FormatRate(r)
+	return r.TC()
 }

@@ -1,11 +1,12 @@
 package sysctl_test
 
 import (
-	"github.com/emuctl/emuctl/internal/testutil"
 	"os"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/emuctl/emuctl/internal/testutil"
 
 	"github.com/emuctl/emuctl/internal/nsutil"
 	"github.com/emuctl/emuctl/internal/sysctl"

@@ -1,0 +1,192 @@
+package emu
+
+// Wi-Fi daemons: hostapd and wpa_supplicant started inside the nodes under
+// the daemon keeper, and the wait until APs are up and stations associated.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/wifi"
+)
+
+// startDaemon starts argv inside the node under the daemon keeper
+// (respawn.go: restarted when it exits, up to a burst) with its output in
+// logPath, and records the keeper, so down stops both.
+func (d *deployer) startDaemon(n *node, what string, argv []string, logPath string) error {
+	f, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cmd, err := Command(d.spec.Name, n.spec.Name, respawnArgv(argv))
+	if err != nil {
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr.Setsid = true
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("node %s: start %s: %w", n.spec.Name, what, err)
+	}
+	st, _ := procStart(cmd.Process.Pid)
+	d.stMu.Lock()
+	d.st.Procs = append(d.st.Procs, Proc{Node: n.spec.Name, PID: cmd.Process.Pid, Start: st, Command: strings.Join(argv, " "), Log: logPath})
+	d.stMu.Unlock()
+	go cmd.Wait() // reap; liveness is checked by pid
+	d.log.Debug("daemon started", "node", n.spec.Name, "what", what, "pid", cmd.Process.Pid)
+	return nil
+}
+
+func (d *deployer) startHostapd(n *node) error {
+	dir := wifiDir(d.spec.Name, n.spec.Name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	// one file per BSS: a multi-link AP has one per link, all given to
+	// one hostapd
+	files, err := wifi.HostapdConfigs(n.spec.AP, filepath.Join(dir, "ctrl"))
+	if err != nil {
+		return fmt.Errorf("access point %s: %w", n.spec.Name, err)
+	}
+	argv := []string{wifi.HostapdPath()}
+	for _, f := range files {
+		p := filepath.Join(dir, f.Name)
+		if err := os.WriteFile(p, f.Data, 0o600); err != nil {
+			return err
+		}
+		argv = append(argv, p)
+	}
+	return d.startDaemon(n, "hostapd", argv, filepath.Join(dir, "hostapd.log"))
+}
+
+// ctrlPath is the control socket of a node's daemon: the station's, the
+// AP's, or for a multi-link AP its first link's.
+func ctrlPath(lab string, n *topo.Node) string {
+	dir := filepath.Join(wifiDir(lab, n.Name), "ctrl")
+	if n.Station != nil {
+		return filepath.Join(dir, n.Station.Iface)
+	}
+	if n.AP.MLO() {
+		if p, err := wifi.FindCtrlSocket(filepath.Join(dir, "link0"), n.AP.Iface, 0); err == nil {
+			return p
+		}
+		return filepath.Join(dir, "link0", n.AP.Iface)
+	}
+	return filepath.Join(dir, n.AP.Iface)
+}
+
+func (d *deployer) startWpaSupplicant(n *node) error {
+	st := n.spec.Station
+	dir := wifiDir(d.spec.Name, n.spec.Name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	ap := d.spec.Node(st.AP).AP
+	conf, err := wifi.WpaSupplicantConfig(st, filepath.Join(dir, "ctrl"), wifi.APFreqs(ap))
+	if err != nil {
+		return fmt.Errorf("station %s: %w", n.spec.Name, err)
+	}
+	confPath := filepath.Join(dir, "wpa_supplicant.conf")
+	if err := os.WriteFile(confPath, conf, 0o600); err != nil {
+		return err
+	}
+	return d.startDaemon(n, "wpa_supplicant", []string{wifi.WpaSupplicantPath(), "-D", "nl80211", "-i", st.Iface, "-c", confPath},
+		filepath.Join(dir, "wpa_supplicant.log"))
+}
+
+// daemonProc finds the recorded daemon of a node.
+func (d *deployer) daemonProc(node, bin string) (Proc, bool) {
+	d.stMu.Lock()
+	defer d.stMu.Unlock()
+	for _, p := range d.st.Procs {
+		if p.Node == node && strings.Contains(p.Command, bin) {
+			return p, true
+		}
+	}
+	return Proc{}, false
+}
+
+// daemonFailure describes a daemon that exited or did not get ready, with
+// its last log lines (the log itself goes with the lab's state dir when
+// the deploy rolls back).
+func daemonFailure(what, node string, p Proc, problem string) error {
+	tail, _ := os.ReadFile(p.Log)
+	lines := strings.TrimSpace(lastLines(string(tail), 12))
+	if lines == "" {
+		return fmt.Errorf("%s %s: %s; %s had logged nothing yet", what, node, problem, what)
+	}
+	return fmt.Errorf("%s %s: %s; its last log lines:\n%s", what, node, problem, indent(lines))
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// waitWiFi waits until every hostapd reports state=ENABLED (aps) or every
+// wpa_supplicant wpa_state=COMPLETED.
+func (d *deployer) waitWiFi(ctx context.Context, wnodes []*node, aps bool) error {
+	deadline := time.Now().Add(WiFiTimeout())
+	pending := map[string]*node{}
+	for _, n := range wnodes {
+		if (n.spec.AP != nil) == aps {
+			pending[n.spec.Name] = n
+		}
+	}
+	t0 := time.Now()
+	for len(pending) > 0 {
+		for name, n := range pending {
+			bin, key, want := "wpa_supplicant", "wpa_state", "COMPLETED"
+			if aps {
+				bin, key, want = "hostapd", "state", "ENABLED"
+			}
+			p, ok := d.daemonProc(name, bin)
+			if !ok {
+				return fmt.Errorf("%s: no %s recorded", name, bin)
+			}
+			if !alive(p.PID, p.Start) || isZombie(p.PID) {
+				return daemonFailure(bin, name, p, "exited during start-up")
+			}
+			out, err := wifi.CtrlRequest(ctrlPath(d.spec.Name, n.spec), "STATUS", 2*time.Second)
+			if err == nil && wifi.ParseStatus(out)[key] == want {
+				d.log.Debug("wifi ready", "node", name, "what", bin, "after", time.Since(t0))
+				delete(pending, name)
+			}
+		}
+		if len(pending) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			var names []string
+			for name := range pending {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			n := pending[names[0]]
+			bin, what := "wpa_supplicant", "did not associate"
+			if aps {
+				bin, what = "hostapd", "did not enable the access point"
+			}
+			p, _ := d.daemonProc(n.spec.Name, bin)
+			err := daemonFailure(bin, n.spec.Name, p, fmt.Sprintf("%s within %v (EMUCTL_WIFI_TIMEOUT raises the limit); still waiting: %s", what, WiFiTimeout(), strings.Join(names, ", ")))
+			if !aps {
+				if ap, ok := d.daemonProc(n.spec.Station.AP, "hostapd"); ok {
+					tail, _ := os.ReadFile(ap.Log)
+					err = fmt.Errorf("%w\n  hostapd of %s, last log lines:\n%s", err, n.spec.Station.AP, indent(lastLines(string(tail), 8)))
+				}
+			}
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return nil
+}

@@ -68,6 +68,8 @@ lint:
 	test -z "$$(gofmt -l .)" || (gofmt -l . && false)
 	test -z "$$($(GO) run $(GOIMPORTS) -l .)" || ($(GO) run $(GOIMPORTS) -l . && false)
 	$(GO) run $(STATICCHECK) $(PKGS)
+	# the pure packages build on any OS (the planner, the schema, analysis, units)
+	GOOS=darwin $(GO) vet ./tc ./topo ./analysis ./units
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzLoad -fuzztime=60s ./topo/
@@ -79,7 +81,7 @@ bench: build
 	./$(BIN) bench
 	./$(BIN) bench --scale tree,4,10
 	$(GO) run ./analysis/cmd/ackbench
-	$(GO) test -run '^$$' -bench 'Engine|Pipeline|Segment' -benchtime 2s ./tc/
+	$(GO) test -run '^$$' -bench 'Engine|Pipeline|Segment' -benchtime 2s ./tc/engine/
 	$(GO) test -run '^$$' -bench 'Medium|Ether' -benchtime 2s ./wifi/model/ ./wifi/
 
 # emuctl's 802.11 model (`emuctl model wifi`) against ns-3 3.37: builds

@@ -15,11 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/emuctl/emuctl/internal/testutil"
-
 	"github.com/emuctl/emuctl/analysis"
 	"github.com/emuctl/emuctl/capture/packet"
 	"github.com/emuctl/emuctl/capture/pcapng"
+	"github.com/emuctl/emuctl/internal/testutil"
 )
 
 // nsPair creates two namespaces joined by a veth pair (10.199.7.1/24 in

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/emuctl/emuctl/internal/sysctl"
-
 	"github.com/emuctl/emuctl/tc"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"

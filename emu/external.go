@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/emuctl/emuctl/topo"
-
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/internal/testutil"
-
 	"github.com/emuctl/emuctl/topo"
 )
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/tc/engine"
 	"github.com/emuctl/emuctl/topo"
 )
 
@@ -42,7 +43,7 @@ type linkKind interface {
 	change(st *State, li int, a, b tc.Dir) error
 	// show fills link show's view: interface states and the kind's
 	// counters (engine) or installed qdiscs (kernel).
-	show(st *State, li int, info *LinkInfo, stats map[int]tc.Stats)
+	show(st *State, li int, info *LinkInfo, stats map[int]engine.Stats)
 	// verifiable says whether verify can measure the link end to end.
 	verifiable() bool
 	// name is the kind as link show prints it.
@@ -67,17 +68,17 @@ type LinkInfo struct {
 	Index int `json:"index"`
 	// Kind is how the link is made: veth, ovs, engine or wifi (a
 	// station's wireless hop).
-	Kind    string    `json:"kind"`
-	A       string    `json:"a"`
-	B       string    `json:"b"`
-	Backend string    `json:"backend"`
-	AtoB    tc.Dir    `json:"a_to_b"`
-	BtoA    tc.Dir    `json:"b_to_a"`
-	StateA  string    `json:"state_a"`
-	StateB  string    `json:"state_b"`
-	Stats   *tc.Stats `json:"engine_stats,omitempty"`
-	Qdiscs  []string  `json:"qdiscs,omitempty"` // installed tree per end (kernel backends)
-	Warning string    `json:"warning,omitempty"`
+	Kind    string        `json:"kind"`
+	A       string        `json:"a"`
+	B       string        `json:"b"`
+	Backend string        `json:"backend"`
+	AtoB    tc.Dir        `json:"a_to_b"`
+	BtoA    tc.Dir        `json:"b_to_a"`
+	StateA  string        `json:"state_a"`
+	StateB  string        `json:"state_b"`
+	Stats   *engine.Stats `json:"engine_stats,omitempty"`
+	Qdiscs  []string      `json:"qdiscs,omitempty"` // installed tree per end (kernel backends)
+	Warning string        `json:"warning,omitempty"`
 }
 
 // linkCount is the number of links of a Spec, wireless hops included.
@@ -302,7 +303,7 @@ func ShowLinks(lab string) ([]LinkInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	var stats map[int]tc.Stats
+	var stats map[int]engine.Stats
 	for _, p := range st.Procs {
 		if p.Command == "supervisor" {
 			if resp, err := supervisorCall(lab, ctlRequest{Op: "stats"}); err == nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/tc/engine"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netlink"
 )
@@ -32,7 +33,7 @@ func (engineLink) change(st *State, li int, a, b tc.Dir) error {
 	return nil
 }
 
-func (engineLink) show(st *State, li int, info *LinkInfo, stats map[int]tc.Stats) {
+func (engineLink) show(st *State, li int, info *LinkInfo, stats map[int]engine.Stats) {
 	showShaped(st, li, info)
 	if s, ok := stats[li]; ok {
 		info.Stats = &s

@@ -1,6 +1,9 @@
 package emu
 
-import "github.com/emuctl/emuctl/tc"
+import (
+	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/tc/engine"
+)
 
 // ovsLink is a veth pair with an Open vSwitch switch at one or both ends
 // (ovs.go): an unshaped (or engine-less) link's switch ends are created
@@ -21,7 +24,7 @@ func (k ovsLink) shape(d *deployer, li int) error { return kernelShape(d, li, k.
 
 func (k ovsLink) change(st *State, li int, a, b tc.Dir) error { return kernelChange(st, li, a, b) }
 
-func (k ovsLink) show(st *State, li int, info *LinkInfo, stats map[int]tc.Stats) {
+func (k ovsLink) show(st *State, li int, info *LinkInfo, stats map[int]engine.Stats) {
 	vethLink(k).show(st, li, info, stats)
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/tc/engine"
 	"github.com/emuctl/emuctl/topo"
 )
 
@@ -18,7 +19,7 @@ func (k vethLink) shape(d *deployer, li int) error { return kernelShape(d, li, k
 
 func (k vethLink) change(st *State, li int, a, b tc.Dir) error { return kernelChange(st, li, a, b) }
 
-func (k vethLink) show(st *State, li int, info *LinkInfo, _ map[int]tc.Stats) {
+func (k vethLink) show(st *State, li int, info *LinkInfo, _ map[int]engine.Stats) {
 	showShaped(st, li, info)
 	l := st.Spec.Links[li]
 	readEnds(st, info, l.A, l.B, k.kernel)

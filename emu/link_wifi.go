@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/tc/engine"
 )
 
 // wifiHop is a station's wireless hop to its access point. Its interfaces
@@ -52,7 +53,7 @@ func (wifiHop) change(st *State, li int, up, down tc.Dir) error {
 	return fmt.Errorf("lab %s has no wireless hop of station %q", st.Lab, n.Name)
 }
 
-func (wifiHop) show(st *State, li int, info *LinkInfo, _ map[int]tc.Stats) {
+func (wifiHop) show(st *State, li int, info *LinkInfo, _ map[int]engine.Stats) {
 	n := hopStation(st.Spec, li)
 	info.Backend = "none (wireless)"
 	shaped := false

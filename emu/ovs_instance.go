@@ -9,9 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vishvananda/netlink"
-
 	"github.com/emuctl/emuctl/ovs"
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 

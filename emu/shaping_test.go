@@ -16,9 +16,8 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/tc"
-	"github.com/emuctl/emuctl/units"
-
 	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/units"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/tc/engine"
 	"github.com/emuctl/emuctl/wifi"
 	"github.com/vishvananda/netns"
 )
@@ -136,7 +137,7 @@ func runSupervisor(lab string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer stop()
 	errc := make(chan error, len(st.Links)+2)
-	sup := &supervisor{lab: lab, engines: map[int]*tc.Engine{}, ctx: ctx, errc: errc}
+	sup := &supervisor{lab: lab, engines: map[int]*engine.Engine{}, ctx: ctx, errc: errc}
 	var wg sync.WaitGroup
 	for _, ls := range st.Links {
 		if ls.Backend != BackendEngine {
@@ -146,7 +147,7 @@ func runSupervisor(lab string) error {
 		if err != nil {
 			return fail(fmt.Errorf("link %d: %w", ls.Index, err))
 		}
-		e, err := tc.NewEngine(h, engineIfA, engineIfB, ls.AtoB, ls.BtoA, uint64(ls.Index)+1)
+		e, err := engine.New(h, engineIfA, engineIfB, ls.AtoB, ls.BtoA, uint64(ls.Index)+1)
 		h.Close()
 		if err != nil {
 			return fail(fmt.Errorf("link %d (%s): %w", ls.Index, ls.Name, err))
@@ -197,7 +198,7 @@ var errOrphan = errors.New("supervisor: the deploying emuctl process died before
 type supervisor struct {
 	lab     string
 	mu      sync.Mutex
-	engines map[int]*tc.Engine
+	engines map[int]*engine.Engine
 	ctx     context.Context
 	errc    chan error
 	medium  labMedium
@@ -265,10 +266,10 @@ type ctlRequest struct {
 }
 
 type ctlResponse struct {
-	Error  string            `json:"error,omitempty"`
-	Stats  map[int]tc.Stats  `json:"stats,omitempty"`
-	Dirs   map[int][2]tc.Dir `json:"dirs,omitempty"`
-	Medium *wifi.MediumStats `json:"medium,omitempty"`
+	Error  string               `json:"error,omitempty"`
+	Stats  map[int]engine.Stats `json:"stats,omitempty"`
+	Dirs   map[int][2]tc.Dir    `json:"dirs,omitempty"`
+	Medium *wifi.MediumStats    `json:"medium,omitempty"`
 }
 
 func (s *supervisor) serve(l net.Listener) {
@@ -299,7 +300,7 @@ func (s *supervisor) handle(req ctlRequest) ctlResponse {
 	defer s.mu.Unlock()
 	switch req.Op {
 	case "stats":
-		out := ctlResponse{Stats: map[int]tc.Stats{}, Dirs: map[int][2]tc.Dir{}}
+		out := ctlResponse{Stats: map[int]engine.Stats{}, Dirs: map[int][2]tc.Dir{}}
 		for i, e := range s.engines {
 			out.Stats[i] = e.Stats()
 			a, b := e.Config()

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/emuctl/emuctl/internal/sysctl"
-
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"

@@ -11,10 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/emuctl/emuctl/units"
-
 	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/units"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )

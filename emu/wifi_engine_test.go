@@ -9,11 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/emuctl/emuctl/internal/testutil"
-
 	"github.com/emuctl/emuctl/analysis"
 	"github.com/emuctl/emuctl/capture/pcapng"
 	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/internal/testutil"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/traffic"
 	"github.com/emuctl/emuctl/wifi/model"

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/internal/nsutil"
-
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"

@@ -9,7 +9,6 @@ import (
 
 	"github.com/emuctl/emuctl/internal/sockinfo"
 	"github.com/emuctl/emuctl/internal/sysctl"
-
 	"golang.org/x/sys/unix"
 )
 

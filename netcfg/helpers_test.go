@@ -11,10 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/internal/nsutil"
 	"github.com/emuctl/emuctl/internal/testutil"
-
-	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/netcfg"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netlink"

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/emuctl/emuctl/internal/suggest"
-
 	"github.com/emuctl/emuctl/topo"
 )
 

@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/emuctl/emuctl/units"
-
 	"github.com/emuctl/emuctl/ovs/vswitchd"
+	"github.com/emuctl/emuctl/units"
 	"github.com/ovn-kubernetes/libovsdb/model"
 )
 

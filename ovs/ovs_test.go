@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/internal/testutil"
-
 	"github.com/emuctl/emuctl/ovs/vswitchd"
 	"github.com/ovn-kubernetes/libovsdb/model"
 	"github.com/vishvananda/netlink"

@@ -6,9 +6,8 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/emuctl/emuctl/units"
-
 	"github.com/emuctl/emuctl/ovs/vswitchd"
+	"github.com/emuctl/emuctl/units"
 )
 
 // BridgeInfo is what the database says about one of a lab's bridges.

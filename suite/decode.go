@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/units"
-
 	"go.yaml.in/yaml/v3"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/emuctl/emuctl/analysis"
-	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/tc/engine"
 )
 
 // runData is everything one run measured: the traffic result and what
@@ -15,7 +15,7 @@ type runData struct {
 	res     *analysis.Result
 	sum     analysis.RunSummary
 	warmup  float64
-	links   map[string]tc.DirStats // "a->b" → engine counter deltas
+	links   map[string]engine.DirStats // "a->b" → engine counter deltas
 	cpuMax  float64
 	cpuPeak float64
 	cpuOK   bool
@@ -28,7 +28,7 @@ type runData struct {
 	tack    map[string]float64  // flow → the same with ACKs at TACK's frequency
 }
 
-func newRunData(res *analysis.Result, warmupS float64, links map[string]tc.DirStats, cpu cpuLoad) *runData {
+func newRunData(res *analysis.Result, warmupS float64, links map[string]engine.DirStats, cpu cpuLoad) *runData {
 	w := warmupS
 	if w == 0 {
 		w = -1 // analysis.Options: negative means no warm-up
@@ -364,14 +364,14 @@ func (rd *runData) wholeAggregate() (value, error) {
 // packets. The drops are queue overflow on a rated direction without
 // random loss, random loss on a direction without a rate; with both they
 // cannot be told apart and count as loss.
-func (rd *runData) qdiscLink(key string) (tc.DirStats, bool) {
+func (rd *runData) qdiscLink(key string) (engine.DirStats, bool) {
 	a, b, _ := strings.Cut(key, "->")
 	for _, l := range rd.res.Links {
 		la, lb := linkEnds(l.Name)
 		if la != a || lb != b || l.Backend == "userspace" || l.Backend == "" || strings.HasPrefix(l.Backend, "none") {
 			continue
 		}
-		st := tc.DirStats{InPackets: uint64(l.SentPackets + l.DroppedPackets), OutPackets: uint64(l.SentPackets)}
+		st := engine.DirStats{InPackets: uint64(l.SentPackets + l.DroppedPackets), OutPackets: uint64(l.SentPackets)}
 		if l.RateBps > 0 && l.LossPct == 0 {
 			st.QueueDrops = uint64(l.DroppedPackets)
 		} else {
@@ -379,7 +379,7 @@ func (rd *runData) qdiscLink(key string) (tc.DirStats, bool) {
 		}
 		return st, true
 	}
-	return tc.DirStats{}, false
+	return engine.DirStats{}, false
 }
 
 // stalledShare is the share of the run's delay samples (probe RTTs and

@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/emuctl/emuctl/internal/testutil"
-
 	"github.com/emuctl/emuctl/analysis"
 	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/internal/testutil"
 )
 
 func TestMain(m *testing.M) {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/emuctl/emuctl/analysis"
 	"github.com/emuctl/emuctl/emu"
-	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/tc/engine"
 	"github.com/emuctl/emuctl/traffic"
 )
 
@@ -118,12 +118,12 @@ func runID(sc *Scenario, rep, attempt int) string {
 }
 
 // engineStats reads the link engine's counters, keyed "a->b" by node.
-func engineStats(lab string) map[string]tc.DirStats {
+func engineStats(lab string) map[string]engine.DirStats {
 	infos, err := emu.ShowLinks(lab)
 	if err != nil {
 		return nil
 	}
-	out := map[string]tc.DirStats{}
+	out := map[string]engine.DirStats{}
 	for _, li := range infos {
 		if li.Stats == nil {
 			continue
@@ -140,8 +140,8 @@ func engineStats(lab string) map[string]tc.DirStats {
 
 // deltas subtracts counters; peaks and lateness are kept from after
 // (each run has a fresh lab, so they cover this run).
-func deltas(before, after map[string]tc.DirStats) map[string]tc.DirStats {
-	out := map[string]tc.DirStats{}
+func deltas(before, after map[string]engine.DirStats) map[string]engine.DirStats {
+	out := map[string]engine.DirStats{}
 	for k, a := range after {
 		b := before[k]
 		d := a
@@ -157,7 +157,7 @@ func deltas(before, after map[string]tc.DirStats) map[string]tc.DirStats {
 
 // annotate adds the suite's context and the engine's counters to a
 // result, so the raw file stands on its own.
-func annotate(res *analysis.Result, r *runner, links map[string]tc.DirStats, cpu cpuLoad) {
+func annotate(res *analysis.Result, r *runner, links map[string]engine.DirStats, cpu cpuLoad) {
 	c := res.Conditions
 	if c == nil {
 		c = map[string]string{}

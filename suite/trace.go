@@ -11,9 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/emuctl/emuctl/emu"
-
 	"github.com/emuctl/emuctl/analysis"
+	"github.com/emuctl/emuctl/emu"
 	"golang.org/x/sys/unix"
 )
 

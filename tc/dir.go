@@ -111,8 +111,9 @@ func DefaultQueuePackets(d Dir, mtu int) int {
 	return max(100, int(math.Ceil(bdp)))
 }
 
-// queueLimits returns the effective queue bounds of d (packets, bytes).
-func (d Dir) queueLimits(mtu int) (int, int64) {
+// QueueLimits returns the effective queue bounds of d (packets, bytes)
+// for an interface of the given MTU.
+func (d Dir) QueueLimits(mtu int) (int, int64) {
 	if d.Rate == 0 {
 		return 0, 0
 	}

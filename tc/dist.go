@@ -6,12 +6,12 @@ import (
 )
 
 // Jitter is drawn the way netem draws it, from a table of 16-bit values in
-// units of 1/distScale: delay = Delay + Jitter × t / distScale for a
+// units of 1/DistScale: delay = Delay + Jitter × t / DistScale for a
 // uniformly chosen entry t. The kernel path loads the same tables into
 // netem (TCA_NETEM_DELAY_DIST) and the engine samples them, so both
 // backends produce the same delay distribution.
 const (
-	distScale = 8192 // NETEM_DIST_SCALE
+	DistScale = 8192 // NETEM_DIST_SCALE
 	distSize  = 4096 // entries per table (netem accepts up to 16384)
 )
 
@@ -20,8 +20,8 @@ var (
 	distTables map[string][]int16
 )
 
-// distTable returns the table for a distribution name ("" = uniform).
-func distTable(name string) []int16 {
+// DistTable returns the table for a distribution name ("" = uniform).
+func DistTable(name string) []int16 {
 	distOnce.Do(func() {
 		distTables = map[string][]int16{
 			DistUniform: uniformTable(),
@@ -45,7 +45,7 @@ func clampInt16(v float64) int16 {
 func uniformTable() []int16 {
 	t := make([]int16, distSize)
 	for i := range t {
-		t[i] = clampInt16(-distScale + (2*float64(i)+1)*distScale/distSize)
+		t[i] = clampInt16(-DistScale + (2*float64(i)+1)*DistScale/distSize)
 	}
 	return t
 }
@@ -56,7 +56,7 @@ func normalTable() []int16 {
 	t := make([]int16, distSize)
 	for i := range t {
 		p := (float64(i) + 0.5) / distSize
-		t[i] = clampInt16(distScale * math.Sqrt2 * math.Erfinv(2*p-1))
+		t[i] = clampInt16(DistScale * math.Sqrt2 * math.Erfinv(2*p-1))
 	}
 	return t
 }
@@ -69,7 +69,7 @@ func paretoTable() []int16 {
 	t := make([]int16, 0, distSize)
 	for i := 65536; i > 0; i -= 65536 / distSize {
 		v := 1/math.Pow(float64(i)/65536, 1/a) - 1.5
-		t = append(t, clampInt16(v*(4.0/3.0)*distScale))
+		t = append(t, clampInt16(v*(4.0/3.0)*DistScale))
 	}
 	return t
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package tc
 
 import (
@@ -150,7 +152,7 @@ func netemOptions(n *NetemOpts) []byte {
 	a := attrBuf(u32b(ticks(n.Latency), n.Limit, loss, 0 /*gap*/, pctToU32(n.Duplicate), ticks(n.Jitter)))
 	a.put(netemCorr, u32b(0, 0, 0))
 	if n.Jitter > 0 {
-		tab := distTable(n.Dist)
+		tab := DistTable(n.Dist)
 		b := make([]byte, 2*len(tab))
 		for i, v := range tab {
 			ne.PutUint16(b[2*i:], uint16(v))

@@ -1,3 +1,5 @@
+//go:build linux
+
 package tc
 
 import (
@@ -184,5 +186,13 @@ func TestStatsDecoding(t *testing.T) {
 	s := parseStats(st)
 	if *s != (QdiscStats{Bytes: 123456, Packets: 789, QLen: 3, Backlog: 4542, Drops: 17, Overlimits: 5}) {
 		t.Errorf("stats %+v", *s)
+	}
+}
+
+// checkEncodes: every planned qdisc has an rtnetlink encoding.
+func checkEncodes(t *testing.T, i int, q Qdisc) {
+	t.Helper()
+	if _, err := qdiscMsg(7, q); err != nil {
+		t.Errorf("qdisc %d does not encode: %v", i, err)
 	}
 }

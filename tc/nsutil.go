@@ -1,17 +1,13 @@
+//go:build linux
+
 package tc
 
 import (
 	"fmt"
 	"runtime"
 
-	"github.com/emuctl/emuctl/internal/nsutil"
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
-
-// inNS runs fn inside ns (netns.None() = the caller's namespace); see
-// nsutil.Do.
-func inNS(ns netns.NsHandle, fn func() error) error { return nsutil.Do(ns, fn) }
 
 // inThrowawayNS runs fn on a thread inside a new, empty network namespace
 // that disappears when fn returns. The thread is never unlocked, so the

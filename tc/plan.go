@@ -107,7 +107,7 @@ func PlanKernel(d Dir, mtu int) (*KernelPlan, error) {
 	if d.IsZero() {
 		return p, nil
 	}
-	pkts, bytes := d.queueLimits(mtu)
+	pkts, bytes := d.QueueLimits(mtu)
 	if d.Rate > 0 && pkts > 0 && bytes > 0 {
 		return nil, notSupported("queue", "the kernel path bounds a queue in packets or in bytes, not both (the engine can do both)")
 	}
@@ -160,7 +160,7 @@ func PlanShaper(d Dir, mtu int) (*KernelPlan, error) {
 	if d.Rate == 0 {
 		return p, nil
 	}
-	pkts, bytes := d.queueLimits(mtu)
+	pkts, bytes := d.QueueLimits(mtu)
 	if pkts > 0 && bytes > 0 {
 		return nil, notSupported("queue", "the kernel path bounds a queue in packets or in bytes, not both (the engine can do both)")
 	}

@@ -110,9 +110,7 @@ func checkPlan(t *testing.T, p *KernelPlan, ws []want) {
 				t.Errorf("qdisc %d fifo: got %+v want limit %d", i, q.FIFO, w.fifo)
 			}
 		}
-		if _, err := qdiscMsg(7, q); err != nil {
-			t.Errorf("qdisc %d does not encode: %v", i, err)
-		}
+		checkEncodes(t, i, q)
 	}
 }
 

@@ -1,3 +1,5 @@
+//go:build linux
+
 package tc
 
 import (
@@ -6,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/emuctl/emuctl/internal/testutil"
-
 	"github.com/emuctl/emuctl/kernellab"
 )
 

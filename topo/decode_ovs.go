@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/emuctl/emuctl/units"
-
 	"go.yaml.in/yaml/v3"
 )
 

@@ -13,10 +13,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/emuctl/emuctl/units"
-
 	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/internal/buildinfo"
+	"github.com/emuctl/emuctl/units"
 	"golang.org/x/sys/unix"
 )
 

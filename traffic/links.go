@@ -6,11 +6,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/emuctl/emuctl/units"
-
 	"github.com/emuctl/emuctl/analysis"
 	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/units"
 )
 
 // stateLink is one shaped link as the lab's state records it (read

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/emuctl/emuctl/internal/testutil"
-
 	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/internal/testutil"
 )
 
 func TestMain(m *testing.M) {

@@ -10,10 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/emuctl/emuctl/analysis"
 	"github.com/emuctl/emuctl/internal/inet"
 	"github.com/emuctl/emuctl/internal/sockinfo"
-
-	"github.com/emuctl/emuctl/analysis"
 	"golang.org/x/sys/unix"
 )
 

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/emuctl/emuctl/units"
-
 	"golang.org/x/sys/unix"
 )
 

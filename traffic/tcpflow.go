@@ -11,10 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/emuctl/emuctl/analysis"
 	"github.com/emuctl/emuctl/internal/sockinfo"
 	"github.com/emuctl/emuctl/units"
-
-	"github.com/emuctl/emuctl/analysis"
 	"golang.org/x/sys/unix"
 )
 

@@ -12,9 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/emuctl/emuctl/units"
-
 	"github.com/emuctl/emuctl/analysis"
+	"github.com/emuctl/emuctl/units"
 )
 
 // udpFlow runs one paced UDP flow of one or more streams.

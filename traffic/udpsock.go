@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/internal/sockinfo"
-
 	"golang.org/x/sys/unix"
 )
 

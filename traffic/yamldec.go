@@ -12,9 +12,8 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/internal/suggest"
-	"github.com/emuctl/emuctl/units"
-
 	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/units"
 	"go.yaml.in/yaml/v3"
 )
 

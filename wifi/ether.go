@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/tc/engine"
 	"github.com/emuctl/emuctl/wifi/model"
 	"golang.org/x/sys/unix"
 )
@@ -216,8 +216,8 @@ func (s *EtherMedium) schedule(ctx context.Context) error {
 				if !ok {
 					return
 				}
-				if tc.SplitGSO(raw, func(n int) []byte {
-					b := make([]byte, tc.VnetHdrLen+n)
+				if engine.SplitGSO(raw, func(n int) []byte {
+					b := make([]byte, engine.VnetHdrLen+n)
 					in, from = append(in, b), append(from, r)
 					return b
 				}) {
@@ -278,7 +278,7 @@ func (s *EtherMedium) emitter(now time.Duration) func(any) {
 
 // submit puts a frame radio r's node sent on the air (under mu).
 func (s *EtherMedium) submit(now time.Duration, r int, b []byte) {
-	eth := b[tc.VnetHdrLen:]
+	eth := b[engine.VnetHdrLen:]
 	if len(eth) < 14 {
 		return
 	}
@@ -404,7 +404,7 @@ func (s *EtherMedium) received(now time.Duration, v model.Reception) {
 			return
 		}
 	}
-	eth := ef.buf[tc.VnetHdrLen:]
+	eth := ef.buf[engine.VnetHdrLen:]
 	var da, sa [6]byte
 	copy(da[:], eth[0:6])
 	copy(sa[:], eth[6:12])
@@ -449,7 +449,7 @@ func (s *EtherMedium) MPDU(f *model.MediumFrame) []byte {
 	if !ok || ef.buf == nil {
 		return f.Data
 	}
-	eth := ef.buf[tc.VnetHdrLen:]
+	eth := ef.buf[engine.VnetHdrLen:]
 	out := make([]byte, 0, len(f.Data)+8+len(eth))
 	out = append(out, f.Data...)
 	out[1] &^= 0x40

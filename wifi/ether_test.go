@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/tc/engine"
 	"github.com/emuctl/emuctl/wifi/model"
 )
 
@@ -31,8 +31,8 @@ func engineBSS(t testing.TB, rate string) (*EtherMedium, [6]byte, [6]byte) {
 // ethFrame is an Ethernet frame with a 1500-byte IPv4 packet, behind an
 // empty virtio_net_hdr, as the engine reads it.
 func ethFrame(dst, src [6]byte) []byte {
-	b := make([]byte, tc.VnetHdrLen+14+1500)
-	e := b[tc.VnetHdrLen:]
+	b := make([]byte, engine.VnetHdrLen+14+1500)
+	e := b[engine.VnetHdrLen:]
 	copy(e[0:], dst[:])
 	copy(e[6:], src[:])
 	e[12], e[13], e[14] = 0x08, 0x00, 0x45
@@ -69,7 +69,7 @@ func TestEtherMediumForwarding(t *testing.T) {
 			s.emitter(at)(ev)
 		})
 	}
-	if len(s.sock.out) != 1 || s.sock.to[0] != 12 || len(s.sock.out[0]) != tc.VnetHdrLen+14+1500 {
+	if len(s.sock.out) != 1 || s.sock.to[0] != 12 || len(s.sock.out[0]) != engine.VnetHdrLen+14+1500 {
 		t.Fatalf("deliveries %d to %v", len(s.sock.out), s.sock.to)
 	}
 	if len(air) != 1 {

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/internal/nsutil"
-
 	"github.com/emuctl/emuctl/kernellab"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netns"

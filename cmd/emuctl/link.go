@@ -9,11 +9,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/emuctl/emuctl/units"
-
 	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/units"
 	"github.com/spf13/cobra"
 )
 

@@ -6,9 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/emuctl/emuctl/units"
-
 	"github.com/emuctl/emuctl/analysis"
+	"github.com/emuctl/emuctl/units"
 	"github.com/spf13/cobra"
 )
 

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/units"
-
 	"github.com/emuctl/emuctl/wifi/model"
 	"github.com/spf13/cobra"
 )

@@ -12,10 +12,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/emuctl/emuctl/units"
-
 	"github.com/emuctl/emuctl/analysis"
 	"github.com/emuctl/emuctl/traffic"
+	"github.com/emuctl/emuctl/units"
 	"github.com/spf13/cobra"
 )
 

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/emuctl/emuctl/units"
-
 	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/units"
 	"github.com/spf13/cobra"
 )
 

@@ -6,10 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/emuctl/emuctl/internal/testutil"
-
 	"github.com/emuctl/emuctl/internal/nsutil"
 	"github.com/emuctl/emuctl/internal/sysctl"
+	"github.com/emuctl/emuctl/internal/testutil"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )

@@ -1,6 +1,10 @@
-package tc
+package engine
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+
+	"github.com/emuctl/emuctl/tc"
+)
 
 // delayStage is the propagation line: Delay plus a jitter drawn from the
 // same tables netem uses. Unless Reorder is set a frame never leaves
@@ -16,16 +20,16 @@ type delayStage struct {
 	last    int64
 }
 
-func (s *delayStage) reconfigure(d Dir, _ int) {
+func (s *delayStage) reconfigure(d tc.Dir, _ int) {
 	s.delay, s.jitter = int64(d.Delay), int64(d.Jitter)
-	s.table = distTable(d.JitterDist)
+	s.table = tc.DistTable(d.JitterDist)
 	s.reorder = d.Reorder
 }
 
 func (s *delayStage) admit(_ *packet, t int64) (int64, verdict) {
 	due := t + s.delay
 	if s.jitter > 0 {
-		due += s.jitter * int64(s.table[s.rng.IntN(len(s.table))]) / distScale
+		due += s.jitter * int64(s.table[s.rng.IntN(len(s.table))]) / tc.DistScale
 	}
 	due = max(due, t)
 	if !s.reorder {

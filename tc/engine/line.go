@@ -1,4 +1,4 @@
-package tc
+package engine
 
 // line holds packets until their transmit time. Without reordering the
 // times arrive sorted and a ring is enough; with Reorder it is a min-heap.

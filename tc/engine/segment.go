@@ -1,4 +1,4 @@
-package tc
+package engine
 
 import (
 	"github.com/emuctl/emuctl/internal/inet"

@@ -1,12 +1,19 @@
-package tc
+package engine
 
-import "golang.org/x/sys/unix"
+import (
+	"encoding/binary"
+
+	"golang.org/x/sys/unix"
+)
 
 // The engine's sockets use PACKET_VNET_HDR: every frame read or written
 // starts with a struct virtio_net_hdr that carries the checksum-offload
 // and GSO state of the skb. That lets TCP work without turning offloads
 // off anywhere (checksums left to "hardware" stay partial end to end) and
 // lets the engine see GSO super-frames as what they are.
+
+// ne is the byte order of the virtio-net header (the host's).
+var ne = binary.NativeEndian
 
 const vnetHdrLen = 10 // sizeof(struct virtio_net_hdr)
 

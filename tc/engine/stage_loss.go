@@ -1,6 +1,10 @@
-package tc
+package engine
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+
+	"github.com/emuctl/emuctl/tc"
+)
 
 // lossStage drops frames independently (Bernoulli) or by the
 // Gilbert-Elliott model, with the same state machine as netem: each frame
@@ -16,7 +20,7 @@ type lossStage struct {
 	bad      bool
 }
 
-func (s *lossStage) reconfigure(d Dir, _ int) {
+func (s *lossStage) reconfigure(d tc.Dir, _ int) {
 	s.p = d.Loss.Prob()
 	s.ge = d.GE != nil
 	if s.ge {

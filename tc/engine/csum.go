@@ -1,4 +1,4 @@
-package tc
+package engine
 
 import (
 	"encoding/binary"

@@ -1,10 +1,10 @@
-package tc
+package engine
 
 import (
 	"testing"
 
 	"github.com/emuctl/emuctl/internal/inet"
-
+	"github.com/emuctl/emuctl/tc"
 	"golang.org/x/sys/unix"
 )
 
@@ -181,7 +181,7 @@ func BenchmarkSegment64K(b *testing.B) {
 }
 
 func BenchmarkPipeline(b *testing.B) {
-	pl := newPipeline(Dir{Rate: 1e9, Delay: 10e6, Jitter: 1e6, Loss: 1}, 1500, newRand(1, 1))
+	pl := newPipeline(tc.Dir{Rate: 1e9, Delay: 10e6, Jitter: 1e6, Loss: 1}, 1500, newRand(1, 1))
 	p := wirePacket(1514)
 	var t int64
 	for b.Loop() {

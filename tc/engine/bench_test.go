@@ -1,10 +1,14 @@
-package tc
+package engine
 
 import (
 	"io"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/emuctl/emuctl/internal/nsutil"
+	"github.com/emuctl/emuctl/internal/testutil/netlab"
+	"github.com/emuctl/emuctl/tc"
 )
 
 // Engine throughput benchmarks (root). The traffic generators run in the
@@ -15,25 +19,25 @@ import (
 func BenchmarkEngineUDP(b *testing.B) {
 	for _, c := range []struct {
 		name string
-		d    Dir
+		d    tc.Dir
 	}{
-		{"unshaped", Dir{}},
-		{"delay1ms", Dir{Delay: time.Millisecond}},
-		{"rate1G-loss1%", Dir{Rate: 1e9, Loss: 1}},
+		{"unshaped", tc.Dir{}},
+		{"delay1ms", tc.Dir{Delay: time.Millisecond}},
+		{"rate1G-loss1%", tc.Dir{Rate: 1e9, Loss: 1}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			l := newEngineLab(b, c.d, Dir{}, 1)
-			sink := newUDPSink(b, l.h2, ip2, 6100)
+			l := newEngineLab(b, c.d, tc.Dir{}, 1)
+			sink := netlab.NewUDPSink(b, l.h2, ip2, 6100)
 			b.SetBytes(1472)
 			b.ResetTimer()
 			t0 := time.Now()
-			udpSend(b, l.h1, ip2, 6100, b.N, 1472, 64, 0)
+			netlab.UDPSend(b, l.h1, ip2, 6100, b.N, 1472, 64, 0)
 			// wait until every datagram is accounted for, or nothing moves
 			var st DirStats
 			last, lastChange := -1, time.Now()
 			for time.Since(lastChange) < 500*time.Millisecond {
 				st = l.eng.Stats().AToB
-				done := sink.count() + int(st.LossDrops+st.QueueDrops+st.RecvDrops)
+				done := sink.Count() + int(st.LossDrops+st.QueueDrops+st.RecvDrops)
 				if done >= b.N {
 					break
 				}
@@ -43,8 +47,8 @@ func BenchmarkEngineUDP(b *testing.B) {
 				time.Sleep(200 * time.Microsecond)
 			}
 			el := time.Since(t0).Seconds()
-			b.ReportMetric(float64(sink.count())/el, "delivered/s")
-			b.ReportMetric(float64(sink.count())/float64(b.N), "delivered/sent")
+			b.ReportMetric(float64(sink.Count())/el, "delivered/s")
+			b.ReportMetric(float64(sink.Count())/float64(b.N), "delivered/sent")
 		})
 	}
 }
@@ -53,15 +57,15 @@ func BenchmarkEngineUDP(b *testing.B) {
 func BenchmarkEngineTCP(b *testing.B) {
 	for _, c := range []struct {
 		name string
-		d    Dir
+		d    tc.Dir
 	}{
-		{"delay10ms", Dir{Delay: 10 * time.Millisecond}},
-		{"rate1G-delay1ms", Dir{Rate: 1e9, Delay: time.Millisecond}},
+		{"delay10ms", tc.Dir{Delay: 10 * time.Millisecond}},
+		{"rate1G-delay1ms", tc.Dir{Rate: 1e9, Delay: time.Millisecond}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			l := newEngineLab(b, c.d, c.d, 1)
 			var ln net.Listener
-			if err := inNS(l.h2.ns, func() (err error) { ln, err = net.Listen("tcp4", ip2+":5100"); return }); err != nil {
+			if err := nsutil.Do(l.h2.NS, func() (err error) { ln, err = net.Listen("tcp4", ip2+":5100"); return }); err != nil {
 				b.Fatal(err)
 			}
 			defer ln.Close()
@@ -76,8 +80,8 @@ func BenchmarkEngineTCP(b *testing.B) {
 				got <- n
 			}()
 			var conn net.Conn
-			if err := inNS(l.h1.ns, func() (err error) {
-				d := net.Dialer{Control: setCubic}
+			if err := nsutil.Do(l.h1.NS, func() (err error) {
+				d := net.Dialer{Control: netlab.SetCubic}
 				conn, err = d.Dial("tcp4", ip2+":5100")
 				return
 			}); err != nil {

@@ -1,10 +1,11 @@
-package tc
+package engine
 
 import (
 	"math"
 	"testing"
 	"time"
 
+	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/units"
 )
 
@@ -14,7 +15,7 @@ func wirePacket(n int) *packet { return &packet{buf: make([]byte, vnetHdrLen+n),
 // clock: 1514-byte frames at 7 Mbit/s take 1.730285714... ms each.
 func TestQueueSerialises(t *testing.T) {
 	q := &queueStage{}
-	q.reconfigure(Dir{Rate: 7_000_000, QueuePackets: 5}, 1500)
+	q.reconfigure(tc.Dir{Rate: 7_000_000, QueuePackets: 5}, 1500)
 	var deps []int64
 	for i := 0; i < 7; i++ { // a burst at t=0: five fit (one in service + four waiting)
 		dep, v := q.admit(wirePacket(1514), 0)
@@ -46,7 +47,7 @@ func TestQueueSerialises(t *testing.T) {
 	}
 	// no drift: 1e6 back-to-back 1000-byte frames at 3 Mbit/s end at exactly 8000/3 s
 	q = &queueStage{}
-	q.reconfigure(Dir{Rate: 3_000_000, QueueBytes: 1 << 40}, 1500)
+	q.reconfigure(tc.Dir{Rate: 3_000_000, QueueBytes: 1 << 40}, 1500)
 	for i := 0; i < 1_000_000; i++ {
 		dep, _ = q.admit(wirePacket(1000), 0)
 	}
@@ -57,7 +58,7 @@ func TestQueueSerialises(t *testing.T) {
 
 func TestQueueBytes(t *testing.T) {
 	q := &queueStage{}
-	q.reconfigure(Dir{Rate: 1e6, QueueBytes: 3000}, 1500)
+	q.reconfigure(tc.Dir{Rate: 1e6, QueueBytes: 3000}, 1500)
 	for i, want := range []verdict{pass, pass, dropQueue, pass} { // 1500 + 1000 fit, +1000 does not, +500 does
 		size := []int{1500, 1000, 1000, 500}[i]
 		if _, v := q.admit(wirePacket(size), 0); v != want {
@@ -69,7 +70,7 @@ func TestQueueBytes(t *testing.T) {
 func TestDelayOrder(t *testing.T) {
 	for _, reorder := range []bool{false, true} {
 		s := &delayStage{rng: newRand(1, 1)}
-		s.reconfigure(Dir{Delay: 10 * time.Millisecond, Jitter: 5 * time.Millisecond, JitterDist: DistNormal, Reorder: reorder}, 1500)
+		s.reconfigure(tc.Dir{Delay: 10 * time.Millisecond, Jitter: 5 * time.Millisecond, JitterDist: tc.DistNormal, Reorder: reorder}, 1500)
 		var last int64
 		inversions := 0
 		for i := 0; i < 10000; i++ {
@@ -97,12 +98,12 @@ func TestJitterDistributions(t *testing.T) {
 		std, tol float64 // in units of Jitter
 		min, max float64
 	}{
-		{DistUniform, 1 / math.Sqrt(3), 0.01, -1, 1},
-		{DistNormal, 1, 0.02, -4, 4},
-		{DistPareto, 0.82, 0.03, -1, 4}, // iproute2 table: mean -0.03 after the cap at +4
+		{tc.DistUniform, 1 / math.Sqrt(3), 0.01, -1, 1},
+		{tc.DistNormal, 1, 0.02, -4, 4},
+		{tc.DistPareto, 0.82, 0.03, -1, 4}, // iproute2 table: mean -0.03 after the cap at +4
 	} {
 		s := &delayStage{rng: newRand(3, 1)}
-		s.reconfigure(Dir{Delay: time.Second, Jitter: time.Millisecond, JitterDist: c.dist, Reorder: true}, 1500)
+		s.reconfigure(tc.Dir{Delay: time.Second, Jitter: time.Millisecond, JitterDist: c.dist, Reorder: true}, 1500)
 		var sum, sq float64
 		lo, hi := math.Inf(1), math.Inf(-1)
 		const n = 200000
@@ -124,7 +125,7 @@ func TestJitterDistributions(t *testing.T) {
 
 func TestBernoulliLoss(t *testing.T) {
 	s := &lossStage{rng: newRand(5, 1)}
-	s.reconfigure(Dir{Loss: 3}, 1500)
+	s.reconfigure(tc.Dir{Loss: 3}, 1500)
 	const n = 1_000_000
 	lost := 0
 	for i := 0; i < n; i++ {
@@ -143,7 +144,7 @@ func TestBernoulliLoss(t *testing.T) {
 func TestGilbertElliott(t *testing.T) {
 	ge := &units.GilbertElliott{P: 2, R: 20, BadLoss: 60, GoodLoss: 0.5}
 	s := &lossStage{rng: newRand(9, 1)}
-	s.reconfigure(Dir{GE: ge}, 1500)
+	s.reconfigure(tc.Dir{GE: ge}, 1500)
 	const n = 2_000_000
 	lost, badRuns, badLen := 0, 0, 0
 	wasBad := false
@@ -171,7 +172,7 @@ func TestGilbertElliott(t *testing.T) {
 
 func TestPipelineDeterministic(t *testing.T) {
 	run := func(seed uint64) []int64 {
-		pl := newPipeline(Dir{Loss: 10, Delay: time.Millisecond, Jitter: time.Millisecond, Rate: 1e7, Corrupt: 5}, 1500, newRand(seed, 1))
+		pl := newPipeline(tc.Dir{Loss: 10, Delay: time.Millisecond, Jitter: time.Millisecond, Rate: 1e7, Corrupt: 5}, 1500, newRand(seed, 1))
 		var out []int64
 		for i := 0; i < 1000; i++ {
 			due, v := pl.run(wirePacket(1000), int64(i)*1000)

@@ -1,4 +1,4 @@
-package tc
+package engine
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/emuctl/emuctl/tc"
 	"golang.org/x/sys/unix"
 )
 
@@ -37,7 +38,7 @@ type direction struct {
 	pending []*packet // due frames the egress socket had no room for
 
 	mu        sync.Mutex // guards everything below (shared with Update/Stats)
-	cfg       Dir
+	cfg       tc.Dir
 	pl        *pipeline
 	line      line
 	lineBytes int64
@@ -64,14 +65,14 @@ func (l *lateness) add(ns int64) {
 	l.max = max(l.max, ns)
 }
 
-func newDirection(e *Engine, name string, in, out *pktSock, cfg Dir, mtu int, seed, stream uint64) *direction {
+func newDirection(e *Engine, name string, in, out *pktSock, cfg tc.Dir, mtu int, seed, stream uint64) *direction {
 	d := &direction{e: e, name: name, in: in, out: out, mtu: mtu, cfg: cfg}
 	d.pl = newPipeline(cfg, mtu, newRand(seed, stream))
 	d.line = newLine(cfg.Reorder, nil)
 	return d
 }
 
-func (d *direction) reconfigure(cfg Dir) {
+func (d *direction) reconfigure(cfg tc.Dir) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if cfg.Reorder != d.cfg.Reorder {
@@ -81,7 +82,7 @@ func (d *direction) reconfigure(cfg Dir) {
 	d.pl.reconfigure(cfg, d.mtu)
 }
 
-func (d *direction) config() Dir {
+func (d *direction) config() tc.Dir {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.cfg

@@ -1,6 +1,10 @@
-package tc
+package engine
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+
+	"github.com/emuctl/emuctl/tc"
+)
 
 // corruptStage flips one random bit of the IP packet (never the Ethernet
 // header, so the frame still reaches its destination), after completing
@@ -11,7 +15,7 @@ type corruptStage struct {
 	n   uint64 // frames corrupted
 }
 
-func (s *corruptStage) reconfigure(d Dir, _ int) { s.p = d.Corrupt.Prob() }
+func (s *corruptStage) reconfigure(d tc.Dir, _ int) { s.p = d.Corrupt.Prob() }
 
 func (s *corruptStage) admit(p *packet, t int64) (int64, verdict) {
 	if s.p == 0 || s.rng.Float64() >= s.p {

@@ -1,6 +1,10 @@
-package tc
+package engine
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+
+	"github.com/emuctl/emuctl/tc"
+)
 
 // A direction of the engine is a pipeline of stages run on each packet in
 // arrival order, under the direction's lock:
@@ -21,7 +25,7 @@ type stage interface {
 	// reconfigure applies new parameters and keeps the stage's state
 	// (queue contents, loss-model state, order), so a link changed at run
 	// time carries on instead of restarting.
-	reconfigure(d Dir, mtu int)
+	reconfigure(d tc.Dir, mtu int)
 }
 
 type verdict uint8
@@ -44,7 +48,7 @@ type pipeline struct {
 	stages    []stage // in order
 }
 
-func newPipeline(d Dir, mtu int, rng *rand.Rand) *pipeline {
+func newPipeline(d tc.Dir, mtu int, rng *rand.Rand) *pipeline {
 	pl := &pipeline{
 		rng:     rng,
 		loss:    &lossStage{rng: rng},
@@ -57,7 +61,7 @@ func newPipeline(d Dir, mtu int, rng *rand.Rand) *pipeline {
 	return pl
 }
 
-func (pl *pipeline) reconfigure(d Dir, mtu int) {
+func (pl *pipeline) reconfigure(d tc.Dir, mtu int) {
 	pl.dup = d.Duplicate.Prob()
 	pl.perPacket = d.Rate > 0 || d.Loss > 0 || d.GE != nil || d.Duplicate > 0 || d.Corrupt > 0
 	for _, s := range pl.stages {

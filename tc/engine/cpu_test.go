@@ -1,4 +1,4 @@
-package tc
+package engine
 
 import (
 	"bufio"
@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emuctl/emuctl/internal/testutil"
+	"github.com/emuctl/emuctl/internal/testutil/netlab"
+	"github.com/emuctl/emuctl/tc"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
@@ -30,7 +33,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-type childCfg struct{ AB, BA Dir }
+type childCfg struct{ AB, BA tc.Dir }
 
 // engineChild runs an engine on tcta/tctb of the namespace passed as fd 3
 // until its stdin closes.
@@ -40,7 +43,7 @@ func engineChild(cfg string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	e, err := NewEngine(netns.NsHandle(3), "tcta", "tctb", c.AB, c.BA, 1)
+	e, err := New(netns.NsHandle(3), "tcta", "tctb", c.AB, c.BA, 1)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -60,26 +63,26 @@ func engineChild(cfg string) int {
 
 // childLab is an engineLab whose engine runs in a child process.
 type childLab struct {
-	h1, e, h2 *node
+	h1, e, h2 *netlab.Node
 	pid       int
 }
 
-func newChildLab(t *testing.T, ab, ba Dir) *childLab {
+func newChildLab(t *testing.T, ab, ba tc.Dir) *childLab {
 	t.Helper()
-	requireRoot(t)
-	skipInLab(t)
-	l := &childLab{h1: newNode(t, "h1"), e: newNode(t, "eng"), h2: newNode(t, "h2")}
-	veth(t, l.h1, "tct1", l.e, "tcta")
-	veth(t, l.e, "tctb", l.h2, "tct2")
-	l.h1.addr(t, "tct1", ip1+"/24")
-	l.h2.addr(t, "tct2", ip2+"/24")
-	l.h1.neigh(t, "tct1", ip2, l.h2.link(t, "tct2").Attrs().HardwareAddr)
-	l.h2.neigh(t, "tct2", ip1, l.h1.link(t, "tct1").Attrs().HardwareAddr)
+	testutil.NeedRoot(t)
+	netlab.SkipInLab(t)
+	l := &childLab{h1: netlab.NewNode(t, "h1"), e: netlab.NewNode(t, "eng"), h2: netlab.NewNode(t, "h2")}
+	netlab.Veth(t, l.h1, "tct1", l.e, "tcta")
+	netlab.Veth(t, l.e, "tctb", l.h2, "tct2")
+	l.h1.Addr(t, "tct1", ip1+"/24")
+	l.h2.Addr(t, "tct2", ip2+"/24")
+	l.h1.Neigh(t, "tct1", ip2, l.h2.Link(t, "tct2").Attrs().HardwareAddr)
+	l.h2.Neigh(t, "tct2", ip1, l.h1.Link(t, "tct1").Attrs().HardwareAddr)
 	cfg, _ := json.Marshal(childCfg{ab, ba})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+string(cfg))
 	// a duplicate: the *os.File owns (and eventually closes) its descriptor
-	nsfd, err := unix.Dup(int(l.e.ns))
+	nsfd, err := unix.Dup(int(l.e.NS))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,13 +136,13 @@ func TestEngineCPU(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		d    Dir
+		d    tc.Dir
 	}{
-		{"idle", Dir{Delay: 10 * time.Millisecond}},
-		{"200Mbit", Dir{Rate: 200e6, Delay: time.Millisecond}},
-		{"unshaped-10ms", Dir{Delay: 10 * time.Millisecond}},
-		{"unshaped-10ms-loss0.01%", Dir{Delay: 10 * time.Millisecond, Loss: 0.01}},
-		{"2Gbit", Dir{Rate: 2e9}},
+		{"idle", tc.Dir{Delay: 10 * time.Millisecond}},
+		{"200Mbit", tc.Dir{Rate: 200e6, Delay: time.Millisecond}},
+		{"unshaped-10ms", tc.Dir{Delay: 10 * time.Millisecond}},
+		{"unshaped-10ms-loss0.01%", tc.Dir{Delay: 10 * time.Millisecond, Loss: 0.01}},
+		{"2Gbit", tc.Dir{Rate: 2e9}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := newChildLab(t, c.d, c.d)
@@ -149,7 +152,7 @@ func TestEngineCPU(t *testing.T) {
 			if c.name == "idle" {
 				time.Sleep(2 * time.Second)
 			} else {
-				g = goodput(t, l.h1, l.h2, ip2, 500*time.Millisecond, 2*time.Second)
+				g = netlab.Goodput(t, l.h1, l.h2, ip2, 500*time.Millisecond, 2*time.Second)
 			}
 			u1, s1 := l.cpuSplit(t)
 			el := time.Since(t0).Seconds()

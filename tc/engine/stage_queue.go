@@ -1,6 +1,9 @@
-package tc
+package engine
 
-import "github.com/emuctl/emuctl/units"
+import (
+	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/units"
+)
 
 // queueStage is the link's serialiser and its bounded drop-tail queue. The
 // queue holds every packet not yet fully transmitted (the one being
@@ -29,12 +32,12 @@ type qent struct {
 	wire int
 }
 
-func (q *queueStage) reconfigure(d Dir, mtu int) {
+func (q *queueStage) reconfigure(d tc.Dir, mtu int) {
 	if d.Rate != q.rate {
 		q.frac = 0
 	}
 	q.rate = d.Rate
-	pk, by := d.queueLimits(mtu)
+	pk, by := d.QueueLimits(mtu)
 	q.maxPkts, q.maxBytes = pk, by
 }
 

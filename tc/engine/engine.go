@@ -1,4 +1,4 @@
-package tc
+package engine
 
 import (
 	"context"
@@ -9,8 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/emuctl/emuctl/internal/nsutil"
 	"github.com/emuctl/emuctl/internal/sysctl"
-
+	"github.com/emuctl/emuctl/tc"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -18,7 +19,7 @@ import (
 
 // Engine is the userspace link: it forwards frames between two interfaces
 // that live in one network namespace (the link's hidden namespace:
-// node A <-veth-> [a  engine  b] <-veth-> node B), applying one Dir from a
+// node A <-veth-> [a  engine  b] <-veth-> node B), applying one tc.Dir from a
 // to b and another from b to a. It is a library object: the caller runs
 // it in a goroutine (Run), changes it at run time (Update) and reads its
 // counters (Stats). See doc.go for the design.
@@ -61,11 +62,11 @@ type DirStats struct {
 // Stats are both directions' counters.
 type Stats struct{ AToB, BToA DirStats }
 
-// NewEngine opens the engine's sockets on ifA and ifB inside ns (both must
+// New opens the engine's sockets on ifA and ifB inside ns (both must
 // exist there; they are brought up, and IPv6 and forwarding are disabled
 // on them so the namespace's own stack stays silent). seed makes loss,
 // jitter, duplication and corruption reproducible.
-func NewEngine(ns netns.NsHandle, ifA, ifB string, aToB, bToA Dir, seed uint64) (*Engine, error) {
+func New(ns netns.NsHandle, ifA, ifB string, aToB, bToA tc.Dir, seed uint64) (*Engine, error) {
 	if err := errors.Join(wrapDir("a→b", aToB.Validate()), wrapDir("b→a", bToA.Validate())); err != nil {
 		return nil, err
 	}
@@ -90,7 +91,7 @@ func NewEngine(ns netns.NsHandle, ifA, ifB string, aToB, bToA Dir, seed uint64) 
 	if e.stopFd, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
 		return nil, fmt.Errorf("eventfd: %w", err)
 	}
-	err = inNS(ns, func() error {
+	err = nsutil.Do(ns, func() error {
 		for _, name := range []string{ifA, ifB} {
 			quietInterface(name)
 		}
@@ -179,7 +180,7 @@ func (e *Engine) Run(ctx context.Context) error {
 // Update replaces both directions' parameters at run time. Queued and
 // delayed frames keep the times already computed for them; new frames
 // see the new parameters.
-func (e *Engine) Update(aToB, bToA Dir) error {
+func (e *Engine) Update(aToB, bToA tc.Dir) error {
 	if err := errors.Join(wrapDir("a→b", aToB.Validate()), wrapDir("b→a", bToA.Validate())); err != nil {
 		return err
 	}
@@ -189,7 +190,7 @@ func (e *Engine) Update(aToB, bToA Dir) error {
 }
 
 // Config returns the parameters in force.
-func (e *Engine) Config() (aToB, bToA Dir) {
+func (e *Engine) Config() (aToB, bToA tc.Dir) {
 	return e.ab.config(), e.ba.config()
 }
 

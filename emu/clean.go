@@ -1,6 +1,8 @@
 package emu
 
 import (
+	"github.com/emuctl/emuctl/internal/proc"
+	"github.com/emuctl/emuctl/internal/tracefs"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -90,7 +92,7 @@ func Clean(all bool, log *slog.Logger) (*CleanReport, error) {
 			case st.Status == StatusUp:
 				rep.Skipped = append(rep.Skipped, lab+" (running; use `emuctl down "+lab+"` or clean --all)")
 				continue
-			case st.Status == StatusDeploying && alive(st.PID, st.PIDStart):
+			case st.Status == StatusDeploying && proc.Alive(st.PID, st.PIDStart):
 				rep.Skipped = append(rep.Skipped, lab+" (being deployed by pid "+fmt.Sprint(st.PID)+")")
 				continue
 			}
@@ -114,7 +116,7 @@ func Clean(all bool, log *slog.Logger) (*CleanReport, error) {
 	cleanRootExternals(labs, all, rep)
 	cleanOVS(rep, log) // OVS: rows and port devices of gone labs, idle embedded daemons (ovs_clean.go)
 	cleanDanglingHosts(rep)
-	if gone, errs := staleTraceInstances(true); len(gone) > 0 || len(errs) > 0 { // tracefs.go
+	if gone, errs := tracefs.Stale(true); len(gone) > 0 || len(errs) > 0 {
 		rep.Errors = append(rep.Errors, errs...)
 		if len(errs) == 0 {
 			rep.Removed = append(rep.Removed, gone...)
@@ -194,7 +196,7 @@ func cleanDanglingHosts(rep *CleanReport) {
 func supervisorDied(st *State) bool {
 	for _, p := range st.Procs {
 		if p.Node == "" && p.Command == "supervisor" {
-			return !alive(p.PID, p.Start) || isZombie(p.PID)
+			return !proc.Alive(p.PID, p.Start) || isZombie(p.PID)
 		}
 	}
 	return false

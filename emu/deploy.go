@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"github.com/emuctl/emuctl/internal/proc"
 	"container/list"
 	"context"
 	"errors"
@@ -113,7 +114,7 @@ func Deploy(ctx context.Context, spec *topo.Spec, opt Options) (*State, error) {
 		}
 		return nil, err
 	}
-	start, _ := procStart(os.Getpid())
+	start, _ := proc.Start(os.Getpid())
 	d := &deployer{
 		spec: spec, opt: opt, log: log, marker: Marker(spec.Name), nodes: map[string]*node{}, linkNodes: map[int]*node{},
 		pool: newHandlePool(maxOpenNodes),

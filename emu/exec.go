@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"github.com/emuctl/emuctl/internal/proc"
 	"context"
 	"errors"
 	"fmt"
@@ -132,7 +133,7 @@ func (d *deployer) startCommands(ctx context.Context) error {
 				return fmt.Errorf("node %s: start %q: %w", n.spec.Name, line, err)
 			}
 			f.Close()
-			st, _ := procStart(cmd.Process.Pid)
+			st, _ := proc.Start(cmd.Process.Pid)
 			d.stMu.Lock()
 			d.st.Procs = append(d.st.Procs, Proc{Node: n.spec.Name, PID: cmd.Process.Pid, Start: st, Command: line, Log: logPath})
 			d.stMu.Unlock()

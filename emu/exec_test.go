@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"github.com/emuctl/emuctl/internal/proc"
 	"errors"
 	"os/exec"
 	"strings"
@@ -76,7 +77,7 @@ func TestStartCommandsStoppedOnDown(t *testing.T) {
 		t.Fatalf("procs %+v", st.Procs)
 	}
 	for _, p := range st.Procs {
-		if !alive(p.PID, p.Start) {
+		if !proc.Alive(p.PID, p.Start) {
 			t.Fatalf("start process %d not running", p.PID)
 		}
 	}
@@ -84,7 +85,7 @@ func TestStartCommandsStoppedOnDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range st.Procs {
-		if alive(p.PID, p.Start) && !isZombie(p.PID) {
+		if proc.Alive(p.PID, p.Start) && !isZombie(p.PID) {
 			t.Errorf("start process %d survived down", p.PID)
 		}
 	}

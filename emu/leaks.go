@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"github.com/emuctl/emuctl/internal/tracefs"
 	"errors"
 	"fmt"
 	"os"
@@ -54,7 +55,7 @@ func Leaks() []string {
 		}
 	}
 	out = append(out, ovsLeaks()...)       // OVS rows with a marker (ovs_clean.go)
-	stale, _ := staleTraceInstances(false) // tracefs.go
+	stale, _ := tracefs.Stale(false)
 	out = append(out, stale...)
 	// Wi-Fi radios die with the namespace they are in; one named by emuctl
 	// in the root namespace would be a leak (wifi.go).

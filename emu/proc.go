@@ -1,7 +1,6 @@
 package emu
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,28 +8,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
-)
 
-// procStart returns the start time (clock ticks since boot) of a process,
-// field 22 of /proc/<pid>/stat, used to tell a process from a later one that
-// reused its pid.
-func procStart(pid int) (uint64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, errors.New("bad stat")
-	}
-	f := strings.Fields(s[i+1:])
-	// f[0] is field 3 (state); starttime is field 22.
-	if len(f) < 20 {
-		return 0, errors.New("short stat")
-	}
-	return strconv.ParseUint(f[19], 10, 64)
-}
+	"github.com/emuctl/emuctl/internal/proc"
+)
 
 // pidsInNetns returns the processes whose network namespace has inode ino.
 func pidsInNetns(inos map[uint64]bool) map[uint64][]int {
@@ -61,7 +41,7 @@ func pidsInNetns(inos map[uint64]bool) map[uint64][]int {
 func stopPIDs(pids map[int]uint64, grace time.Duration) {
 	live := map[int]uint64{}
 	for pid, st := range pids {
-		if alive(pid, st) {
+		if proc.Alive(pid, st) {
 			syscall.Kill(pid, syscall.SIGTERM)
 			live[pid] = st
 		}
@@ -70,13 +50,13 @@ func stopPIDs(pids map[int]uint64, grace time.Duration) {
 	for len(live) > 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 		for pid, st := range live {
-			if !alive(pid, st) || isZombie(pid) {
+			if !proc.Alive(pid, st) || isZombie(pid) {
 				delete(live, pid)
 			}
 		}
 	}
 	for pid, st := range live {
-		if alive(pid, st) {
+		if proc.Alive(pid, st) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}

@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"github.com/emuctl/emuctl/internal/proc"
 	"context"
 	"os"
 	"os/exec"
@@ -77,7 +78,7 @@ func testCleanAfterCrash(t *testing.T, phase string) {
 	var sleeper int
 	if phase == "ready" {
 		st, err := ReadState("tcrash")
-		if err != nil || len(st.Procs) != 1 || !alive(st.Procs[0].PID, st.Procs[0].Start) {
+		if err != nil || len(st.Procs) != 1 || !proc.Alive(st.Procs[0].PID, st.Procs[0].Start) {
 			t.Fatalf("crashed lab should have a live start process: %v %+v", err, st)
 		}
 		sleeper = st.Procs[0].PID
@@ -92,7 +93,7 @@ func testCleanAfterCrash(t *testing.T, phase string) {
 	}
 	requireGone(t, "tcrash")
 	if sleeper != 0 {
-		if _, err := procStart(sleeper); err == nil && !isZombie(sleeper) {
+		if _, err := proc.Start(sleeper); err == nil && !isZombie(sleeper) {
 			t.Errorf("start process %d of the crashed lab still runs", sleeper)
 		}
 	}

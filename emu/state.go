@@ -194,15 +194,3 @@ func flockRun(name string, how int) (func(), error) {
 func removeLockFile(lab string) {
 	os.Remove(filepath.Join(RunDir(), "."+lab+".lock"))
 }
-
-// alive reports whether the process pid is running and started at start.
-func alive(pid int, start uint64) bool {
-	if pid <= 0 {
-		return false
-	}
-	s, err := procStart(pid)
-	if err != nil {
-		return false
-	}
-	return start == 0 || s == start
-}

@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"github.com/emuctl/emuctl/internal/proc"
 	"bufio"
 	"context"
 	"encoding/json"
@@ -74,7 +75,7 @@ func startSupervisor(ctx context.Context, lab string, j *journal) (*Proc, error)
 	}
 	w.Close()
 	gor.Close()
-	st, _ := procStart(cmd.Process.Pid)
+	st, _ := proc.Start(cmd.Process.Pid)
 	p := &Proc{Node: "", PID: cmd.Process.Pid, Start: st, Command: "supervisor", Log: logPath}
 	go cmd.Wait() // reap it if it dies while we are still here
 	crashPoint("supervisor-forked")

@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"github.com/emuctl/emuctl/internal/proc"
 	"context"
 	"errors"
 	"fmt"
@@ -101,7 +102,7 @@ func teardown(st *State, log *slog.Logger) error {
 	}
 	for _, pids := range pidsInNetns(inos) {
 		for _, pid := range pids {
-			if s, err := procStart(pid); err == nil {
+			if s, err := proc.Start(pid); err == nil {
 				procs[pid] = s
 			}
 		}

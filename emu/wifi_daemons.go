@@ -4,6 +4,7 @@ package emu
 // the daemon keeper, and the wait until APs are up and stations associated.
 
 import (
+	"github.com/emuctl/emuctl/internal/proc"
 	"context"
 	"fmt"
 	"os"
@@ -34,7 +35,7 @@ func (d *deployer) startDaemon(n *node, what string, argv []string, logPath stri
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("node %s: start %s: %w", n.spec.Name, what, err)
 	}
-	st, _ := procStart(cmd.Process.Pid)
+	st, _ := proc.Start(cmd.Process.Pid)
 	d.stMu.Lock()
 	d.st.Procs = append(d.st.Procs, Proc{Node: n.spec.Name, PID: cmd.Process.Pid, Start: st, Command: strings.Join(argv, " "), Log: logPath})
 	d.stMu.Unlock()
@@ -149,7 +150,7 @@ func (d *deployer) waitWiFi(ctx context.Context, wnodes []*node, aps bool) error
 			if !ok {
 				return fmt.Errorf("%s: no %s recorded", name, bin)
 			}
-			if !alive(p.PID, p.Start) || isZombie(p.PID) {
+			if !proc.Alive(p.PID, p.Start) || isZombie(p.PID) {
 				return daemonFailure(bin, name, p, "exited during start-up")
 			}
 			out, err := wifi.CtrlRequest(ctrlPath(d.spec.Name, n.spec), "STATUS", 2*time.Second)

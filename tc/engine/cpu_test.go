@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/emuctl/emuctl/internal/testutil"
 	"github.com/emuctl/emuctl/internal/testutil/netlab"
 	"github.com/emuctl/emuctl/tc"
 	"github.com/vishvananda/netns"
@@ -69,15 +68,8 @@ type childLab struct {
 
 func newChildLab(t *testing.T, ab, ba tc.Dir) *childLab {
 	t.Helper()
-	testutil.NeedRoot(t)
-	netlab.SkipInLab(t)
-	l := &childLab{h1: netlab.NewNode(t, "h1"), e: netlab.NewNode(t, "eng"), h2: netlab.NewNode(t, "h2")}
-	netlab.Veth(t, l.h1, "tct1", l.e, "tcta")
-	netlab.Veth(t, l.e, "tctb", l.h2, "tct2")
-	l.h1.Addr(t, "tct1", ip1+"/24")
-	l.h2.Addr(t, "tct2", ip2+"/24")
-	l.h1.Neigh(t, "tct1", ip2, l.h2.Link(t, "tct2").Attrs().HardwareAddr)
-	l.h2.Neigh(t, "tct2", ip1, l.h1.Link(t, "tct1").Attrs().HardwareAddr)
+	l := &childLab{}
+	l.h1, l.e, l.h2 = engineNodes(t)
 	cfg, _ := json.Marshal(childCfg{ab, ba})
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+string(cfg))

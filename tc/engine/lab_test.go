@@ -19,17 +19,27 @@ type engineLab struct {
 
 const ip1, ip2 = "10.9.0.1", "10.9.0.2"
 
-func newEngineLab(t testing.TB, ab, ba tc.Dir, seed uint64) *engineLab {
+// engineNodes builds h1 (tct1, ip1) <-> eng (tcta, tctb) <-> h2 (tct2,
+// ip2) with static ARP entries (loss never hits ARP), for an engine on
+// tcta/tctb; it skips without root and in the kernel lab.
+func engineNodes(t testing.TB) (h1, e, h2 *netlab.Node) {
 	t.Helper()
 	testutil.NeedRoot(t)
 	netlab.SkipInLab(t)
-	l := &engineLab{h1: netlab.NewNode(t, "h1"), e: netlab.NewNode(t, "eng"), h2: netlab.NewNode(t, "h2")}
-	netlab.Veth(t, l.h1, "tct1", l.e, "tcta")
-	netlab.Veth(t, l.e, "tctb", l.h2, "tct2")
-	l.h1.Addr(t, "tct1", ip1+"/24")
-	l.h2.Addr(t, "tct2", ip2+"/24")
-	l.h1.Neigh(t, "tct1", ip2, l.h2.Link(t, "tct2").Attrs().HardwareAddr)
-	l.h2.Neigh(t, "tct2", ip1, l.h1.Link(t, "tct1").Attrs().HardwareAddr)
+	h1, e, h2 = netlab.NewNode(t, "h1"), netlab.NewNode(t, "eng"), netlab.NewNode(t, "h2")
+	netlab.Veth(t, h1, "tct1", e, "tcta")
+	netlab.Veth(t, e, "tctb", h2, "tct2")
+	h1.Addr(t, "tct1", ip1+"/24")
+	h2.Addr(t, "tct2", ip2+"/24")
+	h1.Neigh(t, "tct1", ip2, h2.Link(t, "tct2").Attrs().HardwareAddr)
+	h2.Neigh(t, "tct2", ip1, h1.Link(t, "tct1").Attrs().HardwareAddr)
+	return h1, e, h2
+}
+
+func newEngineLab(t testing.TB, ab, ba tc.Dir, seed uint64) *engineLab {
+	t.Helper()
+	l := &engineLab{}
+	l.h1, l.e, l.h2 = engineNodes(t)
 	eng, err := New(l.e.NS, "tcta", "tctb", ab, ba, seed)
 	if err != nil {
 		t.Fatalf("engine.New: %v", err)

@@ -1,0 +1,172 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"strings"
+
+	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/internal/suggest"
+	"github.com/emuctl/emuctl/topo"
+)
+
+// Options tune Up. The zero value is what `emuctl up` does by default.
+type Options struct {
+	// Name overrides the topology's lab name (emuctl up --name).
+	Name string
+	// Log receives debug lines, one per host change (default: discard).
+	Log *slog.Logger
+	// AllowExternal permits taking real host interfaces into the lab
+	// (--allow-external).
+	AllowExternal bool
+	// ExtendAllowedCC lets nodes default to congestion controls outside
+	// the host's allowed list, a host-wide change undone by Down
+	// (--extend-allowed-cc).
+	ExtendAllowedCC bool
+	// Workers bounds parallel netlink work (default: 2 × CPUs).
+	Workers int
+}
+
+// Lab is a running lab: what Up built or Open found. Its methods act on
+// the lab through its recorded state, so a Lab from Open in another
+// process works the same, and several may refer to one lab.
+type Lab struct {
+	name string
+	spec *topo.Spec
+	log  *slog.Logger
+}
+
+// Up resolves src and builds the lab on this machine (root needed):
+// namespaces, links, shaping, switches, addresses, routes, processes. It
+// returns once every link is up (and STP has converged, and every Wi-Fi
+// station has associated). On any failure, or when ctx is cancelled,
+// everything made so far is removed and nothing of the lab remains.
+func Up(ctx context.Context, src Source, opt Options) (*Lab, error) {
+	if src == nil {
+		return nil, errors.New("lab.Up: no topology given")
+	}
+	spec, err := src.Spec()
+	if err != nil {
+		return nil, err
+	}
+	if opt.Name != "" {
+		if err := topo.Rename(spec, opt.Name); err != nil {
+			return nil, err
+		}
+	}
+	log := opt.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	st, err := emu.Deploy(ctx, spec, emu.Options{
+		Workers: opt.Workers, AllowExternal: opt.AllowExternal, ExtendAllowedCC: opt.ExtendAllowedCC, Log: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Lab{name: st.Lab, spec: st.Spec, log: log}, nil
+}
+
+// Open returns the running lab called name, as `emuctl up` or another
+// program left it.
+func Open(name string) (*Lab, error) {
+	st, err := emu.ReadState(name)
+	if errors.Is(err, emu.ErrNoLab) {
+		return nil, notRunning(name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if st.Status != emu.StatusUp {
+		return nil, fmt.Errorf("lab %s is %s, not up", name, st.Status)
+	}
+	return &Lab{name: st.Lab, spec: st.Spec, log: slog.New(slog.DiscardHandler)}, nil
+}
+
+// notRunning names the labs that do run, and the one meant.
+func notRunning(name string) error {
+	labs, _ := emu.Labs()
+	if len(labs) == 0 {
+		return fmt.Errorf("no lab %q is running (none is): %w", name, emu.ErrNoLab)
+	}
+	var names []string
+	for _, l := range labs {
+		names = append(names, l.Lab)
+	}
+	return fmt.Errorf("no lab %q is running (running: %s%s): %w", name, strings.Join(names, ", "), suggest.DidYouMean(name, names), emu.ErrNoLab)
+}
+
+// Name is the lab's name; its nodes' namespaces are "<name>.<node>".
+func (l *Lab) Name() string { return l.name }
+
+// Spec is the resolved topology the lab was built from: nodes with their
+// interfaces, addresses and routes, links with their parameters as built.
+// It is shared: do not modify it.
+func (l *Lab) Spec() *topo.Spec { return l.spec }
+
+// Nodes are the lab's node names, in declaration order.
+func (l *Lab) Nodes() []string {
+	out := make([]string, len(l.spec.Nodes))
+	for i, n := range l.spec.Nodes {
+		out[i] = n.Name
+	}
+	return out
+}
+
+// Addr is a node's first IPv4 address (else its first IPv6 one): the
+// address Ping and traffic use for it by default.
+func (l *Lab) Addr(node string) (netip.Addr, error) {
+	n, err := l.node(node)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	a, ok := emu.PrimaryAddr(n)
+	if !ok {
+		return netip.Addr{}, fmt.Errorf("lab %s: node %s has no address", l.name, node)
+	}
+	return a, nil
+}
+
+// node finds a node, or says which exist.
+func (l *Lab) node(name string) (*topo.Node, error) {
+	if n := l.spec.Node(name); n != nil {
+		return n, nil
+	}
+	names := l.Nodes()
+	return nil, fmt.Errorf("lab %s has no node %q (nodes: %s%s)", l.name, name, strings.Join(names, ", "), suggest.DidYouMean(name, names))
+}
+
+// Warnings are the lab's notes about links that do less than asked (for
+// example a kernel shaper on a switched path); empty when there are none.
+func (l *Lab) Warnings() ([]string, error) {
+	st, err := emu.ReadState(l.name)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, ls := range st.Links {
+		if ls.Warning != "" {
+			out = append(out, fmt.Sprintf("link %d (%s): %s", ls.Index, ls.Name, ls.Warning))
+		}
+	}
+	return out, nil
+}
+
+// VerifyOptions tune Verify.
+type VerifyOptions = emu.VerifyOptions
+
+// Verify measures every shaped link in both directions (one-way delay,
+// rate, loss) with probe frames that cross only that link, as `emuctl
+// verify` does. A direction whose numbers are off has Problems; the error
+// is for failures to measure.
+func (l *Lab) Verify(ctx context.Context, opt VerifyOptions) ([]emu.DirResult, error) {
+	return emu.Verify(ctx, l.name, opt)
+}
+
+// Down tears the lab down: its processes, namespaces, links, real adapters
+// returned, state removed. It is idempotent: a lab already down is no
+// error.
+func (l *Lab) Down() error { return emu.Down(l.name, l.log) }

@@ -66,7 +66,7 @@ func (e runEnv) lookup(r *ref) (value, error) {
 	if isParamRef(e.sc, r.name) {
 		return paramValue(e.sc, r.name)
 	}
-	return e.rec.data.metric(r.name, r.arg)
+	return e.rec.metric(r.name, r.arg)
 }
 
 func isParamRef(sc *Scenario, name string) bool {
@@ -117,7 +117,7 @@ func (e scenEnv) lookup(r *ref) (value, error) {
 			continue
 		}
 		runs++
-		v, err := rec.data.metric(r.name, r.arg)
+		v, err := rec.metric(r.name, r.arg)
 		if err != nil {
 			lastErr = err
 			continue

@@ -96,7 +96,7 @@ func (ev *evaluator) judgePerRun(c *Check, cr *CheckResult) {
 		if sc == nil || !c.Where.matches(sc.Labels) || rec.Retried && c.Class != Fidelity {
 			continue
 		}
-		if rec.data == nil || rec.Error != "" || rec.Interrupted || (c.Class != Fidelity && len(rec.Invalid) > 0) {
+		if !rec.measured() || rec.Error != "" || rec.Interrupted || (c.Class != Fidelity && len(rec.Invalid) > 0) {
 			continue
 		}
 		ok, shown, err := judge(c, runEnv{sc: sc, rec: rec})

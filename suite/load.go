@@ -18,7 +18,7 @@ const MaxFileSize = 4 << 20
 const maxScenarios = 2000
 
 var (
-	docKeys     = []string{"version", "suite", "title", "study", "source", "notes", "params", "exclude", "profiles", "topology", "flows", "collect", "checks", "plots"}
+	docKeys     = []string{"version", "suite", "title", "study", "source", "notes", "params", "exclude", "profiles", "topology", "flows", "collect", "checks", "plots", "reference"}
 	profileKeys = []string{"duration", "warmup", "interval", "reps", "retry_invalid", "params"}
 	nameRe      = regexp.MustCompile(`^[a-z][a-z0-9-]{0,23}$`)
 	paramRe     = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
@@ -68,7 +68,7 @@ func Load(filename string, data []byte) (*Suite, error) {
 		return nil, d.result()
 	}
 	s := &Suite{File: filename, Profiles: map[string]*Profile{}}
-	var profiles, checks, plots, exclude *yaml.Node
+	var profiles, checks, plots, exclude, reference *yaml.Node
 	for _, e := range d.entries(root, "", docKeys, true) {
 		switch e.key {
 		case "version":
@@ -108,6 +108,8 @@ func Load(filename string, data []byte) (*Suite, error) {
 			checks = e.v
 		case "plots":
 			plots = e.v
+		case "reference":
+			reference = e.v
 		}
 	}
 	for _, need := range []struct {
@@ -119,6 +121,9 @@ func Load(filename string, data []byte) (*Suite, error) {
 		}
 	}
 	s.Exclude = d.bindings(exclude, "exclude", s.Params)
+	if reference != nil {
+		s.Reference = d.reference(reference, s)
+	}
 	s.decodeProfiles(d, profiles)
 	s.flowNames, s.nodeNames = map[string]bool{}, map[string]bool{}
 	if !d.failedAt("params", "profiles", "suite", "") {
@@ -131,6 +136,7 @@ func Load(filename string, data []byte) (*Suite, error) {
 	s.namesKnown = !d.failed()
 	s.Checks = d.checks(checks, s)
 	s.Plots = d.plots(plots, s)
+	d.checkDiffers(s)
 	if err := d.result(); err != nil {
 		return nil, err
 	}

@@ -81,6 +81,7 @@ func (s *Suite) expand(d *diag, prof *Profile) []*Scenario {
 		if sc.Spec != nil {
 			sc.Flows = s.loadFlows(d, in, prof, sc.Spec)
 		}
+		sc.refArgs = s.referenceArgs(d, in)
 		out = append(out, sc)
 	}
 	return out

@@ -27,6 +27,9 @@ type Outcome struct {
 	Verdict    string            `json:"verdict"`
 	Conditions map[string]string `json:"conditions,omitempty"`
 	Notes      []string          `json:"notes,omitempty"`
+	// Reference is the reference engine's part (--reference ns3): its
+	// runs, and in Checks[i].Reference each check judged on them.
+	Reference *RefOutcome `json:"reference,omitempty"`
 }
 
 // RunRecord is one run (one repetition of one scenario, one attempt).
@@ -57,11 +60,24 @@ type RunRecord struct {
 	// Metrics are the run's standard metrics (also in runs.csv).
 	Metrics map[string]float64 `json:"metrics,omitempty"`
 	data    *runData
+	ref     *refData // a reference engine's run (reference_data.go)
 }
 
 // Valid reports whether the run counts for the checks.
 func (r *RunRecord) Valid() bool {
-	return r.Error == "" && !r.Interrupted && len(r.Invalid) == 0 && r.data != nil
+	return r.Error == "" && !r.Interrupted && len(r.Invalid) == 0 && r.measured()
+}
+
+// measured reports whether the run has results: a lab's, or a
+// reference engine's (ref).
+func (r *RunRecord) measured() bool { return r.data != nil || r.ref != nil }
+
+// metric evaluates a metric on the run's results.
+func (r *RunRecord) metric(name, arg string) (value, error) {
+	if r.ref != nil {
+		return r.ref.metric(name, arg)
+	}
+	return r.data.metric(name, arg)
 }
 
 // Status is ok, invalid, error or interrupted.
@@ -103,6 +119,9 @@ type CheckResult struct {
 	PerRun   bool      `json:"per_run,omitempty"`
 	Unit     string    `json:"unit,omitempty"`
 	Values   []float64 `json:"-"`
+	// Reference is the check judged on the reference engine's runs (nil:
+	// no engine ran, or it measures nothing here).
+	Reference *RefCheck `json:"reference,omitempty"`
 }
 
 // Item is one evaluation of a check: one run, or one binding of its for:

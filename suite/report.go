@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -34,7 +35,12 @@ func writeReport(o *Outcome, p *Plan, figs []figure, anaDir string, plotErr erro
 		w("> Interrupted (Ctrl-C): the table judges the %d runs made before the stop.\n\n", len(o.Runs))
 	}
 	w("%s\n", howToRead)
-	w("## Checks\n\n| result | ID | class | check | measured | expected | paper |\n|---|---|---|---|---|---|---|\n")
+	if o.Reference != nil {
+		w("## Checks\n\n| result | ID | class | check | measured (Linux) | %s | expected | paper |\n|---|---|---|---|---|---|---|---|\n",
+			EngineName(o.Reference.Engine))
+	} else {
+		w("## Checks\n\n| result | ID | class | check | measured | expected | paper |\n|---|---|---|---|---|---|---|\n")
+	}
 	for _, c := range o.Checks {
 		mark := statusMark[c.Status]
 		if c.Holds != nil {
@@ -48,9 +54,16 @@ func writeReport(o *Outcome, p *Plan, figs []figure, anaDir string, plotErr erro
 		if c.Reason != "" && (c.Status == StatusSkip || c.Status == StatusNA) {
 			meas = c.Reason
 		}
-		w("| %s | %s | %s | %s | %s | %s | %s |\n", mark, c.ID, c.Class, cell(c.Title), cell(meas), cell(exp), cell(c.Paper))
+		meas = cell(meas)
+		if o.Reference != nil {
+			meas += " | " + cell(refColumn(o, c)) // the engine's column
+		}
+		w("| %s | %s | %s | %s | %s | %s | %s |\n", mark, c.ID, c.Class, cell(c.Title), meas, cell(exp), cell(c.Paper))
 	}
 	w("\n")
+	if o.Reference != nil {
+		referenceSection(&b, o)
+	}
 	details(&b, o)
 	scenarioTable(&b, o, p)
 	limitedTable(&b, o, p)
@@ -81,6 +94,7 @@ func writeReport(o *Outcome, p *Plan, figs []figure, anaDir string, plotErr erro
 	}
 	conditionsTable(&b, o)
 	w("## Files\n\n- `runs/*.json`: raw results (one per run, `emuctl report` reads them); `runs/*.run.json`: validity, link-engine counters, CPU\n- `runs.csv`: one row per run; `checks.csv`, `outcome.json`: the checks (`--json` prints the outcome)\n")
+	b.WriteString(referenceFiles(o))
 	if anaDir != "" {
 		w("- `%s/report.md`: the full analysis report (per-flow tables, repetitions with 95 %% CIs, conditions of every run)\n", anaDir)
 	}
@@ -186,6 +200,8 @@ func details(b *strings.Builder, o *Outcome) {
 // scenarioTable prints medians per scenario.
 func scenarioTable(b *strings.Builder, o *Outcome, p *Plan) {
 	var cols []int
+	ref := refScenarioMedians(o) // scenario → metric → the engine's median
+	refCol := map[int]bool{}
 	for i, c := range reportColumns {
 		for _, r := range o.Runs {
 			if _, ok := r.Metrics[c.name]; ok && r.Valid() {
@@ -193,12 +209,22 @@ func scenarioTable(b *strings.Builder, o *Outcome, p *Plan) {
 				break
 			}
 		}
+		for _, m := range ref {
+			if _, ok := m[c.name]; ok && slices.Contains(cols, i) {
+				refCol[i] = true
+			}
+		}
 	}
 	b.WriteString("## Scenarios (medians over valid runs)\n\n| scenario | valid runs |")
+	ncols := len(cols)
 	for _, i := range cols {
 		b.WriteString(" " + reportColumns[i].head + " |")
+		if refCol[i] {
+			b.WriteString(" " + EngineName(o.Reference.Engine) + " |")
+			ncols++
+		}
 	}
-	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(cols)) + "\n")
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", ncols) + "\n")
 	for _, sc := range p.Scenarios {
 		runs := validRuns(o, sc.Name)
 		fmt.Fprintf(b, "| %s | %d |", sc.Name, len(runs))
@@ -217,6 +243,16 @@ func scenarioTable(b *strings.Builder, o *Outcome, p *Plan) {
 				}
 			}
 			b.WriteString(" " + s + " |")
+			if refCol[i] {
+				s = "—"
+				if v, ok := ref[sc.Name][reportColumns[i].name]; ok {
+					s = fmtNum(v)
+					if reportColumns[i].name == "udp_loss" {
+						s = fmtPct(v)
+					}
+				}
+				b.WriteString(" " + s + " |")
+			}
 		}
 		b.WriteString("\n")
 	}

@@ -28,6 +28,10 @@ type Options struct {
 	TTY bool
 	// Log receives debug lines (deploy, teardown); default: discard.
 	Log *slog.Logger
+	// Reference names a reference engine ("ns3") whose program runs every
+	// scenario it covers after the labs, for the report's third column
+	// (reference_run.go); "" for none.
+	Reference string
 }
 
 // job is one repetition of one scenario.
@@ -47,6 +51,9 @@ type job struct {
 func Run(ctx context.Context, p *Plan, o Options) (*Outcome, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("emuctl test builds labs of network namespaces: run it as root (sudo)")
+	}
+	if err := checkReference(p.Suite, o.Reference); err != nil {
+		return nil, err
 	}
 	if o.Seed == 0 {
 		o.Seed = rand.Uint64()%1_000_000 + 1
@@ -73,6 +80,11 @@ func Run(ctx context.Context, p *Plan, o Options) (*Outcome, error) {
 			defer t.close()
 		}
 	}
+	var ref *RefOutcome
+	if o.Reference != "" {
+		ref = r.prepareReference(ctx, o.Reference)
+		out.Reference = ref
+	}
 	jobs := r.order()
 	r.bar = newProgress(o.Progress, o.TTY, p, len(jobs))
 	for _, j := range jobs {
@@ -82,11 +94,17 @@ func Run(ctx context.Context, p *Plan, o Options) (*Outcome, error) {
 		r.runJob(ctx, j)
 	}
 	r.bar.done()
+	if ref != nil && ctx.Err() == nil {
+		r.runReference(ctx, ref)
+	}
 	out.Conditions["netns_settle"] = settleSummary(out.Runs)
 	out.Interrupted = ctx.Err() != nil
 	out.Finished = time.Now()
 	r.ev.runs = out.Runs
 	out.Checks = r.ev.judgeAll()
+	if ref != nil {
+		judgeReference(p, ref, out.Checks)
+	}
 	out.Verdict = verdict(out)
 	if err := writeOutputs(out, p); err != nil {
 		return out, err

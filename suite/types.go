@@ -33,6 +33,9 @@ type Suite struct {
 	Collect []string `json:"collect,omitempty"`
 	Checks  []*Check `json:"checks"`
 	Plots   []*Plot  `json:"plots,omitempty"`
+	// Reference maps an engine ("ns3") to the program that runs the
+	// scenarios in a simulator for the report's third column (reference.go).
+	Reference map[string]*RefSpec `json:"reference,omitempty"`
 
 	topology *yaml.Node
 	flows    *yaml.Node
@@ -86,6 +89,8 @@ type Scenario struct {
 	values map[string]*Value
 	// topoText is the instantiated topology, loaded afresh for each run.
 	topoText []byte
+	// refArgs are each reference engine's program flags for the scenario.
+	refArgs map[string][]string
 }
 
 // Check classes (experiments.md §7).

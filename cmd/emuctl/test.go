@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -22,6 +23,7 @@ type testFlags struct {
 	reps                     int
 	out                      string
 	seed                     uint64
+	reference                string
 }
 
 func newTestCmd() *cobra.Command {
@@ -40,9 +42,15 @@ a run: a failure makes it invalid and it is made again once), behaviour (what
 the study is about) and reference (the study's numbers beside ours, never
 gating). Exit status: 0 pass, 1 a physics or behaviour check failed (or a run
 could not be made), 2 inconclusive (a gating check had no valid run), 130
-interrupted.`,
+interrupted.
+
+--reference ns3 runs the scenarios a suite's reference: block covers in
+emuctl's own ns-3 program after the labs (built once with g++ against
+libns3-dev); the report shows ns-3's values beside Linux's and the paper's
+and says what differs. Without ns-3 the column says how to install it.`,
 		Example: `  sudo emuctl test asym-mptcp --quick
   sudo emuctl test sack-reno --reps 5 --out /tmp/results
+  sudo emuctl test sack-reno --quick --reference ns3
   sudo emuctl test my-suite.yaml --json > outcome.json
   emuctl test --list`,
 		ValidArgsFunction: completeSuites,
@@ -67,6 +75,7 @@ interrupted.`,
 	f.BoolVar(&tf.list, "list", false, "list the built-in suites with their run counts and estimated times")
 	f.BoolVar(&tf.json, "json", false, "print the outcome (every check and run) as JSON on stdout")
 	f.Uint64Var(&tf.seed, "seed", 0, "seed of the random run order (default: random, recorded in the report)")
+	f.StringVar(&tf.reference, "reference", "", "also run the suite's scenarios in a simulator after the labs, for a third column beside Linux and the paper: ns3 (emuctl's own ns-3 programs, validate/ns3; needs libns3-dev and g++)")
 	return cmd
 }
 
@@ -119,7 +128,7 @@ func runTest(cmd *cobra.Command, arg string, tf testFlags) error {
 		}
 	}()
 	tty := term.IsTerminal(int(os.Stderr.Fd()))
-	out, err := suite.Run(ctx, plan, suite.Options{Dir: dir, Seed: tf.seed, Progress: errw, TTY: tty, Log: logger()})
+	out, err := suite.Run(ctx, plan, suite.Options{Dir: dir, Seed: tf.seed, Progress: errw, TTY: tty, Log: logger(), Reference: tf.reference})
 	if out == nil {
 		return err
 	}
@@ -167,6 +176,9 @@ func printOutcome(w io.Writer, o *suite.Outcome) {
 		if c.Status == "skip" || c.Status == "n/a" {
 			line = c.Reason
 		}
+		if c.Reference != nil && o.Reference != nil {
+			line += "   [" + suite.EngineName(o.Reference.Engine) + ": " + c.Reference.Measured + "]"
+		}
 		if c.Paper != "" {
 			line += "   [paper: " + c.Paper + "]"
 		}
@@ -209,6 +221,8 @@ func listSuites(w io.Writer, asJSON bool) error {
 		Title   string         `json:"title"`
 		Runs    map[string]int `json:"runs"`
 		Seconds map[string]int `json:"estimated_seconds"`
+		// Reference lists the engines --reference can run for the suite.
+		Reference []string `json:"reference,omitempty"`
 	}
 	var rows []row
 	for _, name := range suite.Builtins() {
@@ -217,6 +231,11 @@ func listSuites(w io.Writer, asJSON bool) error {
 			return err
 		}
 		r := row{Name: name, Title: s.Title, Runs: map[string]int{}, Seconds: map[string]int{}}
+		for _, e := range suite.Engines {
+			if s.Reference[e] != nil {
+				r.Reference = append(r.Reference, e)
+			}
+		}
 		for _, p := range suite.ProfileNames {
 			if plan, err := s.Plan(p, suite.PlanOptions{}); err == nil {
 				r.Runs[p], r.Seconds[p] = plan.Runs(), int(plan.Estimate().Seconds())
@@ -230,12 +249,16 @@ func listSuites(w io.Writer, asJSON bool) error {
 		return enc.Encode(rows)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SUITE\tQUICK\tDEFAULT\tPAPER\tTITLE")
+	fmt.Fprintln(tw, "SUITE\tQUICK\tDEFAULT\tPAPER\tREFERENCE\tTITLE")
 	for _, r := range rows {
 		cell := func(p string) string {
 			return fmt.Sprintf("%d runs ~%s", r.Runs[p], roundDur(time.Duration(r.Seconds[p])*time.Second))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, cell("quick"), cell("default"), cell("paper"), r.Title)
+		ref := strings.Join(r.Reference, ",")
+		if ref == "" {
+			ref = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, cell("quick"), cell("default"), cell("paper"), ref, r.Title)
 	}
 	return tw.Flush()
 }

@@ -90,7 +90,7 @@ func wifiPreflight(spec *topo.Spec) []string {
 			errs = append(errs, fmt.Sprintf("%sWi-Fi nodes need mac80211_hwsim: %v (load it with `modprobe mac80211_hwsim radios=0`; emuctl creates the radios itself; or wifi: {backend: engine} for emuctl's medium over veth pairs)", at, err))
 		}
 	}
-	tools := wifi.ProbeTools()
+	tools := wifiTools(spec)
 	caps := tc.Probe()
 	for i := range spec.Nodes {
 		n := &spec.Nodes[i]
@@ -127,6 +127,18 @@ func wifiPreflight(spec *topo.Spec) []string {
 		}
 	}
 	return errs
+}
+
+// wifiTools probes the daemons a lab runs: those its file names (wifi:
+// {hostapd: ..., wpa_supplicant: ...}), else EMUCTL_HOSTAPD /
+// EMUCTL_WPA_SUPPLICANT, else the ones in PATH.
+func wifiTools(spec *topo.Spec) wifi.Tools {
+	var p wifi.ToolPaths
+	if w := spec.WiFiDaemons; w != nil {
+		p = wifi.ToolPaths{Hostapd: w.Hostapd, HostapdFrom: w.HostapdPos + " wifi.hostapd",
+			WpaSupplicant: w.WpaSupplicant, WpaSupplicantFrom: w.WpaSupplicantPos + " wifi.wpa_supplicant"}
+	}
+	return wifi.ProbeToolsFor(p)
 }
 
 // wifiSetup is the deploy phase for Wi-Fi nodes: radios, interfaces,
@@ -187,9 +199,10 @@ func (d *deployer) wifiSetup(ctx context.Context) error {
 		return err
 	}
 	// Access points first, then stations, then wait for every station.
+	tools := wifiTools(d.spec)
 	for _, n := range wnodes {
 		if n.spec.AP != nil {
-			if err := d.startHostapd(n); err != nil {
+			if err := d.startHostapd(n, tools.Hostapd); err != nil {
 				return err
 			}
 		}
@@ -202,7 +215,7 @@ func (d *deployer) wifiSetup(ctx context.Context) error {
 	}
 	for _, n := range wnodes {
 		if n.spec.Station != nil {
-			if err := d.startWpaSupplicant(n); err != nil {
+			if err := d.startWpaSupplicant(n, tools.WpaSupplicant); err != nil {
 				return err
 			}
 		}

@@ -44,7 +44,7 @@ func (d *deployer) startDaemon(n *node, what string, argv []string, logPath stri
 	return nil
 }
 
-func (d *deployer) startHostapd(n *node) error {
+func (d *deployer) startHostapd(n *node, hostapd wifi.Tool) error {
 	dir := wifiDir(d.spec.Name, n.spec.Name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -55,7 +55,7 @@ func (d *deployer) startHostapd(n *node) error {
 	if err != nil {
 		return fmt.Errorf("access point %s: %w", n.spec.Name, err)
 	}
-	argv := []string{wifi.HostapdPath()}
+	argv := hostapd.Argv()
 	for _, f := range files {
 		p := filepath.Join(dir, f.Name)
 		if err := os.WriteFile(p, f.Data, 0o600); err != nil {
@@ -82,7 +82,7 @@ func ctrlPath(lab string, n *topo.Node) string {
 	return filepath.Join(dir, n.AP.Iface)
 }
 
-func (d *deployer) startWpaSupplicant(n *node) error {
+func (d *deployer) startWpaSupplicant(n *node, wpas wifi.Tool) error {
 	st := n.spec.Station
 	dir := wifiDir(d.spec.Name, n.spec.Name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -97,7 +97,7 @@ func (d *deployer) startWpaSupplicant(n *node) error {
 	if err := os.WriteFile(confPath, conf, 0o600); err != nil {
 		return err
 	}
-	return d.startDaemon(n, "wpa_supplicant", []string{wifi.WpaSupplicantPath(), "-D", "nl80211", "-i", st.Iface, "-c", confPath},
+	return d.startDaemon(n, "wpa_supplicant", append(wpas.Argv(), "-D", "nl80211", "-i", st.Iface, "-c", confPath),
 		filepath.Join(dir, "wpa_supplicant.log"))
 }
 

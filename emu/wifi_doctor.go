@@ -15,11 +15,6 @@ import (
 // stations here, which modes the installed daemons can do, and whether
 // multi-link (MLO) can work, naming what is missing.
 func wifiBackends(hwsim bool) []Backend {
-	if !hwsim {
-		return []Backend{{"Wi-Fi (kind: ap / station)", "engine: emuctl's medium carries the nodes' Ethernet frames between veth pairs as 802.11 data frames (airtime, EDCA contention, collisions, retries, SNR-based errors from ns-3's Yans model, A-MPDU; fixed or ideal rates)",
-			"no mac80211_hwsim in this kernel (`modprobe mac80211_hwsim radios=0` where the kernel has it: then hwsim radios, hostapd and wpa_supplicant); the engine has no management plane (stations are associated from the start; no beacons, scanning, authentication or minstrel) and no multi-link"},
-			{"Wi-Fi medium (wifi: {medium: ...})", "emuctl's medium in the lab's supervisor (engine backend)", "medium: false (hwsim's instant medium) needs mac80211_hwsim"}}
-	}
 	t := wifi.ProbeTools()
 	desc := func(x wifi.Tool) string {
 		if x.Path == "" || x.Err != nil && x.Version == "" {
@@ -43,11 +38,40 @@ func wifiBackends(hwsim bool) []Backend {
 		if x.SAE {
 			sec += ", wpa3"
 		}
-		s := fmt.Sprintf("%s %s (%s)", x.Name, x.Version, x.Path)
+		s := fmt.Sprintf("%s %s (%s", x.Name, x.Version, x.Path)
+		if x.Source != "" && x.Source != "PATH" {
+			s += ", from " + x.Source
+		}
+		if len(x.Loader) > 0 {
+			s += ", started through its tree's loader " + x.Loader[0]
+		}
+		s += ")"
 		if x.Name == "hostapd" {
 			s += "; modes " + strings.Join(modes, "/")
 		}
-		return s + "; security " + sec
+		s += "; security " + sec
+		switch {
+		case x.MLO && x.Name == "hostapd":
+			s += "; multi-link (AP MLD)"
+			if x.LinkRemove {
+				s += " with LINK_REMOVE (a link can be taken down at run time)"
+			} else {
+				s += " without LINK_REMOVE (CONFIG_TESTING_OPTIONS: no run-time link removal)"
+			}
+		case x.MLO:
+			s += "; multi-link (station MLD)"
+		case x.MLD:
+			s += "; multi-link code, refused: hostapd < 2.12 crashes when a station MLD reconnects"
+		default:
+			s += "; no multi-link"
+		}
+		return s
+	}
+	if !hwsim {
+		return []Backend{{"Wi-Fi (kind: ap / station)", "engine: emuctl's medium carries the nodes' Ethernet frames between veth pairs as 802.11 data frames (airtime, EDCA contention, collisions, retries, SNR-based errors from ns-3's Yans model, A-MPDU; fixed or ideal rates)",
+			"no mac80211_hwsim in this kernel (`modprobe mac80211_hwsim radios=0` where the kernel has it: then hwsim radios, hostapd and wpa_supplicant); the engine has no management plane (stations are associated from the start; no beacons, scanning, authentication or minstrel) and no multi-link"},
+			{"Wi-Fi medium (wifi: {medium: ...})", "emuctl's medium in the lab's supervisor (engine backend)", "medium: false (hwsim's instant medium) needs mac80211_hwsim"},
+			{"Wi-Fi daemons (hwsim backend only)", "unused here (no mac80211_hwsim)", desc(t.Hostapd) + "; " + desc(t.WpaSupplicant)}}
 	}
 	out := []Backend{{"Wi-Fi (kind: ap / station)", "mac80211_hwsim radios (one per node, created over generic netlink) + hostapd / wpa_supplicant in the nodes",
 		desc(t.Hostapd) + "; " + desc(t.WpaSupplicant)}}

@@ -13,7 +13,7 @@ import (
 // node position: [x, y, z], and wifi: {rate: ...} on APs and stations.
 
 var (
-	wifiTopKeys  = []string{"medium", "backend"}
+	wifiTopKeys  = []string{"medium", "backend", "hostapd", "wpa_supplicant"}
 	mediumKeys   = []string{"path_loss", "noise_figure", "ampdu", "seed", "pairs", "retry_limit", "queue"}
 	wifiBackends = []string{WiFiBackendAuto, WiFiBackendHwsim, WiFiBackendEngine}
 	pathLossKeys = []string{"model", "exponent", "ref_loss", "ref_distance"}
@@ -47,6 +47,9 @@ type rawMedium struct {
 type rawWiFiTop struct {
 	backend    string
 	backendLoc loc
+	// daemons named by the file: key -> path, and where
+	daemons    map[string]string
+	daemonLocs map[string]loc
 }
 
 type rawPair struct {
@@ -66,6 +69,19 @@ func (d *dec) wifiTop(n *yaml.Node, doc *rawDoc) {
 		if e.key == "backend" {
 			doc.wifi.backend, _ = d.oneOf(e.v, p, "Wi-Fi backend", wifiBackends)
 			doc.wifi.backendLoc = at(e.v, p)
+			continue
+		}
+		if e.key == "hostapd" || e.key == "wpa_supplicant" {
+			if path, ok := d.str(e.v, p, "the path of the "+e.key+" executable"); ok {
+				if path == "" || strings.ContainsAny(path, "\x00\n") {
+					d.errorf(at(e.v, p), "%s: %q is not a path", p, path)
+					continue
+				}
+				if doc.wifi.daemons == nil {
+					doc.wifi.daemons, doc.wifi.daemonLocs = map[string]string{}, map[string]loc{}
+				}
+				doc.wifi.daemons[e.key], doc.wifi.daemonLocs[e.key] = path, at(e.v, p)
+			}
 			continue
 		}
 		if e.key != "medium" {

@@ -61,7 +61,22 @@ func (r *resolver) resolveMedium() {
 		if r.doc.wifi.backend != "" {
 			r.d.errorf(r.doc.wifi.backendLoc, "wifi: {backend: ...} needs Wi-Fi nodes (kind: ap and kind: station)")
 		}
+		for _, k := range []string{"hostapd", "wpa_supplicant"} {
+			if _, ok := r.doc.wifi.daemons[k]; ok {
+				r.d.errorf(r.doc.wifi.daemonLocs[k], "wifi: {%s: ...} needs Wi-Fi nodes (kind: ap and kind: station)", k)
+			}
+		}
 		return
+	}
+	if ds := r.doc.wifi.daemons; ds != nil {
+		w := &WiFiDaemons{}
+		if p, ok := ds["hostapd"]; ok {
+			w.Hostapd, w.HostapdPos = p, posString(r.spec.Source, r.doc.wifi.daemonLocs["hostapd"])
+		}
+		if p, ok := ds["wpa_supplicant"]; ok {
+			w.WpaSupplicant, w.WpaSupplicantPos = p, posString(r.spec.Source, r.doc.wifi.daemonLocs["wpa_supplicant"])
+		}
+		r.spec.WiFiDaemons = w
 	}
 	med := &WiFiMedium{Enabled: true, Backend: WiFiBackendAuto, PathLoss: "logdistance", Exponent: defaultExponent, RefLossDB: defaultRefLoss,
 		RefDistM: 1, NoiseFigureDB: defaultNF, AMPDU: true}

@@ -161,6 +161,19 @@ type WiFiMedium struct {
 	Pos string `json:"pos,omitempty"`
 }
 
+// WiFiDaemons are the hostapd and wpa_supplicant a lab runs, when its file
+// names them (wifi: {hostapd: PATH, wpa_supplicant: PATH}), ahead of the
+// EMUCTL_HOSTAPD / EMUCTL_WPA_SUPPLICANT environment and PATH: for
+// example an 802.11be-enabled hostapd for multi-link access points, which
+// no Debian package provides. Paths are as written (relative ones are
+// taken from the directory emuctl runs in); the runtime checks them.
+type WiFiDaemons struct {
+	Hostapd          string `json:"hostapd,omitempty"`
+	HostapdPos       string `json:"hostapd_pos,omitempty"`
+	WpaSupplicant    string `json:"wpa_supplicant,omitempty"`
+	WpaSupplicantPos string `json:"wpa_supplicant_pos,omitempty"`
+}
+
 // WiFiPair fixes the SNR between two nodes, or adds loss to their path.
 type WiFiPair struct {
 	A      string   `json:"a"`

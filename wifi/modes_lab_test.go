@@ -62,7 +62,7 @@ func TestLabWiFiModes(t *testing.T) {
 			}
 			return
 		}
-		want := fmt.Sprintf("802.11be multi-link needs hostapd ≥ 2.11 built with CONFIG_IEEE80211BE; found hostapd v%s (%s)", tools.Hostapd.Version, tools.Hostapd.Path)
+		want := fmt.Sprintf("802.11be multi-link needs %s; found hostapd v%s (%s", MLOHostapd, tools.Hostapd.Version, tools.Hostapd.Path)
 		if !errors.Is(err, ErrToolMissing) || !strings.Contains(err.Error(), want) {
 			t.Errorf("CheckAP(MLO) = %v, want it to contain %q", err, want)
 		}
@@ -134,14 +134,16 @@ func runLabCase(t *testing.T, tools Tools, idx int, c labCase) {
 	labRadio(t, fmt.Sprintf("emutest%d-ap", idx), apNS, ap.Iface)
 	labRadio(t, fmt.Sprintf("emutest%d-sta", idx), staNS, sta.Iface)
 
-	hapd := startIn(t, apNS.name, apLog, HostapdPath(), filepath.Join(dir, "hostapd.conf"))
+	hcmd := ProbeTools().Hostapd.Argv()
+	hapd := startIn(t, apNS.name, apLog, append(hcmd, filepath.Join(dir, "hostapd.conf"))...)
 	apCtrl := filepath.Join(dir, "hapd", ap.Iface)
 	apStatus, err := hapd.waitStatus(apCtrl, "state", "ENABLED", 60*time.Second)
 	if err != nil {
 		t.Fatalf("hostapd did not enable the AP: %v", err)
 	}
 	start := time.Now()
-	wpas := startIn(t, staNS.name, staLog, WpaSupplicantPath(), "-D", "nl80211", "-i", sta.Iface, "-c", filepath.Join(dir, "wpa_supplicant.conf"))
+	wcmd := ProbeTools().WpaSupplicant.Argv()
+	wpas := startIn(t, staNS.name, staLog, append(wcmd, "-D", "nl80211", "-i", sta.Iface, "-c", filepath.Join(dir, "wpa_supplicant.conf"))...)
 	staCtrl := filepath.Join(dir, "wpas", sta.Iface)
 	staStatus, err := wpas.waitStatus(staCtrl, "wpa_state", "COMPLETED", 90*time.Second)
 	if err != nil {
@@ -268,11 +270,11 @@ func parseGoldens(t *testing.T, tools Tools) {
 	sem := make(chan struct{}, 4) // process spawns are slow in the VM: overlap them
 	for i, f := range files {
 		abs, _ := filepath.Abs(f)
-		argv := []string{WpaSupplicantPath(), "-D", "nl80211", "-i", "emutest-none", "-c", abs}
+		argv := append(tools.WpaSupplicant.Argv(), "-D", "nl80211", "-i", "emutest-none", "-c", abs)
+		argv0[i] = "wpa_supplicant"
 		if strings.HasPrefix(filepath.Base(f), "hostapd") {
-			argv = []string{HostapdPath(), abs}
+			argv, argv0[i] = append(tools.Hostapd.Argv(), abs), "hostapd"
 		}
-		argv0[i] = filepath.Base(argv[0])
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -3,12 +3,14 @@ package wifi
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,11 +55,57 @@ type Tool struct {
 	VHT bool // hostapd: 802.11ac (CONFIG_IEEE80211AC, "vht_oper_chwidth")
 	HE  bool // hostapd: 802.11ax (CONFIG_IEEE80211AX, "he_oper_chwidth")
 	EHT bool // hostapd: 802.11be (CONFIG_IEEE80211BE, "eht_oper_chwidth")
-	// MLO: multi-link operation. hostapd: ≥ 2.11 with EHT and the mld_ap
-	// key; wpa_supplicant: ≥ 2.11 with its MLD code.
+	// MLD: the binary has multi-link code (hostapd: EHT and the mld_ap
+	// key, 2.11 or later; wpa_supplicant: its "MLD: " messages, 2.11 or
+	// later).
+	MLD bool
+	// MLO: multi-link operation emuctl runs. hostapd: MLD and ≥ 2.12
+	// (2.11 dereferences a NULL station in send_assoc_resp when a
+	// station MLD reconnects for the 4th–5th time — measured in the kernel
+	// lab — fixed in 2.12 by b7f08c28c); wpa_supplicant: MLD (≥ 2.11).
 	MLO bool
 	SAE bool // WPA3-Personal (CONFIG_SAE)
 	H2E bool // SAE hash-to-element (the sae_pwe setting), required on 6 GHz
+	// LinkRemove: hostapd has LINK_REMOVE (CONFIG_TESTING_OPTIONS with
+	// CONFIG_IEEE80211BE): an AP MLD announces a link's removal in its
+	// beacons (multi-link reconfiguration) and then removes it, which is
+	// how emuctl takes one link of a running AP down.
+	LinkRemove bool
+
+	// Source says where the binary was named: "PATH", an environment
+	// variable (EMUCTL_HOSTAPD, EMUCTL_WPA_SUPPLICANT) or the topology
+	// setting ("<file:line:col> wifi.hostapd").
+	Source string
+	// Loader runs the binary when it lies inside an unpacked distribution
+	// tree with its own dynamic loader and libraries (such as Debian sid's
+	// wpasupplicant unpacked beside its libc by `scripts/kernel-lab
+	// setup`): that tree's loader with --library-path, then Path. Empty
+	// for a binary of this system.
+	Loader []string
+}
+
+// Environment variables naming the daemons to run, ahead of PATH (a
+// topology's wifi: {hostapd: ..., wpa_supplicant: ...} comes first).
+const (
+	EnvHostapd       = "EMUCTL_HOSTAPD"
+	EnvWpaSupplicant = "EMUCTL_WPA_SUPPLICANT"
+)
+
+// ToolPaths name the daemons explicitly (a topology's wifi: settings);
+// an empty path falls back to the environment variable, then to PATH.
+// From describes where a path was given, for messages.
+type ToolPaths struct {
+	Hostapd, HostapdFrom             string
+	WpaSupplicant, WpaSupplicantFrom string
+}
+
+// Argv is how to start the tool: Loader (if any), then Path; the bare
+// name when the tool was not found (the start then fails, saying so).
+func (t Tool) Argv() []string {
+	if t.Path == "" {
+		return []string{t.Name}
+	}
+	return append(append([]string(nil), t.Loader...), t.Path)
 }
 
 // Tools are the Wi-Fi daemons emuctl runs.
@@ -70,45 +118,53 @@ type Tools struct {
 // non-root PATH often lacks.
 var searchDirs = []string{"/usr/sbin", "/sbin", "/usr/local/sbin"}
 
-// ProbeTools finds hostapd and wpa_supplicant (in PATH, then /usr/sbin,
-// /sbin and /usr/local/sbin), runs each with -v for its version and reads
-// its binary for the build options that matter (see Tool). It takes well
-// under a second and changes nothing.
-func ProbeTools() Tools {
+// ProbeTools is ProbeToolsFor without explicit paths: the daemons named
+// by EMUCTL_HOSTAPD and EMUCTL_WPA_SUPPLICANT, else found in PATH, then
+// /usr/sbin, /sbin and /usr/local/sbin.
+func ProbeTools() Tools { return ProbeToolsFor(ToolPaths{}) }
+
+// ProbeToolsFor finds hostapd and wpa_supplicant — the paths given, else
+// the environment's (EnvHostapd, EnvWpaSupplicant), else the ones in PATH
+// — runs each with -v for its version and reads its binary for the build
+// options that matter (see Tool). A path given explicitly that does not
+// work is an error of that tool, never replaced by another binary. It
+// takes well under a second and changes nothing.
+func ProbeToolsFor(p ToolPaths) Tools {
 	return Tools{
-		Hostapd:       probeTool("hostapd"),
-		WpaSupplicant: probeTool("wpa_supplicant"),
+		Hostapd:       probeTool("hostapd", p.Hostapd, p.HostapdFrom, EnvHostapd),
+		WpaSupplicant: probeTool("wpa_supplicant", p.WpaSupplicant, p.WpaSupplicantFrom, EnvWpaSupplicant),
 	}
 }
 
-// HostapdPath is the hostapd executable to run: the one ProbeTools finds,
-// or "hostapd" (for PATH lookup, failing when started) when there is none.
-func HostapdPath() string { return toolPath("hostapd") }
-
-// WpaSupplicantPath is the wpa_supplicant executable to run, as
-// HostapdPath.
-func WpaSupplicantPath() string { return toolPath("wpa_supplicant") }
-
-func toolPath(name string) string {
-	if p, err := findTool(name); err == nil {
-		return p
+func probeTool(name, path, from, env string) Tool {
+	t := Tool{Name: name, Source: "PATH"}
+	if path == "" {
+		if path = os.Getenv(env); path != "" {
+			from = env
+		}
 	}
-	return name
-}
-
-func probeTool(name string) Tool {
-	t := Tool{Name: name}
-	path, err := findTool(name)
+	var err error
+	if path != "" {
+		t.Source = from
+		path, err = explicitTool(name, path, from)
+	} else {
+		path, err = findTool(name)
+	}
 	if err != nil {
 		t.Err = err
 		return t
 	}
 	t.Path = path
+	if t.Loader, err = treeLoader(path); err != nil {
+		t.Err = err
+		return t
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	// hostapd -v prints to stderr and exits 1; wpa_supplicant -v prints to
 	// stdout and exits 0: take both streams, ignore the status.
-	out, runErr := exec.CommandContext(ctx, path, "-v").CombinedOutput()
+	argv := append(t.Argv(), "-v")
+	out, runErr := exec.CommandContext(ctx, argv[0], argv[1:]...).CombinedOutput()
 	t.Version, t.Major, t.Minor = parseVersion(name, out)
 	if t.Version == "" {
 		if runErr == nil {
@@ -134,7 +190,7 @@ func probeTool(name string) Tool {
 func (t *Tool) setFeatures(bin []byte) {
 	has := func(s string) bool { return bytes.Contains(bin, []byte(s)) }
 	key := func(k string) bool { return has(k + "\x00") }
-	atLeast211 := t.Major > 2 || (t.Major == 2 && t.Minor >= 11)
+	atLeast211 := t.atLeast(2, 11)
 	t.SAE = has("SAE: pwd-seed")
 	t.H2E = t.SAE && key("sae_pwe")
 	switch t.Name {
@@ -142,10 +198,104 @@ func (t *Tool) setFeatures(bin []byte) {
 		t.VHT = key("vht_oper_chwidth")
 		t.EHT = key("eht_oper_chwidth")
 		t.HE = key("he_oper_chwidth") || t.EHT
-		t.MLO = t.EHT && atLeast211 && key("mld_ap")
+		t.MLD = t.EHT && atLeast211 && key("mld_ap")
+		t.MLO = t.MLD && t.atLeast(2, 12)
+		// the control command's prefix, compared with os_strncmp
+		t.LinkRemove = t.MLD && has("LINK_REMOVE \x00")
 	case "wpa_supplicant":
-		t.MLO = atLeast211 && has("MLD: ")
+		t.MLD = atLeast211 && has("MLD: ")
+		t.MLO = t.MLD
 	}
+}
+
+func (t Tool) atLeast(major, minor int) bool {
+	return t.Major > major || (t.Major == major && t.Minor >= minor)
+}
+
+// explicitTool checks a path given for name (in the environment or the
+// topology): an executable regular file, symlinks resolved.
+func explicitTool(name, path, from string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s %s (%s): %w", name, path, from, err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("%s %s (%s): %w", name, path, from, err)
+	}
+	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+		return "", fmt.Errorf("%s %s (%s) is not an executable file", name, path, from)
+	}
+	return abs, nil
+}
+
+// treeLoader returns how to start a dynamically linked binary that lies
+// inside an unpacked distribution tree (ROOT/usr/sbin/X, ROOT/sbin/X,
+// ROOT/usr/bin/X or ROOT/bin/X, ROOT not /) holding its own copy of the
+// binary's ELF interpreter: that loader, with --library-path set to the
+// tree's multiarch library directories. Such a binary was built against
+// the tree's C library, which may be newer than the system's, and the
+// system loader would load the system's libraries. nil for anything else
+// (a system binary, a static one, a binary outside such a tree).
+func treeLoader(path string) ([]string, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, nil // not ELF: probing reports what it is
+	}
+	defer f.Close()
+	interp := ""
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			b := make([]byte, p.Filesz)
+			if _, err := p.ReadAt(b, 0); err != nil {
+				return nil, fmt.Errorf("%s: reading its ELF interpreter: %w", path, err)
+			}
+			interp = strings.TrimRight(string(b), "\x00")
+		}
+	}
+	if interp == "" {
+		return nil, nil // static
+	}
+	dir := filepath.Dir(path)
+	if b := filepath.Base(dir); b != "sbin" && b != "bin" {
+		return nil, nil
+	}
+	root := filepath.Dir(dir)
+	if filepath.Base(root) == "usr" {
+		root = filepath.Dir(root)
+	}
+	if root == "/" || root == "." {
+		return nil, nil
+	}
+	loader := ""
+	for _, c := range []string{filepath.Join(root, interp), filepath.Join(root, "usr", interp)} {
+		if st, err := os.Stat(c); err == nil && st.Mode().IsRegular() {
+			loader = c
+			break
+		}
+	}
+	if loader == "" {
+		return nil, nil
+	}
+	var libs []string
+	for _, pat := range []string{"usr/lib/*-linux-gnu*", "lib/*-linux-gnu*", "usr/lib64", "lib64"} {
+		ms, _ := filepath.Glob(filepath.Join(root, pat))
+		for _, m := range ms {
+			if st, err := os.Stat(m); err == nil && st.IsDir() && !slices.Contains(libs, m) {
+				if real, err := filepath.EvalSymlinks(m); err == nil && slices.Contains(libs, real) {
+					continue
+				}
+				libs = append(libs, m)
+			}
+		}
+	}
+	if len(libs) == 0 {
+		return nil, fmt.Errorf("%s: the tree %s has a loader (%s) but no library directory", path, root, loader)
+	}
+	return []string{loader, "--library-path", strings.Join(libs, ":")}, nil
 }
 
 func findTool(name string) (string, error) {
@@ -211,7 +361,15 @@ func (t Tool) found() string {
 	if t.Version == "" {
 		return fmt.Sprintf("found %s (%s) but could not tell its version: %v", t.Name, t.Path, t.Err)
 	}
-	return fmt.Sprintf("found %s v%s (%s)", t.Name, t.Version, t.Path)
+	return fmt.Sprintf("found %s v%s (%s%s)", t.Name, t.Version, t.Path, t.sourceNote())
+}
+
+// sourceNote is ", from EMUCTL_HOSTAPD" and the like; empty for PATH.
+func (t Tool) sourceNote() string {
+	if t.Source == "" || t.Source == "PATH" {
+		return ""
+	}
+	return ", from " + t.Source
 }
 
 // usable reports whether the tool was found and its build options read.
@@ -256,7 +414,7 @@ func (t Tools) CheckAP(ap *topo.WiFiAP) error {
 	case topo.WiFiModeBE:
 		switch {
 		case ap.MLO() && !h.MLO:
-			needs = append(needs, need{"802.11be multi-link", "hostapd ≥ 2.11 built with CONFIG_IEEE80211BE", lackingBE(h)})
+			needs = append(needs, need{"802.11be multi-link", MLOHostapd, lackingBE(h)})
 		case !h.EHT:
 			needs = append(needs, need{"802.11be (EHT)", "hostapd ≥ 2.11 built with CONFIG_IEEE80211BE", lackingBE(h)})
 		}
@@ -298,9 +456,14 @@ func (t Tools) CheckStation(sta *topo.WiFiStation, ap *topo.WiFiAP) error {
 	return needsError(name, "station", w, needs)
 }
 
+// MLOHostapd is the hostapd an AP MLD needs (messages, doctor, tests).
+const MLOHostapd = "hostapd ≥ 2.12 built with CONFIG_IEEE80211BE (give one with EMUCTL_HOSTAPD or wifi: {hostapd: PATH}; no Debian hostapd has it)"
+
 func lackingBE(h Tool) string {
 	switch {
-	case h.Major < 2 || (h.Major == 2 && h.Minor < 11):
+	case h.MLD && !h.MLO:
+		return "which has multi-link code but crashes when a station MLD reconnects for the 4th–5th time (NULL station in send_assoc_resp; fixed in 2.12)"
+	case !h.atLeast(2, 11):
 		if h.EHT {
 			return "without multi-link (mld_ap) support"
 		}

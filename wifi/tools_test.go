@@ -1,6 +1,7 @@
 package wifi
 
 import (
+	"debug/elf"
 	"errors"
 	"os"
 	"path/filepath"
@@ -50,8 +51,18 @@ func TestSetFeatures(t *testing.T) {
 	// "eht_oper_chwidth" and never appear on its own.
 	h211 := Tool{Name: "hostapd", Version: "2.11", Major: 2, Minor: 11}
 	h211.setFeatures(fakeBinary("vht_oper_chwidth", "eht_oper_chwidth", "mld_ap", "SAE: pwd-seed", "sae_pwe"))
-	if !h211.HE || !h211.EHT || !h211.MLO {
-		t.Errorf("hostapd 2.11 with BE: %+v", h211)
+	if !h211.HE || !h211.EHT || !h211.MLD || h211.MLO {
+		t.Errorf("hostapd 2.11 with BE: MLD code but no MLO (it crashes on reconnects): %+v", h211)
+	}
+	h212 := Tool{Name: "hostapd", Version: "2.12", Major: 2, Minor: 12}
+	h212.setFeatures(fakeBinary("eht_oper_chwidth", "mld_ap", "SAE: pwd-seed", "sae_pwe", "LINK_REMOVE "))
+	if !h212.MLD || !h212.MLO || !h212.LinkRemove {
+		t.Errorf("hostapd 2.12 with BE and testing options: %+v", h212)
+	}
+	dev := Tool{Name: "hostapd", Version: "2.13-devel", Major: 2, Minor: 13}
+	dev.setFeatures(fakeBinary("eht_oper_chwidth", "mld_ap"))
+	if !dev.MLO || dev.LinkRemove {
+		t.Errorf("hostapd 2.13-devel with BE, no testing options: %+v", dev)
 	}
 	noBE := Tool{Name: "hostapd", Version: "2.11", Major: 2, Minor: 11}
 	noBE.setFeatures(fakeBinary("he_oper_chwidth"))
@@ -81,7 +92,8 @@ func TestProbeToolsFindsScriptsAndVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir)
-	h := probeTool("hostapd")
+	t.Setenv(EnvHostapd, "")
+	h := probeTool("hostapd", "", "", EnvHostapd)
 	if h.Path != filepath.Join(dir, "hostapd") || h.Version != "2.10" || h.Major != 2 || h.Minor != 10 {
 		t.Errorf("probe of a fake hostapd: %+v", h)
 	}
@@ -108,7 +120,7 @@ func TestCheck(t *testing.T) {
 		}
 	}
 	err := tools.Check(mloAP(t))
-	want := "802.11be multi-link needs hostapd ≥ 2.11 built with CONFIG_IEEE80211BE; found hostapd v2.10 (/usr/sbin/hostapd) without it"
+	want := "802.11be multi-link needs " + MLOHostapd + "; found hostapd v2.10 (/usr/sbin/hostapd) without it"
 	if !errors.Is(err, ErrToolMissing) || err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("MLO on hostapd 2.10: %v\nwant it to contain %q", err, want)
 	}
@@ -121,9 +133,15 @@ func TestCheck(t *testing.T) {
 	if err := t211.CheckAP(be); err == nil || !strings.Contains(err.Error(), "found hostapd v2.11 (/usr/sbin/hostapd) built without CONFIG_IEEE80211BE") {
 		t.Errorf("be on hostapd 2.11 without BE: %v", err)
 	}
-	t211.Hostapd.EHT, t211.Hostapd.MLO = true, true
-	if err := t211.CheckAP(mloAP(t)); err != nil {
-		t.Errorf("MLO on a hostapd 2.11 with BE: %v", err)
+	t211.Hostapd.EHT, t211.Hostapd.MLD = true, true
+	if err := t211.CheckAP(mloAP(t)); err == nil || !strings.Contains(err.Error(), "found hostapd v2.11 (/usr/sbin/hostapd) which has multi-link code but crashes when a station MLD reconnects for the 4th–5th time") {
+		t.Errorf("MLO on a hostapd 2.11 with BE must be refused with the reason: %v", err)
+	}
+	t212 := t211
+	t212.Hostapd.Version, t212.Hostapd.Minor, t212.Hostapd.MLO = "2.12", 12, true
+	t212.Hostapd.Source = EnvHostapd
+	if err := t212.CheckAP(mloAP(t)); err != nil {
+		t.Errorf("MLO on a hostapd 2.12 with BE: %v", err)
 	}
 
 	noAX := tools
@@ -147,6 +165,92 @@ func TestCheck(t *testing.T) {
 	sta.MLO = false
 	if err := tools.CheckStation(sta, mloAP(t)); err != nil {
 		t.Errorf("WPA3 station on wpa_supplicant 2.10: %v", err)
+	}
+}
+
+// A daemon named by EMUCTL_HOSTAPD is used instead of PATH's, and one
+// inside an unpacked distribution tree (its own loader and libraries) is
+// started through that tree's loader; a named binary that does not exist
+// is an error, never replaced by PATH's.
+func TestProbeToolsExplicit(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "hostapd")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho 'hostapd v2.12' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(EnvHostapd, fake)
+	h := ProbeTools().Hostapd
+	if h.Path != fake || h.Version != "2.12" || h.Source != EnvHostapd {
+		t.Errorf("EMUCTL_HOSTAPD=%s: %+v", fake, h)
+	}
+	if got := ProbeToolsFor(ToolPaths{Hostapd: filepath.Join(dir, "nope"), HostapdFrom: "lab.yaml:3:12 wifi.hostapd"}).Hostapd; got.Err == nil ||
+		!strings.Contains(got.Err.Error(), "lab.yaml:3:12 wifi.hostapd") || got.Path != "" {
+		t.Errorf("a missing explicit hostapd: %+v", got)
+	}
+	if err := (Tools{Hostapd: ProbeToolsFor(ToolPaths{Hostapd: filepath.Join(dir, "nope"), HostapdFrom: EnvHostapd}).Hostapd}).CheckAP(mloAP(t)); err == nil ||
+		!strings.Contains(err.Error(), "hostapd is not installed") || !strings.Contains(err.Error(), "EMUCTL_HOSTAPD") {
+		t.Errorf("CheckAP with a missing EMUCTL_HOSTAPD: %v", err)
+	}
+
+	// a tree: ROOT/usr/sbin/tool with ROOT/usr/lib64/<the interpreter> and
+	// ROOT/usr/lib/x86_64-linux-gnu; the tool is this test binary (an ELF
+	// file with an interpreter when dynamically linked) or /bin/sh's
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	interp := elfInterp(t, self)
+	if interp == "" {
+		self = "/bin/sh"
+		if interp = elfInterp(t, self); interp == "" {
+			t.Skip("no dynamically linked binary at hand")
+		}
+	}
+	root := filepath.Join(dir, "tree")
+	for _, d := range []string{"usr/sbin", filepath.Dir("usr" + interp), "usr/lib/x86_64-linux-gnu"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(root, "usr/sbin/wpa_supplicant")
+	copyFile(t, self, bin)
+	copyFile(t, self, filepath.Join(root, "usr"+interp))
+	l, err := treeLoader(bin)
+	if err != nil || len(l) != 3 || l[0] != filepath.Join(root, "usr"+interp) || l[1] != "--library-path" || !strings.Contains(l[2], filepath.Join(root, "usr/lib/x86_64-linux-gnu")) {
+		t.Errorf("treeLoader(%s) = %q, %v", bin, l, err)
+	}
+	w := Tool{Name: "wpa_supplicant", Path: bin, Loader: l}
+	if a := w.Argv(); len(a) != 4 || a[3] != bin {
+		t.Errorf("Argv = %q", a)
+	}
+	if l, err := treeLoader(self); l != nil || err != nil {
+		t.Errorf("a system binary gets a loader: %q %v", l, err)
+	}
+}
+
+func elfInterp(t *testing.T, path string) string {
+	f, err := elf.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			b := make([]byte, p.Filesz)
+			p.ReadAt(b, 0)
+			return strings.TrimRight(string(b), "\x00")
+		}
+	}
+	return ""
+}
+
+func copyFile(t *testing.T, from, to string) {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o755); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -4,9 +4,9 @@ package emu
 // the daemon keeper, and the wait until APs are up and stations associated.
 
 import (
-	"github.com/emuctl/emuctl/internal/proc"
 	"context"
 	"fmt"
+	"github.com/emuctl/emuctl/internal/proc"
 	"os"
 	"path/filepath"
 	"sort"
@@ -57,6 +57,11 @@ func (d *deployer) startHostapd(n *node, hostapd wifi.Tool) error {
 	}
 	argv := hostapd.Argv()
 	for _, f := range files {
+		// hostapd creates its ctrl_interface directory, but not the
+		// parent of a multi-link AP's per-link ones (ctrl/link<N>)
+		if err := os.MkdirAll(filepath.Dir(f.CtrlDir), 0o700); err != nil {
+			return err
+		}
 		p := filepath.Join(dir, f.Name)
 		if err := os.WriteFile(p, f.Data, 0o600); err != nil {
 			return err
@@ -140,6 +145,7 @@ func (d *deployer) waitWiFi(ctx context.Context, wnodes []*node, aps bool) error
 		}
 	}
 	t0 := time.Now()
+	retries := map[string]int{}
 	for len(pending) > 0 {
 		for name, n := range pending {
 			bin, key, want := "wpa_supplicant", "wpa_state", "COMPLETED"
@@ -155,6 +161,15 @@ func (d *deployer) waitWiFi(ctx context.Context, wnodes []*node, aps bool) error
 			}
 			out, err := wifi.CtrlRequest(ctrlPath(d.spec.Name, n.spec), "STATUS", 2*time.Second)
 			if err == nil && wifi.ParseStatus(out)[key] == want {
+				if st := n.spec.Station; st != nil && st.MLO {
+					done, err := d.checkMLOLinks(n, retries)
+					if err != nil {
+						return err
+					}
+					if !done {
+						continue
+					}
+				}
 				d.log.Debug("wifi ready", "node", name, "what", bin, "after", time.Since(t0))
 				delete(pending, name)
 			}
@@ -190,4 +205,46 @@ func (d *deployer) waitWiFi(ctx context.Context, wnodes []*node, aps bool) error
 		}
 	}
 	return nil
+}
+
+// mloAssocAttempts bounds the associations up makes for a multi-link
+// station that joined on fewer links than its AP MLD has.
+const mloAssocAttempts = 3
+
+// checkMLOLinks looks at an associated multi-link station: done when its
+// association has every link of its AP MLD (wpa_supplicant's MLO_STATUS).
+// A single-link (or partial) association — which wpa_supplicant makes
+// when it did not learn every link from its scan — is never accepted: the
+// station is disconnected and reconnected, up to mloAssocAttempts
+// associations in all; then up fails, naming the links it got.
+func (d *deployer) checkMLOLinks(n *node, attempts map[string]int) (bool, error) {
+	ap := d.spec.Node(n.spec.Station.AP).AP
+	ctrl := ctrlPath(d.spec.Name, n.spec)
+	reply, err := wifi.CtrlRequest(ctrl, "MLO_STATUS", 2*time.Second)
+	if err != nil {
+		return false, fmt.Errorf("station %s: MLO_STATUS: %w", n.spec.Name, err)
+	}
+	links := wifi.ParseMLOStatus(reply)
+	if len(links) == len(ap.Links) {
+		return true, nil
+	}
+	name := n.spec.Name
+	attempts[name]++
+	var got []string
+	for _, l := range links {
+		got = append(got, fmt.Sprintf("link %d (AP %s)", l.ID, l.APAddr))
+	}
+	what := fmt.Sprintf("station %s associated on %d of its AP MLD's %d links (%s)", name, len(links), len(ap.Links), strings.Join(got, ", "))
+	if attempts[name] >= mloAssocAttempts {
+		p, _ := d.daemonProc(name, "wpa_supplicant")
+		return false, daemonFailure("wpa_supplicant", name, p, fmt.Sprintf("%s after %d associations: a single-link fallback is refused (the lab would not be the multi-link lab the file describes)", what, attempts[name]))
+	}
+	d.log.Info("multi-link association incomplete; associating again", "node", name, "links", len(links), "want", len(ap.Links), "attempt", attempts[name])
+	if _, err := wifi.CtrlRequest(ctrl, "DISCONNECT", 2*time.Second); err != nil {
+		return false, fmt.Errorf("%s: DISCONNECT: %w", what, err)
+	}
+	if _, err := wifi.CtrlRequest(ctrl, "RECONNECT", 2*time.Second); err != nil {
+		return false, fmt.Errorf("%s: RECONNECT: %w", what, err)
+	}
+	return false, nil
 }

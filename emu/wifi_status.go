@@ -3,6 +3,8 @@ package emu
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/emuctl/emuctl/topo"
@@ -30,9 +32,51 @@ type WiFiNodeStatus struct {
 	Peers []wifi.StationInfo `json:"peers,omitempty"`
 	// MLOLinks lists the active links of a multi-link association.
 	MLOLinks []string `json:"mlo_links,omitempty"`
+	// MLD is the node's multi-link device: a multi-link AP, or an mlo:
+	// true station; nil otherwise.
+	MLD *MLDStatus `json:"mld,omitempty"`
 	// Medium is the node's radio as the lab's medium sees it.
 	Medium *MediumNode `json:"medium,omitempty"`
 	Error  string      `json:"error,omitempty"`
+}
+
+// MLDStatus is a multi-link device (an AP MLD or a station MLD) and each
+// of its links, read live: nl80211 (the links the kernel has, their
+// addresses and channels) and the daemon (hostapd's per-link STATUS,
+// wpa_supplicant's MLO_STATUS).
+type MLDStatus struct {
+	// Addr is the node's MLD address (its interface's); APAddr, for a
+	// station, the AP MLD's (empty while not associated).
+	Addr   string `json:"addr"`
+	APAddr string `json:"ap_addr,omitempty"`
+	// Links are the AP's links as the file lists them (link id = index),
+	// or for a station those of its AP; a link the kernel does not have
+	// (any more) is listed with State "absent".
+	Links []MLDLink `json:"links"`
+}
+
+// MLDLink is one link of an MLD.
+type MLDLink struct {
+	ID int `json:"id"`
+	// FreqMHz and Width are the link's channel (nl80211; the file's while
+	// the link is absent).
+	FreqMHz int    `json:"freq_mhz"`
+	Width   string `json:"width,omitempty"`
+	// BSSID is the AP's address on this link; Addr this node's own link
+	// address (an AP's equals BSSID).
+	BSSID string `json:"bssid,omitempty"`
+	Addr  string `json:"addr,omitempty"`
+	// State: "up" (the kernel has the link and, on an AP, hostapd reports
+	// it ENABLED; on a station, it is part of the association), "absent"
+	// (configured, but the kernel has no such link: removed, or a station
+	// that did not set it up), or hostapd's state of the link.
+	State string `json:"state"`
+	// Stations on an AP's link (hostapd's num_sta).
+	Stations int `json:"stations,omitempty"`
+	// Assoc marks a station's association link: the link it
+	// authenticated and associated on (wpa_supplicant's MLO_STATUS gives
+	// a frequency for it only).
+	Assoc bool `json:"assoc,omitempty"`
 }
 
 // MediumNode is one radio on the lab's medium: its counters, what they
@@ -121,6 +165,7 @@ func WiFiStatus(st *State) []WiFiNodeStatus {
 			for _, l := range info.Links { // multi-link: every active link
 				s.MLOLinks = append(s.MLOLinks, fmt.Sprintf("link %d %s %d MHz %s", l.ID, l.MAC, l.FreqMHz, l.Width))
 			}
+			s.MLD = mldStatus(st, n, info, s.Running)
 		} else {
 			s.Error = err.Error()
 		}
@@ -167,4 +212,68 @@ func engineStatus(st *State, media map[string]*MediumNode) []WiFiNodeStatus {
 		out = append(out, s)
 	}
 	return out
+}
+
+// mldStatus is the multi-link view of an AP MLD or station MLD (nil for
+// other nodes).
+func mldStatus(st *State, n *topo.Node, info wifi.IfInfo, running bool) *MLDStatus {
+	var ap *topo.WiFiAP
+	switch {
+	case n.AP != nil && n.AP.MLO():
+		ap = n.AP
+	case n.Station != nil && n.Station.MLO:
+		ap = st.Spec.Node(n.Station.AP).AP
+	default:
+		return nil
+	}
+	m := &MLDStatus{Addr: info.MAC}
+	have := map[int]wifi.IfLink{}
+	for _, l := range info.Links {
+		have[l.ID] = l
+	}
+	var sta []wifi.MLOLink
+	if n.Station != nil && running {
+		if r, err := wifi.CtrlRequest(ctrlPath(st.Lab, n), "MLO_STATUS", time.Second); err == nil {
+			sta = wifi.ParseMLOStatus(r)
+		}
+		if r, err := wifi.CtrlRequest(ctrlPath(st.Lab, n), "STATUS", time.Second); err == nil {
+			m.APAddr = wifi.ParseStatus(r)["ap_mld_addr"]
+		}
+	}
+	dir := filepath.Join(wifiDir(st.Lab, n.Name), "ctrl")
+	for id, c := range ap.Links {
+		l := MLDLink{ID: id, FreqMHz: c.FreqMHz, Width: fmt.Sprintf("%d MHz", c.Width), State: "absent"}
+		if k, ok := have[id]; ok {
+			l.Addr, l.State = k.MAC, "up"
+			if k.FreqMHz != 0 {
+				l.FreqMHz, l.Width = k.FreqMHz, k.Width
+			}
+		}
+		if n.AP != nil {
+			l.BSSID = l.Addr
+			if p, err := wifi.FindCtrlSocket(filepath.Join(dir, fmt.Sprintf("link%d", id)), n.AP.Iface, id); err == nil && running {
+				if r, err := wifi.CtrlRequest(p, "STATUS", time.Second); err == nil {
+					kv := wifi.ParseStatus(r)
+					if s := kv["state"]; s != "ENABLED" && l.State == "up" {
+						l.State = strings.ToLower(s)
+					}
+					l.Stations, _ = strconv.Atoi(kv["num_sta[0]"])
+					if l.BSSID == "" {
+						l.BSSID = kv["bssid[0]"]
+					}
+				}
+			}
+		} else {
+			for _, x := range sta {
+				if x.ID == id {
+					l.BSSID, l.Assoc = x.APAddr, x.FreqMHz != 0
+				}
+			}
+			if l.BSSID == "" && l.State == "up" {
+				l.State = "up (not associated)"
+			}
+		}
+		m.Links = append(m.Links, l)
+	}
+	return m
 }

@@ -19,7 +19,7 @@ const (
 var (
 	apWiFiKeys  = []string{"ssid", "mode", "band", "channel", "width", "security", "passphrase", "txpower", "country", "links", "routed", "rate"}
 	staWiFiKeys = []string{"ap", "ssid", "mlo", "txpower", "link", "rate"}
-	mloLinkKeys = []string{"band", "channel", "width"}
+	mloLinkKeys = []string{"band", "channel", "width", "link"}
 	securities  = []string{WiFiOpen, WiFiWPA2, WiFiWPA3}
 	bands       = []string{Band24, Band5, Band6}
 )
@@ -160,6 +160,10 @@ func (d *dec) wifiBlock(n *yaml.Node, path string, isAP bool, keyLoc loc) *rawWi
 						}
 					case "width":
 						ml.width, _ = d.width(f.v, fp)
+					case "link":
+						// known, to say why it cannot be: the qdisc sits
+						// on the MLD's one interface, above link selection
+						d.errorf(at(f.k, fp), "one link of a multi-link AP cannot be shaped on its own: tc's qdiscs sit on the MLD's single interface, above mac80211's choice of link (each flow's frames go over every link); shape a station's hop as a whole (wifi: {link: ...} on the station) — a link's capacity is the Wi-Fi medium's to model")
 					}
 				}
 				if ml.channel == 0 && !d.failedAt(ml.loc) {

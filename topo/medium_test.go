@@ -1,6 +1,9 @@
 package topo
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestMediumResolve(t *testing.T) {
 	src := `
@@ -61,5 +64,23 @@ nodes:
 	}
 	if s, _ := Load("w.yaml", []byte("nodes: {h1: {}, h2: {}}\nlinks: [{endpoints: [h1, h2]}]\n")); s.WiFiMedium != nil {
 		t.Error("a wired lab has no medium")
+	}
+}
+
+// A per-link link: on a multi-link AP is refused, saying why (tc cannot
+// act per link).
+func TestPerLinkShapingRefused(t *testing.T) {
+	_, err := Load("mlo.yaml", []byte(`nodes:
+  ap1:
+    kind: ap
+    wifi:
+      mode: be
+      security: wpa3
+      passphrase: "multi link secret"
+      links: [{band: 2.4, channel: 1, link: {rate: 10mbit}}, {band: 5, channel: 36}]
+  sta1: {kind: station, wifi: {mlo: true}}
+`))
+	if err == nil || !strings.Contains(err.Error(), "mlo.yaml:8:39: nodes.ap1.wifi.links[0].link: one link of a multi-link AP cannot be shaped on its own") {
+		t.Errorf("per-link link: %v", err)
 	}
 }

@@ -118,3 +118,21 @@ func TestFindCtrlSocket(t *testing.T) {
 		t.Errorf("later link socket: %s %v", p, err)
 	}
 }
+
+func TestParseMLOStatus(t *testing.T) {
+	// wpa_supplicant 2.11's reply in the kernel lab (two links, associated
+	// on link 0: link 1's freq is 0)
+	reply := "link_id=1\nfreq=0\nap_link_addr=02:00:00:1B:a1:cf\nsta_link_addr=c6:b2:10:15:09:27\nlink_id=0\nfreq=2412\nap_link_addr=02:00:00:68:bb:60\nsta_link_addr=7e:2b:38:d6:1c:78\n"
+	got := ParseMLOStatus(reply)
+	want := []MLOLink{{0, 2412, "02:00:00:68:bb:60", "7e:2b:38:d6:1c:78"}, {1, 0, "02:00:00:1b:a1:cf", "c6:b2:10:15:09:27"}}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("ParseMLOStatus = %+v, want %+v", got, want)
+	}
+	if l := ParseMLOStatus(""); len(l) != 0 {
+		t.Errorf("empty reply: %+v", l)
+	}
+	p := PeerLinks(ParseStatus("flags=[AUTH][EHT]\npeer_addr[0]=7E:2b:38:d6:1c:78\npeer_addr[1]=c6:b2:10:15:09:27\nmax_simul_links=0\n"))
+	if len(p) != 2 || p[0] != "7e:2b:38:d6:1c:78" || p[1] != "c6:b2:10:15:09:27" {
+		t.Errorf("PeerLinks = %v", p)
+	}
+}

@@ -178,6 +178,23 @@ func printWiFi(ws []emu.WiFiNodeStatus) {
 			state += " (" + w.Error + ")"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d MHz %s\t%s\n", w.Node, w.Role, w.Iface, daemon, state, w.SSID, w.BSSID, w.FreqMHz, w.Width, strings.Join(peers, "; "))
+		if m := w.MLD; m != nil {
+			// the MLD, then one row per link: its channel, BSSID and state
+			ap := ""
+			if m.APAddr != "" {
+				ap = " with AP MLD " + m.APAddr
+			}
+			fmt.Fprintf(tw, "  MLD %s%s\t\t\t\t\t\t\t\t\n", m.Addr, ap)
+			for _, l := range m.Links {
+				extra := ""
+				if w.Role == "ap" {
+					extra = fmt.Sprintf("%d stations", l.Stations)
+				} else if l.Addr != "" {
+					extra = "own " + l.Addr
+				}
+				fmt.Fprintf(tw, "  link %d\t\t\t\t%s\t\t%s\t%d MHz %s\t%s\n", l.ID, l.State, l.BSSID, l.FreqMHz, l.Width, extra)
+			}
+		}
 	}
 	tw.Flush()
 	printMedium(ws)

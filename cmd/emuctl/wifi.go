@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/emuctl/emuctl/emu"
 	"github.com/spf13/cobra"
@@ -17,7 +18,7 @@ func newWiFiCmd() *cobra.Command {
 		Short: "A running lab's Wi-Fi medium: show each radio's counters, move a node, override a pair's SNR",
 	}
 	addLabFlag(cmd, &lab, true)
-	cmd.AddCommand(newWiFiShowCmd(&lab), newWiFiMoveCmd(&lab), newWiFiPairCmd(&lab))
+	cmd.AddCommand(newWiFiShowCmd(&lab), newWiFiMoveCmd(&lab), newWiFiPairCmd(&lab), newWiFiLinkDownCmd(&lab))
 	return cmd
 }
 
@@ -61,6 +62,37 @@ func newWiFiShowCmd(lab *string) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+func newWiFiLinkDownCmd(lab *string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "link-down <ap> <link-id>",
+		Short: "Take one link of a multi-link AP down (802.11be multi-link reconfiguration): its stations keep the other links",
+		Long: `Take one link of a multi-link AP down while the lab runs: hostapd announces
+the link's removal in its beacons, then removes it, and each station MLD
+drops its side of the link; traffic goes on over the remaining links.
+Needs a hostapd with LINK_REMOVE (built with CONFIG_TESTING_OPTIONS); the
+link stays down until the lab is brought up again.`,
+		Example:           `  sudo emuctl wifi link-down ap1 1`,
+		Args:              cobra.ExactArgs(2),
+		ValidArgsFunction: completeWiFiNodes(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := resolveLab(*lab)
+			if err != nil {
+				return err
+			}
+			id, err := strconv.Atoi(args[1])
+			if err != nil {
+				return fmt.Errorf("link id %q is not a number (links are numbered from 0 in the order of links:)", args[1])
+			}
+			took, err := emu.WiFiLinkDown(st, args[0], id)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("%s: link %d down (AP and stations) after %v\n", args[0], id, took.Round(time.Millisecond))
+			return nil
+		},
+	}
 }
 
 func newWiFiMoveCmd(lab *string) *cobra.Command {

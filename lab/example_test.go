@@ -93,15 +93,17 @@ func ExampleUp() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer l.Down()
+	defer l.Down() // from here on, return rather than exit: Down must run
 	rtt, err := l.Ping(ctx, "h1", "h2")
 	if err != nil {
-		log.Fatal(err)
+		log.Print(err)
+		return
 	}
 	fmt.Printf("rtt %v (at least 2 × 5 ms)\n", rtt)
 	res, err := l.Traffic(ctx, lab.Flow{Client: "h1", Server: "h2", Duration: 5 * time.Second})
 	if err != nil {
-		log.Fatal(err)
+		log.Print(err)
+		return
 	}
 	s := res.Summary[0]
 	fmt.Printf("goodput %.2f Mbit/s of %.2f\n", s.SteadyGoodputBps/1e6, s.CapacityBps/1e6)

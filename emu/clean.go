@@ -1,8 +1,6 @@
 package emu
 
 import (
-	"github.com/emuctl/emuctl/internal/proc"
-	"github.com/emuctl/emuctl/internal/tracefs"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/emuctl/emuctl/internal/proc"
+	"github.com/emuctl/emuctl/internal/tracefs"
 	"github.com/vishvananda/netlink"
 )
 

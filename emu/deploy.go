@@ -1,7 +1,6 @@
 package emu
 
 import (
-	"github.com/emuctl/emuctl/internal/proc"
 	"container/list"
 	"context"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/emuctl/emuctl/internal/proc"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"

@@ -1,7 +1,6 @@
 package emu
 
 import (
-	"github.com/emuctl/emuctl/internal/proc"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/emuctl/emuctl/internal/proc"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"

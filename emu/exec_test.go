@@ -1,13 +1,13 @@
 package emu
 
 import (
-	"github.com/emuctl/emuctl/internal/proc"
 	"errors"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/emuctl/emuctl/internal/proc"
 	"github.com/emuctl/emuctl/topo"
 )
 

@@ -1,13 +1,13 @@
 package emu
 
 import (
-	"github.com/emuctl/emuctl/internal/tracefs"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/emuctl/emuctl/internal/tracefs"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/wifi"
 	"github.com/vishvananda/netlink"
@@ -54,7 +54,7 @@ func Leaks() []string {
 			}
 		}
 	}
-	out = append(out, ovsLeaks()...)       // OVS rows with a marker (ovs_clean.go)
+	out = append(out, ovsLeaks()...) // OVS rows with a marker (ovs_clean.go)
 	stale, _ := tracefs.Stale(false)
 	out = append(out, stale...)
 	// Wi-Fi radios die with the namespace they are in; one named by emuctl

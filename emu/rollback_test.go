@@ -1,13 +1,14 @@
 package emu
 
 import (
-	"github.com/emuctl/emuctl/internal/proc"
 	"context"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/emuctl/emuctl/internal/proc"
 )
 
 // Every phase of Deploy that fails leaves nothing of the lab behind.

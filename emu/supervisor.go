@@ -1,7 +1,6 @@
 package emu
 
 import (
-	"github.com/emuctl/emuctl/internal/proc"
 	"bufio"
 	"context"
 	"encoding/json"
@@ -17,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/emuctl/emuctl/internal/proc"
 	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/tc/engine"
 	"github.com/emuctl/emuctl/wifi"

@@ -1,7 +1,6 @@
 package emu
 
 import (
-	"github.com/emuctl/emuctl/internal/proc"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/emuctl/emuctl/internal/proc"
 	"github.com/emuctl/emuctl/netcfg"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netlink"

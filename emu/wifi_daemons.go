@@ -6,13 +6,13 @@ package emu
 import (
 	"context"
 	"fmt"
-	"github.com/emuctl/emuctl/internal/proc"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/emuctl/emuctl/internal/proc"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/wifi"
 )

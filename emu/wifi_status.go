@@ -166,6 +166,15 @@ func WiFiStatus(st *State) []WiFiNodeStatus {
 				s.MLOLinks = append(s.MLOLinks, fmt.Sprintf("link %d %s %d MHz %s", l.ID, l.MAC, l.FreqMHz, l.Width))
 			}
 			s.MLD = mldStatus(st, n, info, s.Running)
+			if m := s.MLD; m != nil && n.AP != nil {
+				// the row's state is link 0's (its socket answers for
+				// STATUS): an AP MLD is enabled while any link is up
+				for _, l := range m.Links {
+					if l.State == "up" {
+						s.State = "ENABLED"
+					}
+				}
+			}
 		} else {
 			s.Error = err.Error()
 		}

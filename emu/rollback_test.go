@@ -102,7 +102,9 @@ func testCleanAfterCrash(t *testing.T, phase string) {
 		t.Fatal("clean removed a running lab")
 	}
 	requirePingAll(t, running)
-	if _, err := Clean(true, nil); err != nil {
+	// Down, not Clean(true): that would take every running lab on the
+	// machine with it, other tests' and users' too
+	if err := Down("trunning", nil); err != nil {
 		t.Fatal(err)
 	}
 	requireGone(t, "trunning")

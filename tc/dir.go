@@ -27,6 +27,9 @@ type Dir struct {
 	// Both zero means DefaultQueuePackets.
 	QueuePackets int
 	QueueBytes   units.Bytes
+	// AQM is the queue's discipline (aqm.go); nil is drop-tail. Like the
+	// limit it only exists with a Rate.
+	AQM *AQM `json:"AQM,omitempty"`
 }
 
 // Jitter distributions. The names are iproute2's.
@@ -83,6 +86,14 @@ func (d Dir) Validate() error {
 	if d.QueueBytes < 0 {
 		bad("queue %d bytes is negative", d.QueueBytes)
 	}
+	if d.AQM != nil {
+		if err := d.AQM.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+		if d.Rate == 0 && !d.AQM.IsDropTail() {
+			bad("queue discipline %s needs a rate: an unshaped direction never queues", d.AQM.Name())
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -112,15 +123,39 @@ func DefaultQueuePackets(d Dir, mtu int) int {
 }
 
 // QueueLimits returns the effective queue bounds of d (packets, bytes)
-// for an interface of the given MTU.
+// for an interface of the given MTU. Without a limit of its own a
+// drop-tail or drop-head queue gets DefaultQueuePackets, codel, fq_codel,
+// pie and red their Linux qdisc's default (1000, 10240, 1000 packets;
+// red 1000 full frames, counted in bytes by both backends), and cake none
+// (its own memory limit).
 func (d Dir) QueueLimits(mtu int) (int, int64) {
 	if d.Rate == 0 {
 		return 0, 0
 	}
 	if d.QueuePackets == 0 && d.QueueBytes == 0 {
+		switch d.AQM.Name() {
+		case CoDel:
+			return DefaultCoDelLimit, 0
+		case FQCoDel:
+			return DefaultFQCoDelLimit, 0
+		case PIE:
+			return DefaultPIELimit, 0
+		case RED:
+			return DefaultREDLimit, 0
+		case Cake:
+			return 0, 0
+		}
 		return DefaultQueuePackets(d, mtu), 0
 	}
 	return d.QueuePackets, int64(d.QueueBytes)
+}
+
+// Discipline is d's queue discipline with its defaults filled in for
+// an interface of the given MTU (drop-tail: a zero AQM with Discipline
+// droptail).
+func (d Dir) Discipline(mtu int) AQM {
+	pk, by := d.QueueLimits(mtu)
+	return d.AQM.Resolved(mtu, pk, by)
 }
 
 // String is a compact tc-like description, for logs and errors.
@@ -164,6 +199,9 @@ func (d Dir) String() string {
 	}
 	if d.QueueBytes > 0 {
 		add("queue %dB", d.QueueBytes)
+	}
+	if !d.AQM.IsDropTail() {
+		add("%s", d.AQM)
 	}
 	return b.String()
 }

@@ -30,9 +30,9 @@
 //
 // # Queues
 //
-// QueuePackets / QueueBytes bound the bottleneck queue (drop-tail) and
-// count every frame not yet fully transmitted, the one being serialised
-// included. They only exist with a Rate: an unshaped direction never
+// QueuePackets / QueueBytes bound the bottleneck queue (drop-tail, or
+// the discipline's hard limit: see below) and, for drop-tail, count every
+// frame not yet fully transmitted, the one being serialised included. They only exist with a Rate: an unshaped direction never
 // queues. When both are 0 the queue is DefaultQueuePackets: the
 // bandwidth-delay product of a round trip over the link,
 // Rate × 2 × Delay / (8 × (MTU+14)), and at least 100 frames. Packet
@@ -95,6 +95,38 @@
 // netem given OrderRate so it still orphans; TBF's limit always equals
 // its fifo child's because the kernel passes it on at every change
 // (fifo_set_limit). SetSeed seeds netem's PRNG (TCA_NETEM_PRNG_SEED).
+//
+// # Queue disciplines (aqm.go, plan_aqm.go)
+//
+// Dir.AQM selects the bottleneck queue's discipline: drop-tail (nil, the
+// layouts above), drop-head, CoDel, FQ-CoDel, PIE, RED or cake, with the
+// kernel qdiscs' defaults for what it leaves zero (Dir.Discipline fills
+// them in; both backends run the resolved parameters). netem's own queue
+// is drop-tail only, so a discipline needs a shaper with a real child
+// queue: the delay netem (impairments, OrderRate so it always orphans)
+// feeds tbf at the rate, whose child is the discipline's qdisc; cake
+// shapes by itself and is netem's child directly:
+//
+//	1: root  netem impairments, rate OrderRate      limit L+N
+//	2: 1:1   tbf rate R burst b
+//	3: 2:1   codel | fq_codel | pie | red | pfifo_head_drop   limit N
+//
+//	1: root  netem impairments, rate OrderRate      limit L+N
+//	2: 1:1   cake bandwidth R rtt interval target target
+//
+// Without netem (PlanShaper) the tree starts at tbf (or cake). Limits:
+// packets for codel, fq_codel, pie and pfifo_head_drop (their defaults
+// 1000, 10240, 1000; a byte limit is ErrNotSupported), bytes for red (the
+// packets given, in full frames; 1000 by default) and cake's memory
+// limit. fq_codel's memory limit is set from its packet limit (8 KB per
+// packet) so the packet limit is the one that binds, as in the engine.
+// RED's EWMA weight, thresholds and idle decay table are computed here
+// (AQM.RED, REDIdleTable) and used by both backends. The kernel's red has
+// no gentle mode (ErrNotSupported; the engine has it); the engine has no
+// cake (AQM.EngineSupports says why). Probe reports which discipline
+// qdiscs the kernel has (Caps.AQM); read back, an AQM leaf carries its
+// counters: drops at the limit, the discipline's own drops, CE marks and
+// its last measured queueing delay (QdiscStats).
 //
 // # Kernel path without netem (PlanShaper)
 //

@@ -71,10 +71,15 @@ func (q Qdisc) describe() string {
 			unit = "B"
 		}
 		fmt.Fprintf(&b, " limit %d%s", q.FIFO.Limit, unit)
+	case q.AQM != nil:
+		b.WriteString(describeAQM(q.Kind, q.AQM))
 	}
 	if s := q.Stats; s != nil {
 		fmt.Fprintf(&b, " | sent %d pkt %d B, dropped %d, overlimits %d, backlog %d pkt %d B",
 			s.Packets, s.Bytes, s.Drops, s.Overlimits, s.QLen, s.Backlog)
+		if s.XStats {
+			fmt.Fprintf(&b, ", aqm drops %d, limit drops %d, marked %d, delay %v", s.AQMDrops(), s.LimitDrops, s.Marks, s.Delay)
+		}
 	}
 	return b.String()
 }

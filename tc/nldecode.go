@@ -48,7 +48,7 @@ func parseQdisc(b []byte) (ifindex int, q Qdisc, err error) {
 	if err != nil {
 		return ifindex, q, err
 	}
-	var opts []byte
+	var opts, stats []byte
 	for _, a := range attrs {
 		switch a.typ {
 		case tcaKind:
@@ -56,11 +56,14 @@ func parseQdisc(b []byte) (ifindex int, q Qdisc, err error) {
 		case tcaOptions:
 			opts = a.data
 		case tcaStats2:
-			q.Stats = parseStats(a.data)
+			stats = a.data
 		}
 	}
 	if opts != nil {
 		q.parseOptions(opts)
+	}
+	if stats != nil {
+		q.Stats = parseStats(q.Kind, stats)
 	}
 	return ifindex, q, nil
 }
@@ -76,10 +79,12 @@ func cstring(b []byte) string {
 
 func (q *Qdisc) parseOptions(b []byte) {
 	switch q.Kind {
-	case "pfifo", "bfifo":
+	case "pfifo", "bfifo", "pfifo_head_drop":
 		if len(b) >= 4 {
 			q.FIFO = &FIFOOpts{Limit: ne.Uint32(b)}
 		}
+	case "codel", "fq_codel", "pie", "red", "cake":
+		q.AQM = parseAQM(q.Kind, b)
 	case "netem":
 		q.Netem = parseNetem(b)
 	case "tbf":
@@ -148,7 +153,7 @@ func parseTBF(b []byte) *TBFOpts {
 	return t
 }
 
-func parseStats(b []byte) *QdiscStats {
+func parseStats(kind string, b []byte) *QdiscStats {
 	attrs, _ := parseAttrs(b)
 	s := &QdiscStats{}
 	for _, a := range attrs {
@@ -163,6 +168,8 @@ func parseStats(b []byte) *QdiscStats {
 			s.Backlog = ne.Uint32(a.data[4:])
 			s.Drops = ne.Uint32(a.data[8:])
 			s.Overlimits = ne.Uint32(a.data[16:])
+		case a.typ == tcaStatsApp:
+			parseXStats(kind, a.data, s)
 		}
 	}
 	return s

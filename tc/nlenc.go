@@ -131,8 +131,10 @@ func qdiscOptions(q Qdisc) ([]byte, error) {
 		return netemOptions(q.Netem), nil
 	case q.Kind == "tbf" && q.TBF != nil:
 		return tbfOptions(q.TBF)
-	case (q.Kind == "pfifo" || q.Kind == "bfifo") && q.FIFO != nil:
+	case (q.Kind == "pfifo" || q.Kind == "bfifo" || q.Kind == "pfifo_head_drop") && q.FIFO != nil:
 		return u32b(q.FIFO.Limit), nil
+	case q.AQM != nil:
+		return aqmOptions(q.Kind, q.AQM)
 	case q.Kind == "htb": // only probed, never planned
 		var a attrBuf
 		a.put(htbInit, u32b(3, 10, 0, 0, 0)) // version, rate2quantum, defcls, debug, direct_pkts

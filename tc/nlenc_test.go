@@ -183,7 +183,7 @@ func TestStatsDecoding(t *testing.T) {
 	ne.PutUint32(basic[8:], 789)
 	st.put(tcaStatsBasic, basic)
 	st.put(tcaStatsQueue, u32b(3, 4542, 17, 0, 5))
-	s := parseStats(st)
+	s := parseStats("pfifo", st)
 	if *s != (QdiscStats{Bytes: 123456, Packets: 789, QLen: 3, Backlog: 4542, Drops: 17, Overlimits: 5}) {
 		t.Errorf("stats %+v", *s)
 	}

@@ -21,9 +21,12 @@ type KernelPlan struct {
 }
 
 // Qdisc is one node of a plan (or of a tree read back from the kernel).
-// Exactly one of Netem, TBF, FIFO is set for the kinds this package plans.
+// Exactly one of Netem, TBF, FIFO, AQM is set for the kinds this package
+// plans.
 type Qdisc struct {
-	Kind   string // "netem", "tbf", "pfifo", "bfifo" (anything when read back)
+	// "netem", "tbf", "pfifo", "bfifo", "pfifo_head_drop", "codel",
+	// "fq_codel", "pie", "red", "cake" (anything when read back)
+	Kind   string
 	Handle uint32 // major:minor, minor 0
 	Parent uint32 // TC_H_ROOT, or the parent's class (major:1)
 	Role   string // what the node is for, in the plan ("delay", "bottleneck", "queue")
@@ -31,6 +34,7 @@ type Qdisc struct {
 	Netem *NetemOpts
 	TBF   *TBFOpts
 	FIFO  *FIFOOpts
+	AQM   *AQMOpts
 	Stats *QdiscStats // only when read back
 }
 
@@ -62,11 +66,30 @@ type TBFOpts struct {
 // FIFOOpts is pfifo's (packets) or bfifo's (bytes) limit.
 type FIFOOpts struct{ Limit uint32 }
 
-// QdiscStats are the kernel's counters for one qdisc (TCA_STATS2).
+// QdiscStats are the kernel's counters for one qdisc (TCA_STATS2, and
+// the discipline's own TCA_STATS_APP for the AQM leaves).
 type QdiscStats struct {
 	Bytes, Packets    uint64
 	Drops, Overlimits uint32
 	QLen, Backlog     uint32 // packets, bytes
+	// AQM leaves only (from their xstats): Marks are packets marked CE
+	// instead of dropped; LimitDrops the drops at the hard limit (the
+	// rest of Drops are the discipline's own early drops); Delay the
+	// queueing delay it last measured (codel and fq_codel: the last
+	// dequeued packet's sojourn, pie: its current estimate, cake: the
+	// average over its tins); XStats says the xstats were read.
+	Marks, LimitDrops uint32
+	Delay             time.Duration
+	XStats            bool
+}
+
+// AQMDrops are the drops the discipline chose (Drops less those at the
+// hard limit); 0 without xstats.
+func (s *QdiscStats) AQMDrops() uint32 {
+	if s == nil || !s.XStats || s.LimitDrops > s.Drops {
+		return 0
+	}
+	return s.Drops - s.LimitDrops
 }
 
 // Netlink handle values used by the plans.
@@ -106,6 +129,9 @@ func PlanKernel(d Dir, mtu int) (*KernelPlan, error) {
 	p := &KernelPlan{Dir: d, MTU: mtu}
 	if d.IsZero() {
 		return p, nil
+	}
+	if d.Rate > 0 && !d.AQM.IsDropTail() {
+		return planAQM(p, d, mtu, true)
 	}
 	pkts, bytes := d.QueueLimits(mtu)
 	if d.Rate > 0 && pkts > 0 && bytes > 0 {
@@ -159,6 +185,9 @@ func PlanShaper(d Dir, mtu int) (*KernelPlan, error) {
 	p := &KernelPlan{Dir: d, MTU: mtu}
 	if d.Rate == 0 {
 		return p, nil
+	}
+	if !d.AQM.IsDropTail() {
+		return planAQM(p, d, mtu, false)
 	}
 	pkts, bytes := d.QueueLimits(mtu)
 	if pkts > 0 && bytes > 0 {

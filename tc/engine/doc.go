@@ -41,6 +41,23 @@
 //	queue → delay + jitter line → transmit
 //
 // plus duplication before them (a duplicate runs the stages on its own).
+// When the queue has a discipline other than drop-tail (Dir.AQM:
+// drop-head, CoDel, FQ-CoDel, PIE, RED; not cake), the rate + queue stage
+// is the discipline's queue in front of the serialiser instead
+// (stage_aqm.go), and the frame's departure is decided at its dequeue,
+// not on arrival: the direction runs every dequeue due before it admits
+// later arrivals, in virtual time (the instants the serialiser frees),
+// so each decision sees exactly the queue a router would see then; the
+// loop wakes for the next dequeue without spinning, since a late wake
+// changes no decision. The algorithms follow the Linux qdiscs (CoDel's
+// control law and re-entry, FQ-CoDel's new/old flow lists, DRR and
+// fat-flow drops, PIE's auto-tuned update and de-randomisation, RED's
+// count-based marking and the kernel's idle decay) with the same
+// parameters and defaults (tc.Dir.Discipline), so the two backends can
+// be compared on the same runs; ECN marking sets CE on ECT(0)/ECT(1)
+// IPv4 (checksum updated) and IPv6 packets, and drops the others. Every
+// direction counts its sojourn times (the wait before transmission
+// starts) in a histogram with 2.2 % resolution, drop-tail included.
 // Each stage maps the time a frame enters it to the time it leaves, so a
 // frame's whole path is decided on arrival and only its transmit time is
 // waited for: the queue keeps exact departure times (ns plus a remainder
@@ -66,9 +83,10 @@
 // changes parameters under the direction's lock: frames already scheduled
 // keep their times, the queue and the loss state carry on. Stats counts
 // per direction, in wire packets and bytes: in, out, loss drops, queue
-// drops, duplicates, corruptions, send errors, receive drops, backlog,
-// the queue's length and peak, and how late frames went out (mean, max):
-// the engine's own timing error.
+// drops (at the limit), the discipline's own drops and CE marks,
+// duplicates, corruptions, send errors, receive drops, backlog, the
+// queue's length and peak, sojourn percentiles, and how late frames went
+// out (mean, max): the engine's own timing error.
 //
 // Cost: two threads per link (blocked in ppoll when idle, no CPU), about
 // 1 MB of receive buffers per direction (touched only by the frames that

@@ -44,7 +44,7 @@ type DirStats struct {
 	InPackets, InBytes   uint64 // received from the ingress interface
 	OutPackets, OutBytes uint64 // transmitted on the egress interface
 	LossDrops            uint64 // dropped by the loss model
-	QueueDrops           uint64 // dropped by the bounded queue (tail drop)
+	QueueDrops           uint64 // dropped at the queue's limit (tail drop, or see AQMDrops)
 	Duplicated           uint64
 	Corrupted            uint64
 	SendErrors           uint64 // frames the kernel refused to transmit
@@ -57,6 +57,17 @@ type DirStats struct {
 	// handed to the kernel (timer and scheduling latency): the engine's
 	// own timing error.
 	LateMean, LateMax time.Duration
+	// Discipline is the queue's discipline (droptail, drophead, codel,
+	// fq_codel, pie, red). QueueDrops counts the drops at its hard limit
+	// (FQ-CoDel's drops from the fattest flow included), AQMDrops those
+	// the discipline chose (CoDel's at the head, PIE's and RED's early
+	// drops), Marks the packets it marked CE instead of dropping.
+	Discipline string `json:",omitempty"`
+	AQMDrops   uint64 `json:",omitempty"`
+	Marks      uint64 `json:",omitempty"`
+	// Sojourn is the queueing delay of the packets transmitted: how long
+	// each waited before its transmission started.
+	Sojourn Sojourn
 }
 
 // Stats are both directions' counters.
@@ -67,7 +78,7 @@ type Stats struct{ AToB, BToA DirStats }
 // on them so the namespace's own stack stays silent). seed makes loss,
 // jitter, duplication and corruption reproducible.
 func New(ns netns.NsHandle, ifA, ifB string, aToB, bToA tc.Dir, seed uint64) (*Engine, error) {
-	if err := errors.Join(wrapDir("a→b", aToB.Validate()), wrapDir("b→a", bToA.Validate())); err != nil {
+	if err := errors.Join(checkDir("a→b", aToB), checkDir("b→a", bToA)); err != nil {
 		return nil, err
 	}
 	if ifA == ifB {
@@ -111,7 +122,13 @@ func New(ns netns.NsHandle, ifA, ifB string, aToB, bToA tc.Dir, seed uint64) (*E
 	return e, nil
 }
 
-func wrapDir(name string, err error) error {
+// checkDir validates a direction for the engine: valid, and a queue
+// discipline the engine implements.
+func checkDir(name string, d tc.Dir) error {
+	err := d.Validate()
+	if err == nil && d.AQM != nil {
+		err = d.AQM.EngineSupports()
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -181,7 +198,7 @@ func (e *Engine) Run(ctx context.Context) error {
 // delayed frames keep the times already computed for them; new frames
 // see the new parameters.
 func (e *Engine) Update(aToB, bToA tc.Dir) error {
-	if err := errors.Join(wrapDir("a→b", aToB.Validate()), wrapDir("b→a", bToA.Validate())); err != nil {
+	if err := errors.Join(checkDir("a→b", aToB), checkDir("b→a", bToA)); err != nil {
 		return err
 	}
 	e.ab.reconfigure(aToB)

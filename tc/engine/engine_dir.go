@@ -79,7 +79,36 @@ func (d *direction) reconfigure(cfg tc.Dir) {
 		d.line = newLine(cfg.Reorder, d.line)
 	}
 	d.cfg = cfg
-	d.pl.reconfigure(cfg, d.mtu)
+	d.pl.reconfigure(cfg, d.mtu, func(p *packet, end int64) {
+		due, _ := d.pl.delay.admit(p, end)
+		d.toLine(p, due)
+	})
+	d.releaseDropped()
+}
+
+// toLine puts a packet on the delay line, due at due.
+func (d *direction) toLine(p *packet, due int64) {
+	p.due = due
+	d.line.push(p)
+	d.lineBytes += int64(len(p.buf))
+}
+
+// advance runs the queue discipline's dequeues due by now (d.mu held).
+func (d *direction) advance(now int64) {
+	if d.pl.aqmOn {
+		d.pl.advance(now, d.toLine)
+		d.releaseDropped()
+	}
+}
+
+// releaseDropped returns the packets the discipline dropped to the pool.
+func (d *direction) releaseDropped() {
+	a := d.pl.aqm
+	for i, p := range a.dropped {
+		p.release()
+		a.dropped[i] = nil
+	}
+	a.dropped = a.dropped[:0]
 }
 
 func (d *direction) config() tc.Dir {
@@ -99,12 +128,15 @@ func (d *direction) stats(open bool) DirStats {
 	return DirStats{
 		InPackets: d.c.inPkts, InBytes: d.c.inBytes,
 		OutPackets: d.c.outPkts.Load(), OutBytes: d.c.outBytes.Load(),
-		LossDrops: d.c.lossDrops, QueueDrops: d.c.queueDrops,
+		LossDrops:  d.c.lossDrops,
 		Duplicated: d.c.dups, Corrupted: d.pl.corrupt.n,
 		SendErrors: d.c.sendErrs.Load(), RecvDrops: d.recvDrops + d.c.truncated.Load(),
-		Backlog:  d.line.len() + len(d.pending),
-		QueueLen: d.pl.queue.length(d.e.now()), QueuePeak: d.pl.queue.peak,
+		Backlog:  d.line.len() + len(d.pending) + d.pl.held(),
+		QueueLen: d.pl.queueLen(d.e.now()), QueuePeak: d.pl.queuePeak(),
 		LateMax: time.Duration(d.late.max), LateMean: time.Duration(d.late.sum / int64(max(1, d.late.n))),
+		Discipline: d.cfg.AQM.Name(),
+		QueueDrops: d.c.queueDrops + d.pl.aqm.limitDrops, AQMDrops: d.pl.aqm.aqmDrops, Marks: d.pl.aqm.marks,
+		Sojourn: d.pl.sojourn.summary(),
 	}
 }
 
@@ -113,7 +145,10 @@ func (d *direction) stats(open bool) DirStats {
 const spinWindow = 250_000
 
 // loop runs the direction until the engine's stop eventfd becomes
-// readable or a socket fails.
+// readable or a socket fails. It sleeps until the earlier of the next
+// frame's transmit time (less spinWindow, then polls) and the queue
+// discipline's next dequeue (no spin: a late dequeue is computed at its
+// exact time, only its frame's transmission could be late).
 func (d *direction) loop(stopFd int) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -132,21 +167,23 @@ func (d *direction) loop(stopFd int) error {
 	fds := []unix.PollFd{{Fd: int32(d.in.fd), Events: unix.POLLIN}, {Fd: int32(stopFd), Events: unix.POLLIN}, {Fd: int32(d.out.fd)}}
 	rxMore := false
 	for {
-		next := d.transmit(tx, batch)
+		next, deq := d.transmit(tx, batch)
 		if !rxMore {
 			var ts *unix.Timespec
 			if len(d.pending) > 0 {
 				fds[2].Events = unix.POLLOUT // egress socket full: wait for room
-			} else if fds[2].Events = 0; next != math.MaxInt64 {
+			} else if fds[2].Events = 0; next != math.MaxInt64 || deq != math.MaxInt64 {
 				// Sleep until spinWindow before the frame is due, then poll
 				// without sleeping: a woken thread runs 0.1-0.3 ms late on a
 				// busy or virtual machine, which would show in every delay.
-				wait := next - d.e.now()
+				now := d.e.now()
+				wait := next - now
 				if wait > spinWindow {
 					wait -= spinWindow
 				} else {
 					wait = 0
 				}
+				wait = min(wait, deq-now)
 				t := unix.NsecToTimespec(max(0, wait))
 				ts = &t
 			}
@@ -187,10 +224,11 @@ func (d *direction) loop(stopFd int) error {
 	}
 }
 
-// transmit sends every frame that is due and returns the due time of the
-// next one (MaxInt64 if none). Frames the egress socket has no room for
+// transmit runs the queue discipline's due dequeues, sends every frame
+// that is due and returns the due time of the next one and of the next
+// dequeue (MaxInt64 if none). Frames the egress socket has no room for
 // wait in d.pending, in order.
-func (d *direction) transmit(tx *mmsgBatch, batch []*packet) int64 {
+func (d *direction) transmit(tx *mmsgBatch, batch []*packet) (int64, int64) {
 	for {
 		batch = batch[:0]
 		if len(d.pending) > 0 {
@@ -199,6 +237,8 @@ func (d *direction) transmit(tx *mmsgBatch, batch []*packet) int64 {
 		}
 		d.mu.Lock()
 		now := d.e.now()
+		d.advance(now)
+		deq := d.pl.next()
 		for len(batch) < cap(batch) {
 			p := d.line.peek()
 			if p == nil || p.due > now {
@@ -215,7 +255,7 @@ func (d *direction) transmit(tx *mmsgBatch, batch []*packet) int64 {
 		join := d.cfg.Rate == 0
 		d.mu.Unlock()
 		if len(batch) == 0 {
-			return next
+			return next, deq
 		}
 		if join {
 			batch = coalesce(batch)
@@ -224,10 +264,10 @@ func (d *direction) transmit(tx *mmsgBatch, batch []*packet) int64 {
 		d.account(batch[:sent])
 		if sent < len(batch) {
 			d.pending = append(d.pending, batch[sent:]...)
-			return next
+			return next, deq
 		}
-		if next > now {
-			return next
+		if next > now && deq > now {
+			return next, deq
 		}
 	}
 }

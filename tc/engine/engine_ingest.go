@@ -66,6 +66,8 @@ func (d *direction) schedule(pkts []*packet, now int64) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.advance(now) // dequeues due before these arrivals come first
+	defer d.advance(now)
 	for _, p := range pkts {
 		d.c.inPkts += uint64(p.segs)
 		d.c.inBytes += uint64(p.wire)
@@ -85,9 +87,9 @@ func (d *direction) schedule(pkts []*packet, now int64) {
 			}
 			switch v {
 			case pass:
-				q.due = due
-				d.line.push(q)
-				d.lineBytes += int64(len(q.buf))
+				d.toLine(q, due)
+				continue
+			case queued:
 				continue
 			case dropLoss:
 				d.c.lossDrops += uint64(q.segs)

@@ -9,6 +9,7 @@ type packet struct {
 	wire int    // bytes on the wire (a GSO frame: all its segments)
 	segs int    // wire packets it stands for (1 unless a GSO frame passed whole)
 	due  int64  // engine clock (ns) at which to transmit
+	arr  int64  // engine clock (ns) at which it entered a discipline's queue
 	cls  int8   // buffer size class, for release
 
 	refused bool // the kernel would not transmit it

@@ -25,6 +25,7 @@ type queueStage struct {
 	frac  uint64 // ... plus frac/rate ns
 	drops uint64
 	peak  int // most packets ever held at once
+	hist  *sojournHist
 }
 
 type qent struct {
@@ -63,6 +64,9 @@ func (q *queueStage) admit(p *packet, t int64) (int64, verdict) {
 	if t >= start {
 		start, frac = t, 0
 	}
+	if q.hist != nil {
+		q.hist.add(start - t)
+	}
 	num := uint64(p.wire)*8_000_000_000 + frac
 	dep := start + int64(num/uint64(q.rate))
 	q.last, q.frac = dep, num%uint64(q.rate)
@@ -73,6 +77,14 @@ func (q *queueStage) admit(p *packet, t int64) (int64, verdict) {
 		dep++ // never send before the last bit is out
 	}
 	return dep, pass
+}
+
+// carry continues after a discipline's queue drained: the link is busy
+// until last (+ frac/rate ns).
+func (q *queueStage) carry(last int64, frac uint64) {
+	if last > q.last || (last == q.last && frac > q.frac) {
+		q.last, q.frac = last, frac
+	}
 }
 
 func (q *queueStage) push(e qent) {

@@ -157,6 +157,8 @@ func (d *dec) linkParams(n *yaml.Node, path string, lvl linkLevel) (lp, [2]*lp, 
 			if b, ok := d.boolean(e.v, kp); ok {
 				p.reorder = &b
 			}
+		case e.key == "queue" && deref(e.v) != nil && deref(e.v).Kind == yaml.MappingNode:
+			p.queue = d.queueMapping(e.v, kp, at(e.k, kp))
 		case e.key == "ge" && deref(e.v) != nil && deref(e.v).Kind == yaml.MappingNode:
 			p.ge = d.geModel(e.v, kp, at(e.k, kp))
 			geLoc = at(e.k, kp)
@@ -216,6 +218,8 @@ func paramWant(key string) string {
 		return "one of " + strings.Join(linkBackends, ", ")
 	case "ge":
 		return `a mapping such as {p: 1%, r: 25%, bad_loss: 100%, good_loss: 0%} or a string such as "1%/25%"`
+	case "queue":
+		return `a limit such as 100, 150kB or 2bdp, or a mapping such as {discipline: codel, limit: 1000}`
 	}
 	return "a value such as 10mbit, 5ms, 1% or 100"
 }

@@ -2,7 +2,6 @@ package topo
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -252,7 +251,9 @@ var netemNames = map[string]string{
 	"dist":         "the jitter distribution is jitter_dist (uniform, normal, pareto)",
 	"gemodel":      "Gilbert-Elliott burst loss is ge: {p, r, bad_loss, good_loss} (netem's loss gemodel p r 1-h 1-k), or ge=p/r/bad_loss/good_loss in --link syntax",
 	"loss_ge":      "Gilbert-Elliott burst loss is ge: {p, r, bad_loss, good_loss} (netem's loss gemodel p r 1-h 1-k), or ge=p/r/bad_loss/good_loss in --link syntax",
-	"limit":        "the queue limit is queue (packets such as 100, bytes such as 150kB, or a multiple of the BDP such as 2bdp)",
+	"limit":        "the queue limit is queue (packets such as 100, bytes such as 150kB, or a multiple of the BDP such as 2bdp), or queue: {discipline: codel, limit: 1000}",
+	"aqm":          "the queue's discipline is queue: {discipline: codel|fq_codel|pie|red|cake|drophead|droptail, ...}",
+	"discipline":   "the queue's discipline goes inside queue: queue: {discipline: codel, limit: 1000}",
 	"latency":      "the one-way delay is delay (e.g. delay: 5ms)",
 	"dup":          "duplication is duplicate (e.g. duplicate: 1%)",
 	"qdisc":        "the qdisc layout is chosen by emuctl; to pick netem/tc or the userspace link engine use backend (auto, kernel, userspace)",
@@ -284,6 +285,11 @@ func (p lp) conflicts() []string {
 func (p lp) check() []string {
 	flat := p.params()
 	msgs := checkParams(&flat, p.badRate, p.badDelay)
+	backend := ""
+	if p.backend != nil {
+		backend = *p.backend
+	}
+	msgs = append(msgs, queueChecks(p.queue, p.rate, backend, p.badRate)...)
 	noJitter := (p.jitter == nil || *p.jitter == 0) && !p.badJitter
 	if noJitter && p.dist != nil && !p.softDist {
 		msgs = append(msgs, fmt.Sprintf("jitter_dist %s without jitter does nothing (it shapes the random delay variation): set jitter (and delay) too, or remove jitter_dist", *p.dist))
@@ -422,17 +428,4 @@ func (p *LinkParams) String() string {
 		s = strings.TrimSpace(s + " b->a: " + p.BtoA.String())
 	}
 	return s
-}
-
-// String renders a queue as it would be written: "100", "150000b", "2bdp".
-func (q *Queue) String() string {
-	switch {
-	case q == nil:
-		return ""
-	case q.Bytes > 0:
-		return strconv.FormatInt(int64(q.Bytes), 10) + "b"
-	case q.BDP > 0:
-		return strconv.FormatFloat(q.BDP, 'g', -1, 64) + "bdp"
-	}
-	return strconv.Itoa(q.Packets)
 }

@@ -176,11 +176,34 @@ type LinkParams struct {
 	BtoA *LinkParams `json:"b_to_a,omitempty"`
 }
 
-// Queue is a queue limit: exactly one of Packets, Bytes, BDP is set.
+// Queue is a direction's bottleneck queue: its limit (at most one of
+// Packets, Bytes, BDP; none: the discipline's default) and its discipline
+// with the parameters the file sets (queue.go; zero: the default).
 type Queue struct {
 	Packets int         `json:"packets,omitempty"`
 	Bytes   units.Bytes `json:"bytes,omitempty"`
 	BDP     float64     `json:"bdp,omitempty"` // multiple of the bandwidth-delay product
+	// Discipline is droptail ("" too), drophead, codel, fq_codel, pie,
+	// red or cake.
+	Discipline string `json:"discipline,omitempty"`
+	// ECN: nil is the discipline's default (fq_codel and cake mark).
+	ECN      *bool         `json:"ecn,omitempty"`
+	Target   time.Duration `json:"target,omitempty"`   // codel, fq_codel, cake; pie's reference delay
+	Interval time.Duration `json:"interval,omitempty"` // codel, fq_codel; cake's rtt
+	Flows    int           `json:"flows,omitempty"`    // fq_codel
+	Quantum  int           `json:"quantum,omitempty"`  // fq_codel, bytes
+	TUpdate  time.Duration `json:"tupdate,omitempty"`  // pie
+	Alpha    float64       `json:"alpha,omitempty"`    // pie
+	Beta     float64       `json:"beta,omitempty"`     // pie
+	// Min, Max, Probability, Weight and Gentle are RED's.
+	Min         QueueSize     `json:"min,omitzero"`
+	Max         QueueSize     `json:"max,omitzero"`
+	Probability units.Percent `json:"probability,omitempty"`
+	Weight      float64       `json:"weight,omitempty"`
+	Gentle      bool          `json:"gentle,omitempty"`
+	// At is "file:line:col" of the queue: mapping, for deploy-time
+	// messages (a discipline the kernel lacks on a pinned backend).
+	At string `json:"at,omitempty"`
 }
 
 // TCPProfile is a node's TCP settings (applied by package netcfg).

@@ -20,7 +20,14 @@ const (
 // bytes ("1500b", "150kB" = 150000 bytes, "64KiB" = 65536 bytes, "1MB"), or
 // a multiple of the bandwidth-delay product ("2bdp", "0.5bdp"), which then
 // needs a rate and a delay on the link.
+//
+// A queue with a discipline is written as tc would: the discipline, then
+// its parameters ("codel", "fq_codel limit 1000 target 5ms ecn", "red
+// limit 400 min 20 max 60 probability 10% ecn"; see queue.go).
 func ParseQueue(s string) (*Queue, error) {
+	if f := strings.Fields(s); len(f) > 0 && isWord(f[0]) {
+		return parseDisciplineString(s)
+	}
 	num, unit, ok := units.SplitNumber(s)
 	if !ok {
 		return nil, fmt.Errorf("queue %q is not valid (e.g. 100 packets, 150kB, 64KiB, 2bdp)", s)
@@ -51,6 +58,13 @@ func ParseQueue(s string) (*Queue, error) {
 		return nil, fmt.Errorf("queue %q is a rate; a queue is packets (100), bytes (150kB, 64KiB) or a BDP multiple (2bdp)", s)
 	}
 	return nil, fmt.Errorf("queue %q has unknown unit %q (valid: packets as a plain number, b, kB, KiB, MB, MiB, bdp)", s, unit)
+}
+
+// isWord reports whether s starts with a letter, as a discipline's name
+// does and a size never does.
+func isWord(s string) bool {
+	c := s[0]
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // byteUnit is the multiplier of a size unit (0 for none). Bare k, m, g

@@ -53,6 +53,9 @@ func Doctor() *Report {
 	}{{"netem", caps.Netem}, {"htb", caps.HTB}, {"tbf", caps.TBF}, {"ifb", caps.IFB}} {
 		add("qdisc/"+f.name, f.ok, caps.Reasons[f.name])
 	}
+	for _, d := range tc.Disciplines[1:] { // droptail is pfifo: always there
+		add("qdisc/"+tc.KernelKind(d), caps.AQM[d], caps.Reasons[d])
+	}
 	ovsMod := moduleLoaded("openvswitch") || genlFamily("ovs_datapath")
 	add("openvswitch kernel datapath", ovsMod, detailIf(!ovsMod, "module not loaded or not built; `modprobe openvswitch` if your kernel has it"))
 	hwsim := moduleLoaded("mac80211_hwsim") || genlFamily("MAC80211_HWSIM")
@@ -81,6 +84,7 @@ func Doctor() *Report {
 	} else {
 		r.Backends = append(r.Backends, Backend{"delay / jitter / loss / rate / queue", "userspace link engine", "no sch_netem: " + caps.Reasons["netem"]})
 	}
+	r.Backends = append(r.Backends, queueBackends(caps)...)
 	r.Backends = append(r.Backends, Backend{"switch (type: linux-bridge)", "Linux bridge in the switch's namespace", "always available"})
 	if err := sysctl.Probe(); err == nil {
 		r.Backends = append(r.Backends, Backend{"node sysctls", "a private procfs instance per namespace", "fsopen/fsmount work: set-up cost per node stays constant however many namespaces live"})
@@ -90,6 +94,38 @@ func Doctor() *Report {
 	r.Backends = append(r.Backends, ovsBackends()...)       // OVS: system or embedded, socket, datapath (ovs_doctor.go)
 	r.Backends = append(r.Backends, wifiBackends(hwsim)...) // Wi-Fi (wifi.go)
 	return r
+}
+
+// queueBackends says, per queue discipline, what runs it with backend:
+// auto: netem and the kernel's qdisc when the kernel has both, else the
+// link engine (which implements all but cake). The kernel's reasons are
+// in the capability lines above.
+func queueBackends(caps tc.Caps) []Backend {
+	var out []Backend
+	for _, d := range tc.Disciplines {
+		b := Backend{Concern: "queue discipline " + d}
+		kind := tc.KernelKind(d)
+		engineOK := (&tc.AQM{Discipline: d}).EngineSupports() == nil
+		switch {
+		case caps.Netem && caps.AQM[d]:
+			b.Uses, b.Why = "kernel "+kind+" (under netem and tbf)", "sch_netem and "+kind+" are available"
+			if engineOK {
+				b.Why += "; backend: userspace runs the link engine's own"
+			}
+		case engineOK && !caps.Netem:
+			b.Uses, b.Why = "userspace link engine (its own "+d+")", "no sch_netem"
+		case engineOK:
+			b.Uses, b.Why = "userspace link engine (its own "+d+")", "no kernel "+kind
+		default:
+			b.Uses = "none: a link with it is refused"
+			b.Why = "the link engine does not implement " + d + " (README, Known limits); the kernel has no " + kind
+			if !caps.Netem {
+				b.Why = "the link engine does not implement " + d + " (README, Known limits); the kernel has no sch_netem to put it under"
+			}
+		}
+		out = append(out, b)
+	}
+	return out
 }
 
 func cstr(b []byte) string {

@@ -47,12 +47,22 @@ func kernelShape(d *deployer, li int, kernel bool) error {
 func kernelChange(st *State, li int, a, b tc.Dir) error {
 	ls, shaped := findLinkState(st.Links, li)
 	backend := ls.Backend
+	var caps tc.Caps
+	probed := false
 	if !shaped {
-		caps := tc.Probe()
+		caps, probed = tc.Probe(), true
 		if !caps.Netem {
 			return fmt.Errorf("link %d was created unshaped, and this kernel has no sch_netem to shape it in place (%s); give it link parameters in the topology (e.g. delay: 0ms with a rate, or any loss) so it gets a link engine at up", li, caps.Reasons["netem"])
 		}
 		backend = BackendNetem
+	}
+	if !a.AQM.IsDropTail() || !b.AQM.IsDropTail() {
+		if !probed {
+			caps = tc.Probe()
+		}
+		if err := kernelQueueErr(caps, a, b, 1500); err != nil {
+			return fmt.Errorf("link %d is shaped by the kernel (%s), which cannot run this queue: %w; a link's backend is fixed at up: give it backend: userspace (or this queue) in the topology to change its discipline at run time", li, backend, err)
+		}
 	}
 	l := st.Spec.Links[li]
 	for _, end := range []struct {

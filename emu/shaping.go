@@ -8,6 +8,7 @@ import (
 
 	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/units"
 )
 
 // Link backends, as recorded in State.Links and shown by inspect.
@@ -51,8 +52,34 @@ func toDir(p topo.LinkParams, rtt time.Duration, mtu int) tc.Dir {
 			bdp := float64(p.Rate) / 8 * rtt.Seconds() * q.BDP
 			d.QueuePackets = max(2, int(math.Ceil(bdp/float64(frameBytes(mtu)))))
 		}
+		d.AQM = QueueAQM(q, mtu)
 	}
 	return d
+}
+
+// QueueAQM is the discipline of a topology queue (nil: drop-tail) for an
+// interface of the given MTU, with ECN at the discipline's default unless
+// the queue says, and RED's thresholds in bytes (packets count full
+// frames).
+func QueueAQM(q *topo.Queue, mtu int) *tc.AQM {
+	if q.DisciplineName() == topo.QueueDropTail {
+		return nil
+	}
+	a := &tc.AQM{Discipline: q.Discipline, ECN: tc.DefaultECN(q.Discipline),
+		Target: q.Target, Interval: q.Interval, Flows: q.Flows, Quantum: q.Quantum,
+		TUpdate: q.TUpdate, Alpha: q.Alpha, Beta: q.Beta,
+		Probability: q.Probability, Weight: q.Weight, Gentle: q.Gentle}
+	if q.ECN != nil {
+		a.ECN = *q.ECN
+	}
+	size := func(s topo.QueueSize) units.Bytes {
+		if s.Bytes > 0 {
+			return s.Bytes
+		}
+		return units.Bytes(s.Packets * frameBytes(mtu))
+	}
+	a.Min, a.Max = size(q.Min), size(q.Max)
+	return a
 }
 
 // needsNetem reports whether a direction asks for more than a rate and a
@@ -94,17 +121,31 @@ func planLinks(spec *topo.Spec, caps tc.Caps) ([]LinkState, []string) {
 			}
 		}
 		backend := l.Params.Backend
+		qAt := queueWhere(l, where)
+		kernelQ := kernelQueueErr(caps, ls.AtoB, ls.BtoA, mtu)
+		engineQ := engineQueueErr(ls.AtoB, ls.BtoA)
 		switch backend {
 		case "", "auto":
-			if caps.Netem {
+			switch {
+			case caps.Netem && kernelQ == nil:
 				ls.Backend = BackendNetem
-			} else {
+			case engineQ == nil:
 				ls.Backend = BackendEngine
+			default:
+				if kernelQ == nil {
+					kernelQ = fmt.Errorf("no sch_netem (%s)", caps.Reasons["netem"])
+				}
+				errs = append(errs, fmt.Sprintf("%s: no backend can run this queue: the kernel: %v; the userspace link engine: %v", qAt, kernelQ, engineQ))
 			}
 		case "userspace":
 			ls.Backend = BackendEngine
+			if engineQ != nil {
+				errs = append(errs, fmt.Sprintf("%s: backend: userspace: %v", qAt, engineQ))
+			}
 		case "kernel":
 			switch {
+			case kernelQ != nil:
+				errs = append(errs, fmt.Sprintf("%s: backend: kernel: %v; use backend: auto or userspace (the link engine implements drophead, codel, fq_codel, pie and red)", qAt, kernelQ))
 			case caps.Netem:
 				ls.Backend = BackendNetem
 			case !needsNetem(ls.AtoB) && !needsNetem(ls.BtoA) && caps.TBF:
@@ -122,6 +163,55 @@ func planLinks(spec *topo.Spec, caps tc.Caps) ([]LinkState, []string) {
 		out = append(out, ls)
 	}
 	return out, errs
+}
+
+// queueWhere is "file:line:col" of a link's queue with a discipline (the
+// a->b one first), else where.
+func queueWhere(l topo.Link, where string) string {
+	for _, aToB := range []bool{true, false} {
+		if q := l.Params.Dir(aToB).Queue; q != nil && q.At != "" && q.DisciplineName() != topo.QueueDropTail {
+			return q.At
+		}
+	}
+	return where
+}
+
+// kernelQueueErr says why the kernel cannot run a link's queues (nil:
+// it can): a discipline whose qdisc it lacks, or parameters its qdisc
+// does not have.
+func kernelQueueErr(caps tc.Caps, a, b tc.Dir, mtu int) error {
+	for _, e := range []struct {
+		dir string
+		d   tc.Dir
+	}{{"a->b", a}, {"b->a", b}} {
+		if e.d.Rate == 0 || e.d.AQM.IsDropTail() {
+			continue
+		}
+		disc := e.d.AQM.Name()
+		if err := caps.Err(disc); err != nil {
+			return fmt.Errorf("%s queue %s: this kernel has no %s qdisc (%s)", e.dir, disc, tc.KernelKind(disc), caps.Reasons[disc])
+		}
+		pk, by := e.d.QueueLimits(mtu)
+		if err := e.d.AQM.KernelSupports(pk, by); err != nil {
+			return fmt.Errorf("%s queue %s: %w", e.dir, disc, err)
+		}
+	}
+	return nil
+}
+
+// engineQueueErr says why the link engine cannot run a link's queues.
+func engineQueueErr(a, b tc.Dir) error {
+	for _, e := range []struct {
+		dir string
+		d   tc.Dir
+	}{{"a->b", a}, {"b->a", b}} {
+		if e.d.AQM != nil {
+			if err := e.d.AQM.EngineSupports(); err != nil {
+				return fmt.Errorf("%s queue %s: %w", e.dir, e.d.AQM.Name(), err)
+			}
+		}
+	}
+	return nil
 }
 
 // applyKernelShaping installs the qdisc plans of netem and shaper links on

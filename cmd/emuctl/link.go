@@ -11,6 +11,7 @@ import (
 
 	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/tc/engine"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/units"
 	"github.com/spf13/cobra"
@@ -46,12 +47,11 @@ func newLinkShowCmd(lab *string) *cobra.Command {
 				return writeJSON(os.Stdout, links)
 			}
 			tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "LINK\tA\tB\tSTATE\tBACKEND\tA->B\tB->A\tENGINE (a->b / b->a: out, loss drops, queue drops)")
+			fmt.Fprintln(tw, "LINK\tA\tB\tSTATE\tBACKEND\tA->B\tB->A\tENGINE (a->b / b->a: out, loss drops, queue drops[, aqm drops, marks, sojourn p50])")
 			for _, l := range links {
 				eng := ""
 				if s := l.Stats; s != nil {
-					eng = fmt.Sprintf("%d,%d,%d / %d,%d,%d", s.AToB.OutPackets, s.AToB.LossDrops, s.AToB.QueueDrops,
-						s.BToA.OutPackets, s.BToA.LossDrops, s.BToA.QueueDrops)
+					eng = engineCounters(s.AToB) + " / " + engineCounters(s.BToA)
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\n", linkLabel(l), l.A, l.B, l.StateA, l.StateB, l.Backend,
 					dirOrDash(l.AtoB), dirOrDash(l.BtoA), eng)
@@ -70,6 +70,15 @@ func newLinkShowCmd(lab *string) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// engineCounters is one direction's engine counters for link show.
+func engineCounters(s engine.DirStats) string {
+	out := fmt.Sprintf("%d,%d,%d", s.OutPackets, s.LossDrops, s.QueueDrops)
+	if s.Discipline != "" && s.Discipline != tc.DropTail {
+		out += fmt.Sprintf(",%d,%d,%v", s.AQMDrops, s.Marks, s.Sojourn.P50.Round(10*time.Microsecond))
+	}
+	return out
 }
 
 func dirOrDash(d tc.Dir) string {
@@ -91,12 +100,19 @@ func newLinkSetCmd(lab *string) *cobra.Command {
 		Short: "Change a link's shaping while the lab runs (only the given keys change)",
 		Long: `<link> is an index (see 'emuctl link show'), one end (h1:h1-eth0) or the two
 nodes (h1-s1). Values use the topology syntax: --rate 10mbit --delay 5ms
---loss 1% --queue 100 (packets) or 150kB. --dir limits the change to one
-direction (a is the link's first endpoint). A station's wireless hop is
+--loss 1% --queue 100 (packets) or 150kB. --queue replaces the queue,
+discipline included: a plain limit is a drop-tail queue, and a
+discipline is written as in the topology's string form, e.g. --queue
+"codel limit 1000 target 5ms ecn" or --queue "fq_codel" (the link's
+backend must run it: a kernel-shaped link needs the kernel's qdisc, the
+link engine runs drophead, codel, fq_codel, pie and red, not cake).
+--dir limits the change to one direction (a is the link's first
+endpoint). A station's wireless hop is
 named by the station (sta1, sta1-ap1 or sta1:sta1-wlan0); a->b is its
 uplink, b->a its downlink.`,
 		Example: `  sudo emuctl link set h1-s1 --rate 5mbit --delay 20ms
   sudo emuctl link set 0 --dir b->a --loss 2%
+  sudo emuctl link set s1-s2 --dir a->b --queue "fq_codel limit 1000"
   sudo emuctl link set sta1 --dir b->a --delay 30ms --loss 5%`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeLinks(true),
@@ -138,7 +154,12 @@ uplink, b->a its downlink.`,
 				if err == nil && q.BDP > 0 {
 					errs = append(errs, errors.New("--queue: give packets or bytes at run time, not a BDP multiple"))
 				}
-				sets = append(sets, func(d *tc.Dir) { d.QueuePackets, d.QueueBytes = q.Packets, q.Bytes })
+				if err == nil {
+					sets = append(sets, func(d *tc.Dir) {
+						d.QueuePackets, d.QueueBytes = q.Packets, q.Bytes
+						d.AQM = emu.QueueAQM(q, 1500)
+					})
+				}
 			}
 			if err := errors.Join(errs...); err != nil {
 				return err
@@ -176,7 +197,7 @@ uplink, b->a its downlink.`,
 	unitFlag(f, &loss, "loss", "", "loss, e.g. 1%")
 	unitFlag(f, &dup, "duplicate", "", "duplication, e.g. 0.1%")
 	unitFlag(f, &corrupt, "corrupt", "", "corruption, e.g. 0.1%")
-	f.StringVar(&queue, "queue", "", "queue limit: packets (100) or bytes (150kB)")
+	f.StringVar(&queue, "queue", "", `queue: a drop-tail limit, packets (100) or bytes (150kB), or a discipline ("codel limit 1000 ecn")`)
 	return cmd
 }
 

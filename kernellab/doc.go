@@ -16,5 +16,11 @@
 // at once. Each works in namespaces and processes it creates and removes;
 // TestMain checks, inside the lab, that nothing is left behind.
 //
+// The multi-link tier (wifi_mlo_lab_test.go, `make test-mlo`, Debian's 6.12
+// kernel) needs daemons no Debian release ships together — an 802.11be
+// hostapd ≥ 2.12 (EMUCTL_HOSTAPD, supplied by the user) and wpa_supplicant ≥
+// 2.11 (EMUCTL_WPA_SUPPLICANT) — so its tests skip without them, inside the
+// lab too, saying what is missing.
+//
 // This package must not be imported by non-test code.
 package kernellab

@@ -320,7 +320,7 @@ nodes:
 			t.Fatalf("up succeeded although the tools cannot do MLO: %v", checkErr)
 		}
 		t.Logf("up refused, as it must with these tools:\n%v", err)
-		for _, want := range []string{"nothing was changed", "hostapd", "2.11"} {
+		for _, want := range []string{"nothing was changed", "hostapd", "2.12"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("error does not mention %q", want)
 			}

@@ -10,10 +10,14 @@
 //   - conf.go: hostapd and wpa_supplicant configuration files generated
 //     from the resolved topology (topo.WiFiAP, topo.WiFiStation), one file
 //     per link for multi-link (MLO) access points.
-//   - tools.go: which hostapd/wpa_supplicant are installed, their versions
-//     and build options (802.11ax/be, MLO, SAE), and what a given AP or
-//     station would lack.
-//   - ctrl.go: the daemons' control socket (STATUS and friends).
+//   - tools.go: which hostapd/wpa_supplicant run (EMUCTL_HOSTAPD,
+//     EMUCTL_WPA_SUPPLICANT or the topology's wifi: settings, else PATH;
+//     a binary in an unpacked distribution tree through that tree's
+//     loader), their versions and build options (802.11ax/be, MLO, SAE,
+//     LINK_REMOVE), and what a given AP or station would lack.
+//   - ctrl.go: the daemons' control socket (STATUS and friends); mlo.go:
+//     multi-link state from wpa_supplicant's MLO_STATUS and hostapd's STA
+//     replies (Debian's kernels have no mac80211 debugfs).
 //   - info.go: what nl80211 reports about an interface (type, SSID,
 //     channel, width, power) and its peers (signal, rates, counters), and
 //     the transmit power setting.

@@ -8,13 +8,16 @@ import (
 )
 
 // A lab needs processes that outlive or sit beside the program that built
-// it: the exec helper that enters a node, the lab's supervisor, the keeper
-// of a node's Wi-Fi daemons. emu starts each by re-executing the running
-// binary (os.Executable) with a role name as its first argument:
+// it: the exec helper that enters a node, and the lab's supervisor (one per
+// lab: it runs the link engines and the Wi-Fi medium and keeps the nodes'
+// daemons). emu starts each by re-executing the running binary
+// (os.Executable) with a role name as its first argument:
 //
 //	__emuctl_nsexec    <lab> <node> -- argv...   (exec.go: Command)
 //	__emuctl_supervise <lab>                     (supervisor.go)
-//	__emuctl_respawn   -- argv...                (respawn.go)
+//
+// (__emuctl_respawn, a per-daemon keeper, was the third until the
+// supervisor took the daemons over; the name is not reused.)
 //
 // Any binary that imports emu — the emuctl CLI, a user's Go program built on
 // package lab, a test binary — serves these roles without calling anything:
@@ -29,9 +32,8 @@ import (
 // roles maps a role name to its entry point, which gets the arguments after
 // the name and returns the process's exit status.
 var roles = map[string]func(args []string) int{
-	helperArg:  helperRole,
-	superArg:   supervisorRole,
-	respawnArg: respawnRole,
+	helperArg: helperRole,
+	superArg:  supervisorRole,
 }
 
 func init() {
@@ -67,13 +69,4 @@ func supervisorRole(args []string) int {
 		return 1
 	}
 	return 0
-}
-
-// respawnRole keeps a daemon running (runRespawn): args are -- argv...
-func respawnRole(args []string) int {
-	if len(args) == 0 || args[0] != "--" {
-		fmt.Fprintln(os.Stderr, "usage: "+respawnArg+" -- cmd [args...]")
-		return 2
-	}
-	return runRespawn(args[1:])
 }

@@ -11,7 +11,7 @@ import (
 // The role names are recorded by running labs (journals, process lists):
 // they must never change.
 func TestRoleNamesFixed(t *testing.T) {
-	want := []string{"__emuctl_nsexec", "__emuctl_supervise", "__emuctl_respawn"}
+	want := []string{"__emuctl_nsexec", "__emuctl_supervise"}
 	if len(roles) != len(want) {
 		t.Fatalf("%d roles, want %d", len(roles), len(want))
 	}
@@ -35,11 +35,8 @@ func TestRolesServedByInit(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{respawnArg}, 2, "usage: __emuctl_respawn -- cmd"},
-		{[]string{respawnArg, "x"}, 2, "usage: __emuctl_respawn -- cmd"},
 		{[]string{superArg}, 2, "usage: __emuctl_supervise <lab>"},
 		{[]string{helperArg, "lab"}, 126, "emuctl exec: usage: __emuctl_nsexec"},
-		{[]string{respawnArg, "--", "/nonexistent/daemon"}, 1, "cannot start daemon"},
 	} {
 		cmd := exec.Command(self, c.args...)
 		out, err := cmd.CombinedOutput()

@@ -111,6 +111,29 @@ func startSupervisor(ctx context.Context, lab string, j *journal) (*Proc, error)
 	}
 }
 
+// ensureSupervisor starts the lab's supervisor unless it runs already,
+// recording it in the lab's state; started says whether this call started
+// it (a new supervisor serves what the saved state records: engines, the
+// medium).
+func (d *deployer) ensureSupervisor(ctx context.Context) (started bool, err error) {
+	d.stMu.Lock()
+	for _, p := range d.st.Procs {
+		if p.Command == "supervisor" {
+			d.stMu.Unlock()
+			return false, nil
+		}
+	}
+	d.stMu.Unlock()
+	p, err := startSupervisor(ctx, d.spec.Name, d.j)
+	if err != nil {
+		return false, err
+	}
+	d.stMu.Lock()
+	d.st.Procs = append(d.st.Procs, *p)
+	d.stMu.Unlock()
+	return true, d.save()
+}
+
 // runSupervisor is the supervisor process's main: start one engine per
 // userspace link, say READY on fd 3, serve the control socket, and stop
 // everything on SIGTERM.
@@ -138,7 +161,7 @@ func runSupervisor(lab string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer stop()
 	errc := make(chan error, len(st.Links)+2)
-	sup := &supervisor{lab: lab, engines: map[int]*engine.Engine{}, ctx: ctx, errc: errc}
+	sup := &supervisor{lab: lab, engines: map[int]*engine.Engine{}, ctx: ctx, errc: errc, daemons: newDaemons(lab)}
 	var wg sync.WaitGroup
 	for _, ls := range st.Links {
 		if ls.Backend != BackendEngine {
@@ -185,6 +208,7 @@ func runSupervisor(lab string) error {
 	}
 	stop()
 	l.Close()
+	sup.daemons.stopAll(daemonGrace) // before the links and the medium they use
 	for _, e := range sup.engines {
 		e.Close()
 	}
@@ -203,6 +227,7 @@ type supervisor struct {
 	ctx     context.Context
 	errc    chan error
 	medium  labMedium
+	daemons *daemons // supervisor_daemons.go
 }
 
 // labMedium is a running medium of either backend.
@@ -251,7 +276,7 @@ func (s *supervisor) startMedium(ms *MediumState) error {
 
 // ctlRequest is one request on the supervisor's control socket.
 type ctlRequest struct {
-	Op   string  `json:"op"` // "update" | "stats" | "medium" | "medium-stats" | "medium-move" | "medium-pair" | "medium-capture"
+	Op   string  `json:"op"` // "update" | "stats" | "medium" | "medium-stats" | "medium-move" | "medium-pair" | "medium-capture" | "daemon-start" | "daemons"
 	Link int     `json:"link"`
 	AtoB *tc.Dir `json:"a_to_b,omitempty"`
 	BtoA *tc.Dir `json:"b_to_a,omitempty"`
@@ -264,6 +289,10 @@ type ctlRequest struct {
 	SNR     *float64    `json:"snr,omitempty"`
 	Loss    *float64    `json:"loss,omitempty"`
 	Snaplen int         `json:"snaplen,omitempty"`
+	// daemon-start: keep Argv running on Node as What, output to Log.
+	What string   `json:"what,omitempty"`
+	Argv []string `json:"argv,omitempty"`
+	Log  string   `json:"log,omitempty"`
 }
 
 type ctlResponse struct {
@@ -271,6 +300,8 @@ type ctlResponse struct {
 	Stats  map[int]engine.Stats `json:"stats,omitempty"`
 	Dirs   map[int][2]tc.Dir    `json:"dirs,omitempty"`
 	Medium *wifi.MediumStats    `json:"medium,omitempty"`
+	// Daemons: daemon-start's new daemon (one), or every kept daemon.
+	Daemons []DaemonStatus `json:"daemons,omitempty"`
 }
 
 func (s *supervisor) serve(l net.Listener) {
@@ -300,6 +331,14 @@ func (s *supervisor) handle(req ctlRequest) ctlResponse {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch req.Op {
+	case "daemon-start":
+		ds, err := s.daemons.start(req.Node, req.What, req.Argv, req.Log)
+		if err != nil {
+			return ctlResponse{Error: err.Error()}
+		}
+		return ctlResponse{Daemons: []DaemonStatus{ds}}
+	case "daemons":
+		return ctlResponse{Daemons: s.daemons.list()}
 	case "stats":
 		out := ctlResponse{Stats: map[int]engine.Stats{}, Dirs: map[int][2]tc.Dir{}}
 		for i, e := range s.engines {

@@ -90,9 +90,18 @@ func teardown(st *State, log *slog.Logger) error {
 	// Processes emuctl started, then anything else still running inside the
 	// lab's namespaces (it would keep a namespace alive).
 	step("procs")
-	procs := map[int]uint64{}
+	// The supervisor first: it stops the daemons it keeps and would
+	// restart one that exits while it still runs.
+	sups, procs := map[int]uint64{}, map[int]uint64{}
 	for _, p := range append(st.Procs, rec.Procs...) {
-		procs[p.PID] = p.Start
+		if p.Command == "supervisor" {
+			sups[p.PID] = p.Start
+		} else {
+			procs[p.PID] = p.Start
+		}
+	}
+	if len(sups) > 0 {
+		stopPIDs(sups, daemonGrace+time.Second)
 	}
 	inos := map[uint64]bool{}
 	for _, n := range owned {

@@ -198,6 +198,10 @@ func (d *deployer) wifiSetup(ctx context.Context) error {
 	if err := d.save(); err != nil {
 		return err
 	}
+	// The lab's supervisor keeps the daemons (supervisor_daemons.go).
+	if _, err := d.ensureSupervisor(ctx); err != nil {
+		return fmt.Errorf("wifi: %w", err)
+	}
 	// Access points first, then stations, then wait for every station.
 	tools := wifiTools(d.spec)
 	for _, n := range wnodes {

@@ -12,36 +12,34 @@ import (
 	"strings"
 	"time"
 
-	"github.com/emuctl/emuctl/internal/proc"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/wifi"
 )
 
-// startDaemon starts argv inside the node under the daemon keeper
-// (respawn.go: restarted when it exits, up to a burst) with its output in
-// logPath, and records the keeper, so down stops both.
+// startDaemon has the lab's supervisor start argv inside the node and
+// keep it running (supervisor_daemons.go: restarted when it exits, up to a
+// burst), its output in logPath (a new file); down stops the supervisor,
+// which stops its daemons.
 func (d *deployer) startDaemon(n *node, what string, argv []string, logPath string) error {
-	f, err := os.Create(logPath)
-	if err != nil {
+	if err := os.WriteFile(logPath, nil, 0o600); err != nil {
 		return err
 	}
-	defer f.Close()
-	cmd, err := Command(d.spec.Name, n.spec.Name, respawnArgv(argv))
+	resp, err := supervisorCall(d.spec.Name, ctlRequest{Op: "daemon-start", Node: n.spec.Name, What: what, Argv: argv, Log: logPath})
 	if err != nil {
-		return err
-	}
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr.Setsid = true
-	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("node %s: start %s: %w", n.spec.Name, what, err)
 	}
-	st, _ := proc.Start(cmd.Process.Pid)
-	d.stMu.Lock()
-	d.st.Procs = append(d.st.Procs, Proc{Node: n.spec.Name, PID: cmd.Process.Pid, Start: st, Command: strings.Join(argv, " "), Log: logPath})
-	d.stMu.Unlock()
-	go cmd.Wait() // reap; liveness is checked by pid
-	d.log.Debug("daemon started", "node", n.spec.Name, "what", what, "pid", cmd.Process.Pid)
+	d.log.Debug("daemon started", "node", n.spec.Name, "what", what, "pid", resp.Daemons[0].PID)
 	return nil
+}
+
+// Daemons returns the daemons the lab's supervisor keeps (none when the
+// lab has no supervisor).
+func Daemons(lab string) ([]DaemonStatus, error) {
+	resp, err := supervisorCall(lab, ctlRequest{Op: "daemons"})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Daemons, nil
 }
 
 func (d *deployer) startHostapd(n *node, hostapd wifi.Tool) error {
@@ -106,22 +104,24 @@ func (d *deployer) startWpaSupplicant(n *node, wpas wifi.Tool) error {
 		filepath.Join(dir, "wpa_supplicant.log"))
 }
 
-// daemonProc finds the recorded daemon of a node.
-func (d *deployer) daemonProc(node, bin string) (Proc, bool) {
-	d.stMu.Lock()
-	defer d.stMu.Unlock()
-	for _, p := range d.st.Procs {
-		if p.Node == node && strings.Contains(p.Command, bin) {
-			return p, true
+// daemon asks the supervisor for the daemon bin of a node.
+func (d *deployer) daemon(node, bin string) (DaemonStatus, bool) {
+	ds, err := Daemons(d.spec.Name)
+	if err != nil {
+		return DaemonStatus{}, false
+	}
+	for _, s := range ds {
+		if s.Node == node && s.What == bin {
+			return s, true
 		}
 	}
-	return Proc{}, false
+	return DaemonStatus{}, false
 }
 
 // daemonFailure describes a daemon that exited or did not get ready, with
 // its last log lines (the log itself goes with the lab's state dir when
 // the deploy rolls back).
-func daemonFailure(what, node string, p Proc, problem string) error {
+func daemonFailure(what, node string, p DaemonStatus, problem string) error {
 	tail, _ := os.ReadFile(p.Log)
 	lines := strings.TrimSpace(lastLines(string(tail), 12))
 	if lines == "" {
@@ -152,12 +152,12 @@ func (d *deployer) waitWiFi(ctx context.Context, wnodes []*node, aps bool) error
 			if aps {
 				bin, key, want = "hostapd", "state", "ENABLED"
 			}
-			p, ok := d.daemonProc(name, bin)
+			p, ok := d.daemon(name, bin)
 			if !ok {
-				return fmt.Errorf("%s: no %s recorded", name, bin)
+				return fmt.Errorf("%s: the lab's supervisor keeps no %s", name, bin)
 			}
-			if !proc.Alive(p.PID, p.Start) || isZombie(p.PID) {
-				return daemonFailure(bin, name, p, "exited during start-up")
+			if p.GaveUp {
+				return daemonFailure(bin, name, p, fmt.Sprintf("exited during start-up, %d times (%s)", p.Starts, p.LastExit))
 			}
 			out, err := wifi.CtrlRequest(ctrlPath(d.spec.Name, n.spec), "STATUS", 2*time.Second)
 			if err == nil && wifi.ParseStatus(out)[key] == want {
@@ -188,10 +188,10 @@ func (d *deployer) waitWiFi(ctx context.Context, wnodes []*node, aps bool) error
 			if aps {
 				bin, what = "hostapd", "did not enable the access point"
 			}
-			p, _ := d.daemonProc(n.spec.Name, bin)
+			p, _ := d.daemon(n.spec.Name, bin)
 			err := daemonFailure(bin, n.spec.Name, p, fmt.Sprintf("%s within %v (EMUCTL_WIFI_TIMEOUT raises the limit); still waiting: %s", what, WiFiTimeout(), strings.Join(names, ", ")))
 			if !aps {
-				if ap, ok := d.daemonProc(n.spec.Station.AP, "hostapd"); ok {
+				if ap, ok := d.daemon(n.spec.Station.AP, "hostapd"); ok {
 					tail, _ := os.ReadFile(ap.Log)
 					err = fmt.Errorf("%w\n  hostapd of %s, last log lines:\n%s", err, n.spec.Station.AP, indent(lastLines(string(tail), 8)))
 				}
@@ -236,7 +236,7 @@ func (d *deployer) checkMLOLinks(n *node, attempts map[string]int) (bool, error)
 	}
 	what := fmt.Sprintf("station %s associated on %d of its AP MLD's %d links (%s)", name, len(links), len(ap.Links), strings.Join(got, ", "))
 	if attempts[name] >= mloAssocAttempts {
-		p, _ := d.daemonProc(name, "wpa_supplicant")
+		p, _ := d.daemon(name, "wpa_supplicant")
 		return false, daemonFailure("wpa_supplicant", name, p, fmt.Sprintf("%s after %d associations: a single-link fallback is refused (the lab would not be the multi-link lab the file describes)", what, attempts[name]))
 	}
 	d.log.Info("multi-link association incomplete; associating again", "node", name, "links", len(links), "want", len(ap.Links), "attempt", attempts[name])

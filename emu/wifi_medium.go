@@ -90,27 +90,15 @@ func (d *deployer) startMediumForLab(ctx context.Context, netnsName string, wnod
 // serve it: a new supervisor serves it as it starts; a running one (the
 // lab's link engines) is told.
 func (d *deployer) serveMedium(ctx context.Context) error {
-	d.stMu.Lock()
-	running := false
-	for _, p := range d.st.Procs {
-		if p.Command == "supervisor" {
-			running = true
-		}
-	}
-	d.stMu.Unlock()
 	if err := d.save(); err != nil {
 		return err
 	}
-	if !running {
-		// The supervisor serves the recorded medium as it starts.
-		p, err := startSupervisor(ctx, d.spec.Name, d.j)
-		if err != nil {
-			return fmt.Errorf("wifi medium: %w", err)
-		}
-		d.stMu.Lock()
-		d.st.Procs = append(d.st.Procs, *p)
-		d.stMu.Unlock()
-		return d.save()
+	started, err := d.ensureSupervisor(ctx)
+	if err != nil {
+		return fmt.Errorf("wifi medium: %w", err)
+	}
+	if started {
+		return nil // the supervisor serves the recorded medium as it starts
 	}
 	resp, err := supervisorCall(d.spec.Name, ctlRequest{Op: "medium"})
 	if err != nil {

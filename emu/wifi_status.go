@@ -21,6 +21,11 @@ type WiFiNodeStatus struct {
 	Iface   string `json:"iface"`
 	Daemon  string `json:"daemon"`  // hostapd or wpa_supplicant
 	Running bool   `json:"running"` // the daemon answers on its control socket
+	// Starts counts the daemon's processes the lab's supervisor started
+	// (1 + restarts); GaveUp says it stopped restarting it (5 exits within
+	// a minute: see the daemon's log).
+	Starts int  `json:"starts,omitempty"`
+	GaveUp bool `json:"gave_up,omitempty"`
 	// State is hostapd's state or wpa_supplicant's wpa_state.
 	State string `json:"state,omitempty"`
 	SSID  string `json:"ssid,omitempty"`
@@ -129,6 +134,12 @@ func WiFiStatus(st *State) []WiFiNodeStatus {
 		return engineStatus(st, media)
 	}
 	var out []WiFiNodeStatus
+	kept := map[string]DaemonStatus{}
+	if ds, err := Daemons(st.Lab); err == nil {
+		for _, d := range ds {
+			kept[d.Node+"/"+d.What] = d
+		}
+	}
 	for i := range st.Spec.Nodes {
 		n := &st.Spec.Nodes[i]
 		if n.AP == nil && n.Station == nil {
@@ -140,6 +151,9 @@ func WiFiStatus(st *State) []WiFiNodeStatus {
 			s.Iface, s.Daemon, key = n.AP.Iface, "hostapd", "state"
 		} else {
 			s.Iface, s.Daemon = n.Station.Iface, "wpa_supplicant"
+		}
+		if d, ok := kept[n.Name+"/"+s.Daemon]; ok {
+			s.Starts, s.GaveUp = d.Starts, d.GaveUp
 		}
 		if out2, err := wifi.CtrlRequest(ctrlPath(st.Lab, n), "STATUS", time.Second); err == nil {
 			s.Running = true // the daemon answers on its control socket

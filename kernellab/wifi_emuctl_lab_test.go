@@ -169,39 +169,47 @@ func TestLabEmuctlWiFi(t *testing.T) {
 		}
 	}
 
-	// The keeper restarts a daemon that dies: kill sta1's wpa_supplicant,
-	// the station associates again.
-	var keeper emu.Proc
-	for _, p := range st.Procs {
-		if p.Node == "sta1" && strings.Contains(p.Command, "wpa_supplicant") {
-			keeper = p
+	// The lab's supervisor restarts a daemon that dies: kill sta1's
+	// wpa_supplicant, the station associates again.
+	kept := func(node, what string) emu.DaemonStatus {
+		ds, err := emu.Daemons(lab)
+		if err != nil {
+			t.Fatal(err)
 		}
+		for _, d := range ds {
+			if d.Node == node && d.What == what {
+				return d
+			}
+		}
+		t.Fatalf("the supervisor keeps no %s on %s: %+v", what, node, ds)
+		return emu.DaemonStatus{}
 	}
-	child := childOf(t, keeper.PID)
-	if child <= 1 {
-		t.Fatalf("keeper %d (%s) has no single child", keeper.PID, keeper.Command)
-	}
-	if err := syscall.Kill(child, syscall.SIGKILL); err != nil {
+	wpas := kept("sta1", "wpa_supplicant")
+	if err := syscall.Kill(wpas.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	took := waitFor(t, 60*time.Second, "sta1 to associate again after its wpa_supplicant was killed", func() (bool, error) {
 		for _, s := range emu.WiFiStatus(st) {
 			if s.Node == "sta1" {
-				c := childOf(t, keeper.PID)
-				return s.State == "COMPLETED" && c > 1 && c != child, nil
+				d := kept("sta1", "wpa_supplicant")
+				return s.State == "COMPLETED" && d.Running && d.PID != wpas.PID, nil
 			}
 		}
 		return false, nil
 	})
-	logb, _ := os.ReadFile(keeper.Log)
-	t.Logf("wpa_supplicant pid %d killed; restarted and associated again after %v", child, took.Round(time.Millisecond))
+	logb, _ := os.ReadFile(wpas.Log)
+	t.Logf("wpa_supplicant pid %d killed; restarted and associated again after %v", wpas.PID, took.Round(time.Millisecond))
 	if !strings.Contains(string(logb), "restarting") {
-		t.Errorf("the keeper's log does not record the restart:\n%s", logb)
+		t.Errorf("the daemon's log does not record the restart:\n%s", logb)
 	}
 
 	var pids []int
 	for _, p := range st.Procs {
 		pids = append(pids, p.PID)
+	}
+	ds, _ := emu.Daemons(lab)
+	for _, d := range ds {
+		pids = append(pids, d.PID)
 	}
 	if err := emu.Down(lab, nil); err != nil {
 		t.Fatal(err)
@@ -341,25 +349,6 @@ nodes:
 	for _, s := range emu.WiFiStatus(st) {
 		t.Logf("%+v", s)
 	}
-}
-
-// childOf returns the one child process of pid (any of its threads may
-// have forked it), or -1.
-func childOf(t *testing.T, pid int) int {
-	tasks, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
-	if err != nil {
-		t.Fatalf("threads of %d: %v", pid, err)
-	}
-	var kids []string
-	for _, task := range tasks {
-		b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "task", task.Name(), "children"))
-		kids = append(kids, strings.Fields(string(b))...)
-	}
-	if len(kids) != 1 {
-		return -1
-	}
-	c, _ := strconv.Atoi(kids[0])
-	return c
 }
 
 // zombie reports whether pid is a zombie (exited, not yet reaped).
@@ -645,7 +634,7 @@ func TestLabEmuctlWiFiCLI(t *testing.T) {
 	}
 	links := run("link", "show", "-l", "eklcli")
 	t.Logf("link show:\n%s", links)
-	if strings.Count(links, "wifi ") < 2 || !strings.Contains(links, "netem") {
+	if strings.Count(links, "(wifi)") < 2 || !strings.Contains(links, "netem") {
 		t.Errorf("link show lacks the two wireless hops and their qdiscs")
 	}
 	run("exec", "-l", "eklcli", "sta1", "--", "ping", "-c", "2", "-W", "3", "sta2")

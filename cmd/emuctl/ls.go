@@ -166,8 +166,14 @@ func printWiFi(ws []emu.WiFiNodeStatus) {
 	fmt.Fprintln(tw, "WIFI	ROLE	IFACE	DAEMON	STATE	SSID	BSSID	FREQ	PEERS")
 	for _, w := range ws {
 		daemon := w.Daemon
-		if !w.Running {
+		switch {
+		case w.GaveUp:
+			daemon += " (gave up: see its log)"
+		case !w.Running:
 			daemon += " (not running)"
+		}
+		if w.Starts > 1 {
+			daemon += fmt.Sprintf(" (restarted %d×)", w.Starts-1)
 		}
 		var peers []string
 		for _, p := range w.Peers {

@@ -36,23 +36,37 @@ func (r aqmResult) String() string {
 }
 
 // runAQM runs flows CUBIC bulk flows (ECN on the sender when ecn) through
-// a link whose a→b direction is d, for warm + measure, pinging every
-// 20 ms during measure (every 100 ms with ecn: the echoes are not
+// an engine link whose a→b direction is d, for warm + measure, pinging
+// every 20 ms during measure (every 100 ms with ecn: the echoes are not
 // ECN-capable, and RED or CoDel drop those they pick, which the ECN
 // checks must tell apart).
 func runAQM(t *testing.T, d tc.Dir, flows int, ecn bool, warm, measure time.Duration) aqmResult {
 	t.Helper()
 	back := tc.Dir{Rate: aqmRate, Delay: aqmDelay}
 	l := newEngineLab(t, d, back, 1)
-	if ecn {
-		l.h1.Sysctl(t, "net/ipv4/tcp_ecn", "1")
+	r := runTraffic(t, l.h1, l.h2, flows, ecn, warm, measure)
+	r.st = l.eng.Stats().AToB
+	// A run the machine starved of CPU measures the machine, not the
+	// discipline: invalid, not a failure (the suites' C6 bound).
+	if r.st.LateMean > 250*time.Microsecond {
+		t.Skipf("run invalid: the engine was %v late on average (CPU starved): %v", r.st.LateMean, r)
 	}
-	p := netlab.NewPinger(t, l.h1)
+	return r
+}
+
+// runTraffic measures goodput and echo RTTs from h1 to h2 (ip2) with
+// flows bulk flows running (see runAQM).
+func runTraffic(t *testing.T, h1, h2 *netlab.Node, flows int, ecn bool, warm, measure time.Duration) aqmResult {
+	t.Helper()
+	if ecn {
+		h1.Sysctl(t, "net/ipv4/tcp_ecn", "1")
+	}
+	p := netlab.NewPinger(t, h1)
 	var r aqmResult
 	r.idle = netlab.Summarize(p.Run(ip2, 20, 10*time.Millisecond, time.Second))
 	var bulks []*netlab.Bulk
 	for i := range flows {
-		bulks = append(bulks, netlab.StartBulk(t, l.h1, l.h2, ip2, 5101+i))
+		bulks = append(bulks, netlab.StartBulk(t, h1, h2, ip2, 5101+i))
 	}
 	time.Sleep(warm)
 	got := func() int64 {
@@ -71,14 +85,8 @@ func runAQM(t *testing.T, d tc.Dir, flows int, ecn bool, warm, measure time.Dura
 	b1, t1 := got(), time.Now()
 	r.goodput = float64(b1-b0) * 8 / t1.Sub(t0).Seconds()
 	r.load = netlab.Summarize(rtts)
-	r.st = l.eng.Stats().AToB
 	for _, b := range bulks {
 		b.Stop()
-	}
-	// A run the machine starved of CPU measures the machine, not the
-	// discipline: invalid, not a failure (the suites' C6 bound).
-	if r.st.LateMean > 250*time.Microsecond {
-		t.Skipf("run invalid: the engine was %v late on average (CPU starved): %v", r.st.LateMean, r)
 	}
 	return r
 }

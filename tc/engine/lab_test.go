@@ -26,6 +26,13 @@ func engineNodes(t testing.TB) (h1, e, h2 *netlab.Node) {
 	t.Helper()
 	testutil.NeedRoot(t)
 	netlab.SkipInLab(t)
+	return labNodes(t)
+}
+
+// labNodes is engineNodes without its gates, for the tests that compare
+// the engine with the kernel inside the lab.
+func labNodes(t testing.TB) (h1, e, h2 *netlab.Node) {
+	t.Helper()
 	h1, e, h2 = netlab.NewNode(t, "h1"), netlab.NewNode(t, "eng"), netlab.NewNode(t, "h2")
 	netlab.Veth(t, h1, "tct1", e, "tcta")
 	netlab.Veth(t, e, "tctb", h2, "tct2")
@@ -40,6 +47,13 @@ func newEngineLab(t testing.TB, ab, ba tc.Dir, seed uint64) *engineLab {
 	t.Helper()
 	l := &engineLab{}
 	l.h1, l.e, l.h2 = engineNodes(t)
+	l.start(t, ab, ba, seed)
+	return l
+}
+
+// start runs an engine on eng's tcta/tctb until the test ends.
+func (l *engineLab) start(t testing.TB, ab, ba tc.Dir, seed uint64) {
+	t.Helper()
 	eng, err := New(l.e.NS, "tcta", "tctb", ab, ba, seed)
 	if err != nil {
 		t.Fatalf("engine.New: %v", err)
@@ -59,5 +73,4 @@ func newEngineLab(t testing.TB, ab, ba tc.Dir, seed uint64) *engineLab {
 			t.Errorf("engine did not stop within 5 s")
 		}
 	})
-	return l
 }

@@ -105,7 +105,7 @@ func checkLeaf(t *testing.T, got, want Qdisc) {
 	// The kernel keeps CoDel's times in 1024 ns units (codel_time_t) and
 	// PIE's update period in jiffies (15 ms reads back as 16 ms at
 	// HZ=250): the read-back is the planned value so quantised.
-	near := func(a, b, tol time.Duration) bool { return (a-b).Abs() <= tol }
+	near := func(a, b, tol time.Duration) bool { return (a - b).Abs() <= tol }
 	us := time.Microsecond
 	switch got.Kind {
 	case "codel":

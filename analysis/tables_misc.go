@@ -78,3 +78,35 @@ func LinkTable(title string, links []Link) *Table {
 	}
 	return t
 }
+
+// QueueTable lists, per run label, the queues of links that have a
+// discipline or were sampled: the discipline's drops and marks, sojourn
+// percentiles (and how they were measured) and sampled occupancy. It has
+// no rows when no run has such a link.
+func QueueTable(title string, labels []string, runs [][]Link) *Table {
+	t := &Table{Title: title, Columns: []Column{
+		{Key: "run", Header: "run"},
+		{Key: "link", Header: "link"},
+		{Key: "discipline", Header: "discipline"},
+		{Key: "dropped_packets", Header: "drops", Unit: "pkts"},
+		{Key: "aqm_drops", Header: "aqm drops", Unit: "pkts"},
+		{Key: "marks", Header: "CE marks", Unit: "pkts"},
+		{Key: "sojourn_p50_ms", Header: "sojourn p50", Unit: "ms"},
+		{Key: "sojourn_p95_ms", Header: "p95", Unit: "ms"},
+		{Key: "sojourn_p99_ms", Header: "p99", Unit: "ms"},
+		{Key: "sojourn_from", Header: "sojourn measured"},
+		{Key: "queue_p50_pkts", Header: "queue p50", Unit: "pkts"},
+		{Key: "queue_p95_pkts", Header: "queue p95", Unit: "pkts"},
+	}}
+	for i, links := range runs {
+		for j := range links {
+			l := &links[j]
+			if l.Discipline == "" && l.QueueSamples == 0 {
+				continue
+			}
+			t.AddRow(labels[i], l.Name, l.Discipline, l.DroppedPackets, l.AQMDrops, l.Marks,
+				l.SojournP50Ms, l.SojournP95Ms, l.SojournP99Ms, l.SojournFrom, l.QueueP50Pkts, l.QueueP95Pkts)
+		}
+	}
+	return t
+}

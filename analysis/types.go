@@ -369,6 +369,28 @@ type Link struct {
 	// RandomDrops is the emulated random-loss drop count when a separate
 	// element counts it (nft rule, userspace link engine).
 	RandomDrops int64 `json:"random_drops,omitempty"`
+	// Discipline is the queue's discipline (droptail, drophead, codel,
+	// fq_codel, pie, red, cake).
+	Discipline string `json:"discipline,omitempty"`
+	// AQMDrops are the drops the discipline chose (CoDel's at the head,
+	// PIE's and RED's early drops; DroppedPackets includes them), Marks
+	// the packets it marked CE instead, over the run.
+	AQMDrops int64 `json:"aqm_drops,omitempty"`
+	Marks    int64 `json:"marks,omitempty"`
+	// Sojourn percentiles (ms): how long packets waited in the queue.
+	// SojournFrom says how they were measured: "every packet" (the link
+	// engine), or "backlog/rate sampled" (kernel qdiscs: the queue's
+	// bytes over its rate, read every QueueSampleMs).
+	SojournP50Ms float64 `json:"sojourn_p50_ms,omitempty"`
+	SojournP95Ms float64 `json:"sojourn_p95_ms,omitempty"`
+	SojournP99Ms float64 `json:"sojourn_p99_ms,omitempty"`
+	SojournFrom  string  `json:"sojourn_from,omitempty"`
+	// Queue occupancy (packets) sampled every QueueSampleMs during the
+	// flows: percentiles and the number of samples.
+	QueueP50Pkts  float64 `json:"queue_p50_pkts,omitempty"`
+	QueueP95Pkts  float64 `json:"queue_p95_pkts,omitempty"`
+	QueueSamples  int     `json:"queue_samples,omitempty"`
+	QueueSampleMs float64 `json:"queue_sample_ms,omitempty"`
 }
 
 // WiFiMedium is a lab's Wi-Fi medium over one run.

@@ -221,6 +221,10 @@ func (rd *runData) senderCounters(idx []int, counter string) (value, error) {
 // linkMetric reads the engine counters of one link direction.
 func (rd *runData) linkMetric(name, arg string) (value, error) {
 	key := strings.ReplaceAll(arg, " ", "")
+	switch name {
+	case "aqm_drops", "marks", "sojourn_p50", "sojourn_p95", "sojourn_p99", "queue_p50", "queue_p95":
+		return rd.queueMetric(name, key)
+	}
 	st, ok := rd.links[key]
 	if !ok {
 		if st, ok = rd.qdiscLink(key); !ok {
@@ -357,6 +361,38 @@ func (rd *runData) wholeAggregate() (value, error) {
 		return value{}, missing("no TCP/MPTCP flow in this run")
 	}
 	return numV(bytes * 8 / (to - from) / 1e6), nil
+}
+
+// queueMetric reads what traffic recorded of a link direction's queue
+// (either backend): its discipline's drops and marks, sojourn and sampled
+// occupancy percentiles.
+func (rd *runData) queueMetric(name, key string) (value, error) {
+	a, b, _ := strings.Cut(key, "->")
+	for _, l := range rd.res.Links {
+		if la, lb := linkEnds(l.Name); la != a || lb != b {
+			continue
+		}
+		switch name {
+		case "aqm_drops":
+			return numV(float64(l.AQMDrops)), nil
+		case "marks":
+			return numV(float64(l.Marks)), nil
+		case "queue_p50", "queue_p95":
+			if l.QueueSamples == 0 {
+				return value{}, missing("the queue of %s was not sampled (unshaped, or no rate)", key)
+			}
+			if name == "queue_p50" {
+				return numV(l.QueueP50Pkts), nil
+			}
+			return numV(l.QueueP95Pkts), nil
+		}
+		if l.SojournFrom == "" {
+			return value{}, missing("no queueing delay was measured on %s (unshaped, or no rate)", key)
+		}
+		ms := map[string]float64{"sojourn_p50": l.SojournP50Ms, "sojourn_p95": l.SojournP95Ms, "sojourn_p99": l.SojournP99Ms}[name]
+		return numV(ms), nil
+	}
+	return value{}, missing("no flow crossed %s", key)
 }
 
 // qdiscLink stands in for engine counters on kernel-shaped links (netem):

@@ -150,6 +150,7 @@ func deltas(before, after map[string]engine.DirStats) map[string]engine.DirStats
 		d.LossDrops, d.QueueDrops = a.LossDrops-b.LossDrops, a.QueueDrops-b.QueueDrops
 		d.Duplicated, d.Corrupted = a.Duplicated-b.Duplicated, a.Corrupted-b.Corrupted
 		d.SendErrors, d.RecvDrops = a.SendErrors-b.SendErrors, a.RecvDrops-b.RecvDrops
+		d.AQMDrops, d.Marks = a.AQMDrops-b.AQMDrops, a.Marks-b.Marks
 		out[k] = d
 	}
 	return out

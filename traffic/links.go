@@ -30,6 +30,7 @@ type linkDir struct {
 	Loss         units.Percent
 	QueuePackets int
 	QueueBytes   units.Bytes
+	AQM          *struct{ Discipline string }
 }
 
 // stateLinks returns the shaped links recorded for a lab, by link index.
@@ -70,9 +71,9 @@ func hopName(s *topo.Spec, h hop) string {
 	return a.String() + "->" + b.String()
 }
 
-// resultLinks lists every hop the flows cross, with backend, parameters
-// and the egress qdisc counters' deltas.
-func resultLinks(s *topo.Spec, shaped map[int]stateLink, hops []hop, before, after map[string]*nodeSnap) []analysis.Link {
+// resultLinks lists every hop the flows cross, with backend, parameters,
+// the egress qdisc counters' deltas and what qw watched of its queue.
+func resultLinks(s *topo.Spec, shaped map[int]stateLink, hops []hop, before, after map[string]*nodeSnap, qw *queueWatch) []analysis.Link {
 	var out []analysis.Link
 	seen := map[string]bool{}
 	for _, h := range hops {
@@ -90,6 +91,13 @@ func resultLinks(s *topo.Spec, shaped map[int]stateLink, hops []hop, before, aft
 			pa, da := a.rootStats()
 			l.SentPackets, l.DroppedPackets = pa-pb, da-db
 		}
+		if d.Rate > 0 {
+			l.Discipline = "droptail"
+			if d.AQM != nil && d.AQM.Discipline != "" {
+				l.Discipline = d.AQM.Discipline
+			}
+		}
+		qw.annotate(&l, emu.LinkDir{Link: h.link, AToB: h.aToB}, float64(d.Rate))
 		out = append(out, l)
 	}
 	return out

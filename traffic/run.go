@@ -131,6 +131,7 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	qw := watchQueues(st, allHops)
 	t0 := time.Now()
 	recs := make([][]analysis.Flow, len(plans))
 	probes := make([]*analysis.Probe, len(plans))
@@ -163,6 +164,7 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 		}()
 	}
 	wg.Wait()
+	qw.finish()
 	time.Sleep(50 * time.Millisecond) // the last ACKs reach the capture
 	capCancel()
 	capRefs, capErr := finishCaptures(caps, opt.ResultDir)
@@ -184,7 +186,7 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 		Repetition: opt.Repetition,
 		Start:      t0,
 		IntervalS:  plans[0].f.Interval.Seconds(),
-		Links:      resultLinks(st.Spec, shaped, allHops, before, after),
+		Links:      resultLinks(st.Spec, shaped, allHops, before, after, qw),
 		Counters:   counters(before, after),
 		Conditions: conditions(st, planFlows(plans), shaped, allHops, before),
 		Captures:   capRefs,

@@ -84,6 +84,19 @@ func WriteSummary(w io.Writer, r *analysis.Result) {
 		fmt.Fprintf(w, "probe %s (%s, %s->%s, with %s): %d sent, %d lost, RTT min/mean/p95/max %.3f/%.3f/%.3f/%.3f ms\n",
 			p.ID, p.Kind, p.From, p.To, p.Flow, len(p.Samples), lost, st.Min, st.Mean, st.P95, st.Max)
 	}
+	for _, l := range r.Links {
+		if l.QueueSamples == 0 && (l.Discipline == "" || l.Discipline == "droptail") {
+			continue
+		}
+		fmt.Fprintf(w, "queue %s (%s, %s): drops %d, aqm drops %d, CE marks %d", l.Name, l.Backend, orDash(l.Discipline), l.DroppedPackets, l.AQMDrops, l.Marks)
+		if l.SojournFrom != "" {
+			fmt.Fprintf(w, ", sojourn p50/p95/p99 %.2f/%.2f/%.2f ms (%s)", l.SojournP50Ms, l.SojournP95Ms, l.SojournP99Ms, l.SojournFrom)
+		}
+		if l.QueueSamples > 0 {
+			fmt.Fprintf(w, ", occupancy p50/p95 %.0f/%.0f pkts (%d samples)", l.QueueP50Pkts, l.QueueP95Pkts, l.QueueSamples)
+		}
+		fmt.Fprintln(w)
+	}
 	if m := r.WiFi; m != nil {
 		fmt.Fprintf(w, "wifi medium (%s backend, %.1f s, late mean %s):", m.Backend, m.DurationS, usString(m.LateMeanUs))
 		for _, x := range m.Radios {
@@ -95,6 +108,13 @@ func WriteSummary(w io.Writer, r *analysis.Result) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func rateString(bps float64) string {

@@ -178,6 +178,14 @@ func (b *builder) conditions() error {
 		}
 		d.table(fmt.Sprintf("links-%d", gi+1), analysis.LinkTable(title, b.runs[g[0]].res.Links))
 	}
+	var labels []string
+	var links [][]analysis.Link
+	for _, r := range b.runs {
+		labels, links = append(labels, r.label), append(links, r.res.Links)
+	}
+	if qt := analysis.QueueTable("Queues: disciplines, drops, CE marks, sojourn and occupancy per run", labels, links); len(qt.Rows) > 0 {
+		d.table("queues", qt)
+	}
 	return nil
 }
 

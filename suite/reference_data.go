@@ -16,6 +16,9 @@ type refData struct {
 	names []string                      // flow names, sorted
 	links map[string]map[string]float64 // "a->b" → link metric → value
 	cpuS  float64
+	// deterministic: the program drew no random numbers that shape the
+	// run, so another seed would repeat it.
+	deterministic bool
 }
 
 type refFlow struct {
@@ -60,9 +63,10 @@ var refLinkFields = map[string]string{"in": "link_in", "out": "link_out", "loss_
 // parseRefResult converts one JSON line of a reference program.
 func parseRefResult(line []byte) (*refData, error) {
 	var raw struct {
-		Flows map[string]map[string]any      `json:"flows"`
-		Links map[string]map[string]*float64 `json:"links"`
-		CPU   float64                        `json:"cpu_s"`
+		Flows         map[string]map[string]any      `json:"flows"`
+		Links         map[string]map[string]*float64 `json:"links"`
+		CPU           float64                        `json:"cpu_s"`
+		Deterministic bool                           `json:"deterministic"`
 	}
 	if err := json.Unmarshal(line, &raw); err != nil {
 		return nil, fmt.Errorf("not a reference program's result: %v", err)
@@ -70,7 +74,8 @@ func parseRefResult(line []byte) (*refData, error) {
 	if len(raw.Flows) == 0 {
 		return nil, fmt.Errorf("the result has no flows")
 	}
-	rd := &refData{flows: map[string]refFlow{}, links: map[string]map[string]float64{}, cpuS: raw.CPU}
+	rd := &refData{flows: map[string]refFlow{}, links: map[string]map[string]float64{}, cpuS: raw.CPU,
+		deterministic: raw.Deterministic}
 	for name, f := range raw.Flows {
 		rf := refFlow{m: map[string]float64{}}
 		rf.proto, _ = f["proto"].(string)

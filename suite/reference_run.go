@@ -32,6 +32,9 @@ type RefOutcome struct {
 	Seconds    float64 `json:"seconds"`
 	CPUSeconds float64 `json:"cpu_seconds"`
 	Parallel   int     `json:"parallel,omitempty"`
+	// Skipped counts repetitions not run because the scenario's first run
+	// was deterministic (no random loss: every seed repeats it).
+	Skipped int `json:"skipped,omitempty"`
 	// Args are each run's flags, by run ID.
 	Args map[string][]string `json:"args,omitempty"`
 	Runs []*RunRecord        `json:"runs,omitempty"`
@@ -92,13 +95,21 @@ func (r *runner) runReference(ctx context.Context, ro *RefOutcome) {
 		args []string
 	}
 	prof := r.plan.Profile
+	// Every scenario's first repetition comes first: a later one waits
+	// for it and is skipped when it was deterministic.
 	var jobs []refJob
-	for _, sc := range r.plan.Scenarios {
-		a, ok := sc.ReferenceArgs(ro.Engine)
-		if !ok {
-			continue
-		}
-		for rep := 1; rep <= max(prof.Reps, ro.spec.Reps); rep++ {
+	first := map[string]chan struct{}{}
+	deterministic := map[string]bool{}
+	var mu sync.Mutex
+	for rep := 1; rep <= max(prof.Reps, ro.spec.Reps); rep++ {
+		for _, sc := range r.plan.Scenarios {
+			a, ok := sc.ReferenceArgs(ro.Engine)
+			if !ok {
+				continue
+			}
+			if rep == 1 {
+				first[sc.Name] = make(chan struct{})
+			}
 			args := append(append([]string{}, a...),
 				"--time="+secs(prof.Duration), "--warmup="+secs(prof.Warmup), "--interval="+secs(prof.Interval),
 				fmt.Sprintf("--seed=%d", r.opt.Seed), fmt.Sprintf("--run=%d", rep))
@@ -111,7 +122,7 @@ func (r *runner) runReference(ctx context.Context, ro *RefOutcome) {
 		return
 	}
 	ro.Parallel = min(runtime.NumCPU(), max(1, len(jobs)))
-	r.say("%s reference: %d runs of %s (%d at a time)", EngineName(ro.Engine), len(jobs), ro.Program, ro.Parallel)
+	r.say("%s reference: up to %d runs of %s (%d at a time)", EngineName(ro.Engine), len(jobs), ro.Program, ro.Parallel)
 	recs := make([]*RunRecord, len(jobs))
 	ro.Args = map[string][]string{}
 	for _, j := range jobs {
@@ -126,6 +137,18 @@ func (r *runner) runReference(ctx context.Context, ro *RefOutcome) {
 			defer wg.Done()
 			for i := range next {
 				j := jobs[i]
+				if j.rep > 1 {
+					<-first[j.sc.Name]
+					mu.Lock()
+					skip := deterministic[j.sc.Name]
+					if skip {
+						ro.Skipped++
+					}
+					mu.Unlock()
+					if skip {
+						continue
+					}
+				}
 				rec := &RunRecord{ID: ro.Engine + "-" + runID(j.sc, j.rep, 1), Scenario: j.sc.Name, Labels: j.sc.Labels,
 					Rep: j.rep, Attempt: 1, Started: time.Now()}
 				line, err := validate.RunNS3(ctx, ro.Bin, j.args)
@@ -147,6 +170,12 @@ func (r *runner) runReference(ctx context.Context, ro *RefOutcome) {
 					}
 				}
 				recs[i] = rec
+				if j.rep == 1 {
+					mu.Lock()
+					deterministic[j.sc.Name] = rec.ref != nil && rec.ref.deterministic
+					mu.Unlock()
+					close(first[j.sc.Name])
+				}
 			}
 		}()
 	}
@@ -179,8 +208,14 @@ func (r *runner) runReference(ctx context.Context, ro *RefOutcome) {
 	if failed == len(ro.Runs) && failed > 0 {
 		ro.Status = "failed"
 	}
-	r.say("%s reference: %d runs in %.1f s (%.1f s of CPU)%s", EngineName(ro.Engine), len(ro.Runs), ro.Seconds,
-		ro.CPUSeconds, map[bool]string{true: fmt.Sprintf(", %d failed: %s", failed, firstLine(ro.Reason)), false: ""}[failed > 0])
+	note := ""
+	if ro.Skipped > 0 {
+		note += fmt.Sprintf(", %d repetitions of deterministic scenarios skipped", ro.Skipped)
+	}
+	if failed > 0 {
+		note += fmt.Sprintf(", %d failed: %s", failed, firstLine(ro.Reason))
+	}
+	r.say("%s reference: %d runs in %.1f s (%.1f s of CPU)%s", EngineName(ro.Engine), len(ro.Runs), ro.Seconds, ro.CPUSeconds, note)
 }
 
 // judgeReference judges every check but the fidelity ones on the

@@ -1,6 +1,10 @@
 package suite
 
 import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -273,4 +277,44 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// TestRunReference runs a stand-in program (a shell script printing a
+// result line) through the runner: every covered scenario and seed once,
+// the scenarios whose first run says it was deterministic only once, the
+// flags the runner adds passed on, the lines kept, the metrics converted.
+func TestRunReference(t *testing.T) {
+	p := refPlan(t)
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "fake")
+	// deterministic at 1 % (standing in for "no random loss")
+	script := `#!/bin/sh
+det=false; case "$*" in *--loss=1%*) det=true;; esac
+case "$*" in *"--warmup=2 --interval=0.1 --seed=7 --run="*) ;; *) echo "bad flags: $*" >&2; exit 2;; esac
+echo '{"flows":{"bulk":{"proto":"tcp","goodput_mbps":10,"rtos":1}},"deterministic":'$det',"cpu_s":0.01}'
+`
+	if err := os.WriteFile(prog, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &runner{plan: p, opt: Options{Dir: dir, Seed: 7}}
+	ro := &RefOutcome{Engine: "ns3", Program: "fake", Bin: prog, spec: p.Suite.Reference["ns3"]}
+	r.runReference(context.Background(), ro)
+	if ro.Status != "ran" || ro.Reason != "" {
+		t.Fatalf("status %s: %s", ro.Status, ro.Reason)
+	}
+	// 4 wired scenarios × 3 seeds (reps: 3), the two at 1 % once each
+	if len(ro.Runs) != 8 || ro.Skipped != 4 {
+		t.Errorf("%d runs, %d skipped; want 8 and 4", len(ro.Runs), ro.Skipped)
+	}
+	for _, rec := range ro.Runs {
+		if !rec.Valid() || rec.Metrics["goodput"] != 10 || rec.Labels["hop"] != "wired" {
+			t.Errorf("%s: valid %v, metrics %v, error %q", rec.ID, rec.Valid(), rec.Metrics, rec.Error)
+		}
+		if _, err := os.Stat(filepath.Join(dir, rec.File)); err != nil {
+			t.Errorf("%s: raw line not kept: %v", rec.ID, err)
+		}
+		if a := ro.Args[rec.ID]; len(a) == 0 || a[len(a)-1] != fmt.Sprintf("--run=%d", rec.Rep) {
+			t.Errorf("%s: args %q", rec.ID, a)
+		}
+	}
 }

@@ -73,6 +73,9 @@ func referenceSection(b *strings.Builder, o *Outcome) {
 	}
 	w("`validate/ns3/%s.cc`, emuctl's own ns-3 3.37 program (Debian's libns3-dev), `%s`: %d runs (%d failed) of the scenarios it stands for, %.1f s wall (%.1f s of CPU, %d at a time)",
 		ro.Program, ro.Bin, len(ro.Runs), failed, ro.Seconds, ro.CPUSeconds, ro.Parallel)
+	if ro.Skipped > 0 {
+		w("; %d more repetitions not run: their scenario's first run was deterministic (nothing random in it, so every seed repeats it)", ro.Skipped)
+	}
 	if ro.Built {
 		w("; built for this run in %.0f s", ro.BuildSeconds)
 	}

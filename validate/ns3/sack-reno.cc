@@ -242,6 +242,8 @@ main(int argc, char* argv[])
     out.Add("loss", p).Add("sack", sackOn).Add("rate_bps", bps).Add("delay_s", d);
     out.Add("queue", double(queue)).Add("time_s", simTime).Add("warmup_s", warmup);
     out.Add("seed", double(seed)).Add("run", double(run));
+    // Without loss nothing random touches the run: every seed gives it.
+    out.Add("deterministic", p == 0);
     out.Add("flows", flows).Add("links", links).Add("ns3", cfg);
     out.Add("cpu_s", cpu);
     std::cout << out.String() << std::endl;

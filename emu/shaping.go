@@ -165,6 +165,46 @@ func planLinks(spec *topo.Spec, caps tc.Caps) ([]LinkState, []string) {
 	return out, errs
 }
 
+// UnavailableQueues says which links of spec have a queue discipline
+// that no backend they may use can run on a kernel with caps (cake on
+// the engine, a qdisc the kernel lacks on a pinned kernel backend): what
+// up would refuse, for callers that leave such a scenario out (a suite's
+// "where available"). Empty when every queue can run.
+func UnavailableQueues(spec *topo.Spec, caps tc.Caps) []string {
+	var out []string
+	for _, l := range spec.Links {
+		if l.Params == nil {
+			continue
+		}
+		pa, pb := l.Params.Dir(true), l.Params.Dir(false)
+		mtu := 1500
+		rtt := pa.Delay + pb.Delay
+		a, b := toDir(pa, rtt, mtu), toDir(pb, rtt, mtu)
+		if a.AQM.IsDropTail() && b.AQM.IsDropTail() {
+			continue
+		}
+		kq, eq := kernelQueueErr(caps, a, b, mtu), engineQueueErr(a, b)
+		if kq == nil && !caps.Netem {
+			kq = fmt.Errorf("no sch_netem")
+		}
+		var why error
+		switch l.Params.Backend {
+		case "", topo.BackendAuto:
+			if kq != nil && eq != nil {
+				why = fmt.Errorf("the kernel: %v; the link engine: %v", kq, eq)
+			}
+		case topo.BackendKernel:
+			why = kq
+		case topo.BackendUserspace:
+			why = eq
+		}
+		if why != nil {
+			out = append(out, fmt.Sprintf("link %s <-> %s: %v", l.A, l.B, why))
+		}
+	}
+	return out
+}
+
 // queueWhere is "file:line:col" of a link's queue with a discipline (the
 // a->b one first), else where.
 func queueWhere(l topo.Link, where string) string {

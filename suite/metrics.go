@@ -407,11 +407,14 @@ func (rd *runData) qdiscLink(key string) (engine.DirStats, bool) {
 		if la != a || lb != b || l.Backend == "userspace" || l.Backend == "" || strings.HasPrefix(l.Backend, "none") {
 			continue
 		}
-		st := engine.DirStats{InPackets: uint64(l.SentPackets + l.DroppedPackets), OutPackets: uint64(l.SentPackets)}
+		st := engine.DirStats{InPackets: uint64(l.SentPackets + l.DroppedPackets), OutPackets: uint64(l.SentPackets),
+			AQMDrops: uint64(l.AQMDrops), Marks: uint64(l.Marks), Discipline: l.Discipline}
+		// a discipline's own drops are counted apart (aqm_drops)
+		drops := uint64(max(0, l.DroppedPackets-l.AQMDrops))
 		if l.RateBps > 0 && l.LossPct == 0 {
-			st.QueueDrops = uint64(l.DroppedPackets)
+			st.QueueDrops = drops
 		} else {
-			st.LossDrops = uint64(l.DroppedPackets)
+			st.LossDrops = drops
 		}
 		return st, true
 	}

@@ -3,8 +3,11 @@ package suite
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
+	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
 )
 
@@ -38,6 +41,32 @@ func (s *Suite) Plan(profile string, o PlanOptions) (*Plan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// dropUnavailable leaves out the scenarios this machine cannot run: a
+// queue discipline that neither backend a link may use has here (cake
+// without sch_cake, say). It returns a note per scenario left out; checks
+// over those scenarios then have none to judge (skip).
+func (p *Plan) dropUnavailable(lab string) []string {
+	var caps *tc.Caps
+	var notes []string
+	kept := p.Scenarios[:0]
+	for _, sc := range p.Scenarios {
+		spec, err := sc.spec(lab)
+		if err == nil {
+			if caps == nil {
+				c := tc.Probe()
+				caps = &c
+			}
+			if why := emu.UnavailableQueues(spec, *caps); len(why) > 0 {
+				notes = append(notes, fmt.Sprintf("scenario %s not run: not available on this machine (%s)", sc.Name, strings.Join(why, "; ")))
+				continue
+			}
+		}
+		kept = append(kept, sc)
+	}
+	p.Scenarios = kept
+	return notes
 }
 
 // Runs is the number of runs the plan makes (without retries).

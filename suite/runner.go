@@ -69,6 +69,9 @@ func Run(ctx context.Context, p *Plan, o Options) (*Outcome, error) {
 	}
 	out := &Outcome{Suite: p.Suite.Name, Title: p.Suite.Title, File: p.Suite.File, Profile: p.Profile, Dir: o.Dir,
 		Lab: o.Lab, Seed: o.Seed, Started: time.Now(), Notes: p.Suite.Notes, Conditions: hostConditions()}
+	for _, n := range p.dropUnavailable(o.Lab) {
+		out.Notes = append(out.Notes, n)
+	}
 	r := &runner{plan: p, opt: o, out: out, ev: newEvaluator(p, nil)}
 	if contains(p.Suite.Collect, "cong_state") {
 		t, err := startTracer()

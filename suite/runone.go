@@ -178,7 +178,7 @@ func annotate(res *analysis.Result, r *runner, links map[string]engine.DirStats,
 		if !ok || l.Backend != "userspace" {
 			continue
 		}
-		l.SentPackets, l.DroppedPackets, l.RandomDrops = int64(st.OutPackets), int64(st.QueueDrops), int64(st.LossDrops)
+		l.SentPackets, l.DroppedPackets, l.RandomDrops = int64(st.OutPackets), int64(st.QueueDrops+st.AQMDrops), int64(st.LossDrops)
 	}
 	for k, st := range links {
 		c["engine."+k] = fmt.Sprintf("in=%d out=%d loss_drops=%d queue_drops=%d queue_peak=%d late_max=%v",

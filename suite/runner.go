@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -69,9 +70,8 @@ func Run(ctx context.Context, p *Plan, o Options) (*Outcome, error) {
 	}
 	out := &Outcome{Suite: p.Suite.Name, Title: p.Suite.Title, File: p.Suite.File, Profile: p.Profile, Dir: o.Dir,
 		Lab: o.Lab, Seed: o.Seed, Started: time.Now(), Notes: p.Suite.Notes, Conditions: hostConditions()}
-	for _, n := range p.dropUnavailable(o.Lab) {
-		out.Notes = append(out.Notes, n)
-	}
+	// scenarios whose queue no backend can run here are left out, said so
+	out.Notes = append(slices.Clip(out.Notes), p.dropUnavailable(o.Lab)...)
 	r := &runner{plan: p, opt: o, out: out, ev: newEvaluator(p, nil)}
 	if contains(p.Suite.Collect, "cong_state") {
 		t, err := startTracer()

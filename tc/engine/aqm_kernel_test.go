@@ -80,8 +80,8 @@ func runEngineAQM(t *testing.T, d tc.Dir, flows int, ecn bool, warm, measure tim
 
 // kernelQueue is what the kernel's queue did over a run.
 type kernelQueue struct {
-	leaf                      tc.Qdisc
-	delayP50, delayP95, delay time.Duration // backlog × 8 / rate, sampled every 10 ms after warm-up
+	leaf               tc.Qdisc
+	delayP50, delayP95 time.Duration // backlog × 8 / rate, sampled every 10 ms after warm-up
 }
 
 func (k kernelQueue) String() string {

@@ -164,6 +164,10 @@ func (d *deployer) ovsPlan(taken map[string]bool, kernel bool) (*ovs.Lab, []OVSB
 					ps.QueueLimits = make([]int, n)
 					for k := range n {
 						ps.QueueLimits[k] = pc.QoS.Limit(k)
+						if leaf := ovsLeafDir(pc.QoS, k); leaf != nil {
+							ps.QueueLeaves = append(ps.QueueLeaves, make([]*tc.Dir, k+1-len(ps.QueueLeaves))...)
+							ps.QueueLeaves[k] = leaf
+						}
 					}
 				}
 				if pc.IngressPolicingRate > 0 {
@@ -546,7 +550,7 @@ func (d *deployer) ovsSwitches(ctx context.Context) error {
 	for bi, b := range bridges {
 		for pi, p := range b.Ports {
 			if p.QoS == ovs.QoSHTB {
-				if err := installLeafFIFOs(root, p.Name, p.QueueLimits); err != nil {
+				if err := installLeaves(root, p.Name, p.QueueLimits, p.QueueLeaves); err != nil {
 					return fmt.Errorf("switch %s: %s: %w", b.Node, p.Iface, err)
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/ovs"
+	"github.com/emuctl/emuctl/tc"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -61,6 +62,10 @@ type OVSPortState struct {
 	// QueueLimits are the packet limits of the FIFOs emuctl put under the
 	// HTB classes, by queue number (0: kernel default).
 	QueueLimits []int `json:"queue_limits,omitempty"`
+	// QueueLeaves are the queue disciplines put there instead, by queue
+	// number (nil entries: the FIFO of QueueLimits); the Dir carries the
+	// class's rate (for RED) and the limit.
+	QueueLeaves []*tc.Dir `json:"queue_leaves,omitempty"`
 }
 
 // embeddedOVS is emuctl's private pair: /run/emuctl/_ovs (lab names start

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/emuctl/emuctl/ovs"
+	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
 )
 
@@ -50,6 +51,38 @@ func ovsPreflight(spec *topo.Spec, links []LinkState) []string {
 			if b, ok := shapedBy[ifc.Link]; ok {
 				errs = append(errs, fmt.Sprintf("%s: %s:%s has a qos: but its link is shaped with %s qdiscs on the same port: a port's qdisc tree has one owner; give that link backend: userspace (it shapes in the link's own namespace and leaves the port to OVS) or put the qos on another port", p.Pos, n.Name, p.Iface, b))
 			}
+			errs = append(errs, ovsLeafErrs(n.Name, p)...)
+		}
+	}
+	return errs
+}
+
+// ovsLeafErrs checks that the kernel has the discipline of every queue
+// leaf of a port's QoS: they are kernel qdiscs under OVS's HTB classes,
+// which the link engine cannot stand in for.
+func ovsLeafErrs(node string, p topo.OVSPort) []string {
+	var errs []string
+	var caps *tc.Caps
+	for k := range max(1, len(p.QoS.Queues)) {
+		d := ovsLeafDir(p.QoS, k)
+		if d == nil {
+			continue
+		}
+		if caps == nil {
+			c := tc.Probe()
+			caps = &c
+		}
+		where := p.Pos
+		if l := p.QoS.Leaf(k); l != nil && l.At != "" {
+			where = l.At
+		}
+		disc := d.AQM.Name()
+		if err := caps.Err(disc); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %s:%s qos queue %d: %s needs the kernel's %s qdisc under OVS's HTB class, and this kernel has none (%s); an OVS queue is a kernel qdisc, which the link engine cannot stand in for", where, node, p.Iface, k, disc, tc.KernelKind(disc), caps.Reasons[disc]))
+			continue
+		}
+		if _, err := tc.LeafQdisc(*d, 1500, 0, 0); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %s:%s qos queue %d: %v", where, node, p.Iface, k, err))
 		}
 	}
 	return errs

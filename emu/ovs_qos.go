@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
@@ -27,15 +29,22 @@ func leafHandle(q int) uint32 { return uint32(0x100+q) << 16 }
 // queueClass is OVS's HTB class of queue q.
 func queueClass(q int) uint32 { return 1<<16 | uint32(q+1) }
 
-// installLeafFIFOs puts a pfifo of limits[q] packets under the HTB class
-// of every queue q with a limit (0 keeps the kernel's default), on the
+// installLeaves puts, under the HTB class of every queue q, the queue
+// discipline leaves[q] (codel, fq_codel, ... with its limit) or else a
+// pfifo of limits[q] packets (0 keeps the kernel's default), on the
 // device dev of the root namespace. OVS creates its classes
 // asynchronously after a configuration is applied, so a missing class is
 // waited for briefly.
-func installLeafFIFOs(root *netlink.Handle, dev string, limits []int) error {
+func installLeaves(root *netlink.Handle, dev string, limits []int, leaves []*tc.Dir) error {
+	leaf := func(q int) *tc.Dir {
+		if q < len(leaves) {
+			return leaves[q]
+		}
+		return nil
+	}
 	need := false
-	for _, l := range limits {
-		need = need || l > 0
+	for q, l := range limits {
+		need = need || l > 0 || leaf(q) != nil
 	}
 	if !need {
 		return nil
@@ -56,7 +65,7 @@ func installLeafFIFOs(root *netlink.Handle, dev string, limits []int) error {
 		}
 		missing := -1
 		for q, l := range limits {
-			if l > 0 && !have[queueClass(q)] {
+			if (l > 0 || leaf(q) != nil) && !have[queueClass(q)] {
 				missing = q
 				break
 			}
@@ -75,6 +84,16 @@ func installLeafFIFOs(root *netlink.Handle, dev string, limits []int) error {
 	}
 	defer sh.Close()
 	for q, l := range limits {
+		if d := leaf(q); d != nil {
+			qd, err := tc.LeafQdisc(*d, link.Attrs().MTU, queueClass(q), leafHandle(q))
+			if err == nil {
+				err = tc.ReplaceQdisc(hostNetns, link.Attrs().Index, qd)
+			}
+			if err != nil {
+				return fmt.Errorf("queue %d: %s under class 1:%x: %w", q, d.AQM.Name(), q+1, err)
+			}
+			continue
+		}
 		if l <= 0 {
 			continue
 		}
@@ -83,6 +102,20 @@ func installLeafFIFOs(root *netlink.Handle, dev string, limits []int) error {
 		}
 	}
 	return nil
+}
+
+// ovsLeafDir is queue k's discipline leaf as a tc.Dir (the class rate,
+// the limit, the discipline), nil for a plain FIFO.
+func ovsLeafDir(q *topo.OVSQoS, k int) *tc.Dir {
+	l := q.Leaf(k)
+	if l == nil || l.DisciplineName() == topo.QueueDropTail {
+		return nil
+	}
+	rate := q.MaxRate
+	if k < len(q.Queues) && q.Queues[k].MaxRate > 0 {
+		rate = q.Queues[k].MaxRate
+	}
+	return &tc.Dir{Rate: rate, QueuePackets: l.Packets, QueueBytes: l.Bytes, AQM: QueueAQM(l, 1500)}
 }
 
 func rootTCSocket() (*nl.SocketHandle, error) {

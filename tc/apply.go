@@ -69,6 +69,22 @@ func ApplyKernel(ns netns.NsHandle, link netlink.Link, p *KernelPlan) error {
 	return nil
 }
 
+// ReplaceQdisc creates q on the interface ifindex of ns, or replaces the
+// qdisc at q's parent (a single qdisc in someone else's tree, such as
+// LeafQdisc under an Open vSwitch HTB class). A kernel without q's kind
+// gives an error wrapping ErrNotSupported.
+func ReplaceQdisc(ns netns.NsHandle, ifindex int, q Qdisc) error {
+	c, err := dialTC(ns)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	if err := c.modify(ifindex, q, unix.NLM_F_CREATE|unix.NLM_F_REPLACE); err != nil {
+		return explain(q, err)
+	}
+	return nil
+}
+
 // explain wraps a failed qdisc creation; an unknown kind is ErrNotSupported.
 func explain(q Qdisc, err error) error {
 	where := fmt.Sprintf("%s %s parent %s", q.Kind, handleString(q.Handle), handleString(q.Parent))

@@ -94,10 +94,7 @@ func aqmOptions(kind string, o *AQMOpts) ([]byte, error) {
 		b.u32(pieECN, ecn)
 		b.u32(pieBytemode, 0)
 	case "red":
-		r := a.RED(0)
-		if o.Rate > 0 {
-			r = a.RED(o.Rate)
-		}
+		r := a.RED(o.Rate)
 		q := make([]byte, sizeofRedQopt)
 		ne.PutUint32(q[0:], o.Limit)
 		ne.PutUint32(q[4:], r.MinTh)
@@ -110,10 +107,7 @@ func aqmOptions(kind string, o *AQMOpts) ([]byte, error) {
 		b.put(redStab, r.Stab[:])
 		b.u32(redMaxP, r.MaxP)
 	case "cake":
-		if o.Rate == 0 {
-			return nil, fmt.Errorf("cake needs a rate")
-		}
-		b.u64(cakeBaseRate, uint64(o.Rate))
+		b.u64(cakeBaseRate, uint64(o.Rate)) // 0: unlimited (a leaf under someone's shaper)
 		b.u32(cakeRTT, usec(a.Interval))
 		b.u32(cakeTarget, usec(a.Target))
 		if o.Limit > 0 {

@@ -79,6 +79,52 @@ func planAQM(p *KernelPlan, d Dir, mtu int, withNetem bool) (*KernelPlan, error)
 	return p, nil
 }
 
+// LeafQdisc is d's queue alone, as one qdisc with the given handle under
+// parent (a class of someone else's tree, e.g. an Open vSwitch linux-htb
+// class): the discipline's qdisc with its limit (pfifo for a drop-tail
+// queue, bfifo with a byte limit). d's rate is the class's, for RED's
+// idle decay; nothing shapes here (cake gets no bandwidth: the class
+// does the shaping).
+func LeafQdisc(d Dir, mtu int, parent, handle uint32) (Qdisc, error) {
+	if err := checkPlanInput(d, mtu); err != nil {
+		return Qdisc{}, err
+	}
+	pkts, bytes := d.QueuePackets, int64(d.QueueBytes)
+	if d.AQM.IsDropTail() {
+		q := Qdisc{Kind: "pfifo", Handle: handle, Parent: parent, Role: "queue", FIFO: &FIFOOpts{Limit: uint32(pkts)}}
+		if bytes > 0 {
+			q.Kind, q.FIFO.Limit = "bfifo", clampU32(bytes)
+		}
+		return q, nil
+	}
+	if pkts == 0 && bytes == 0 && d.Rate > 0 {
+		pkts, bytes = d.QueueLimits(mtu)
+	}
+	if pkts == 0 && bytes == 0 {
+		pkts = DefaultQueuePackets(Dir{Rate: 1}, mtu)
+	}
+	a := d.AQM.Resolved(mtu, pkts, bytes)
+	if err := a.KernelSupports(pkts, bytes); err != nil {
+		return Qdisc{}, err
+	}
+	q := Qdisc{Kind: kernelKind(a.Discipline), Handle: handle, Parent: parent, Role: "queue " + a.Discipline}
+	switch a.Discipline {
+	case DropHead:
+		q.FIFO = &FIFOOpts{Limit: uint32(pkts)}
+	case RED:
+		limit := bytes
+		if limit == 0 {
+			limit = int64(pkts) * int64(frameBytes(mtu))
+		}
+		q.AQM = &AQMOpts{AQM: a, Limit: clampU32(limit), Rate: d.Rate.Bytes(), MTU: mtu}
+	case Cake:
+		q.AQM = &AQMOpts{AQM: a, Limit: clampU32(bytes), MTU: mtu}
+	default:
+		q.AQM = &AQMOpts{AQM: a, Limit: uint32(pkts), MTU: mtu}
+	}
+	return q, nil
+}
+
 // REDParams are the kernel's fixed-point RED parameters for a resolved
 // RED discipline (tc_red_qopt and TCA_RED_MAX_P / TCA_RED_STAB), also
 // what the engine computes with.

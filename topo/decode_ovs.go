@@ -13,8 +13,8 @@ import (
 // Open vSwitch keys of a switch node (type: ovs) and of its ports.
 var (
 	ovsPortKeys  = []string{"qos", "ingress_policing_rate", "ingress_policing_burst"}
-	ovsQoSKeys   = []string{"max_rate", "queue_limit", "queues"}
-	ovsQueueKeys = []string{"min_rate", "max_rate", "priority", "burst", "queue_limit"}
+	ovsQoSKeys   = []string{"max_rate", "queue_limit", "queue", "queues"}
+	ovsQueueKeys = []string{"min_rate", "max_rate", "priority", "burst", "queue_limit", "queue"}
 	ovsDatapaths = []string{"kernel", "netdev"}
 	ovsFailModes = []string{"standalone", "secure"}
 	ofProtocols  = []string{"OpenFlow10", "OpenFlow11", "OpenFlow12", "OpenFlow13", "OpenFlow14", "OpenFlow15"}
@@ -126,7 +126,7 @@ func (d *dec) ovsPort(iface string, n *yaml.Node, path string) OVSPort {
 // ovsQoS decodes qos: {max_rate, queue_limit, queues: [...]}.
 func (d *dec) ovsQoS(k, n *yaml.Node, path string) *OVSQoS {
 	q := &OVSQoS{}
-	var queuesLoc loc
+	var queuesLoc, leafLoc loc
 	hasMax := false
 	for _, e := range d.fields(n, path, ovsQoSKeys) {
 		p := joinPath(path, e.key)
@@ -137,6 +137,8 @@ func (d *dec) ovsQoS(k, n *yaml.Node, path string) *OVSQoS {
 			if v, ok := d.integer(e.v, p, 1, MaxQueuePackets); ok {
 				q.QueueLimit = int(v)
 			}
+		case "queue":
+			q.Queue, leafLoc = d.ovsLeaf(e.k, e.v, p), at(e.k, p)
 		case "queues":
 			queuesLoc = at(e.k, p)
 			items := d.list(e.v, p, false)
@@ -149,6 +151,7 @@ func (d *dec) ovsQoS(k, n *yaml.Node, path string) *OVSQoS {
 			}
 		}
 	}
+	d.leafAlone(q.Queue != nil && q.QueueLimit > 0, leafLoc)
 	if !hasMax {
 		if !d.failedAt(at(k, path)) {
 			d.errorf(at(k, path), "qos needs max_rate (the port's egress rate, e.g. max_rate: 10mbit)")
@@ -173,6 +176,7 @@ func (d *dec) ovsQoS(k, n *yaml.Node, path string) *OVSQoS {
 
 func (d *dec) ovsQueue(n *yaml.Node, path string) OVSQueue {
 	var q OVSQueue
+	var leafLoc loc
 	for _, e := range d.fields(n, path, ovsQueueKeys) {
 		p := joinPath(path, e.key)
 		switch e.key {
@@ -188,7 +192,47 @@ func (d *dec) ovsQueue(n *yaml.Node, path string) OVSQueue {
 			if v, ok := d.integer(e.v, p, 1, MaxQueuePackets); ok {
 				q.QueueLimit = int(v)
 			}
+		case "queue":
+			q.Queue, leafLoc = d.ovsLeaf(e.k, e.v, p), at(e.k, p)
 		}
+	}
+	d.leafAlone(q.Queue != nil && q.QueueLimit > 0, leafLoc)
+	return q
+}
+
+// leafAlone reports queue: beside queue_limit.
+func (d *dec) leafAlone(both bool, l loc) {
+	if both {
+		d.errorf(l, "queue and queue_limit are alternatives (queue_limit: N is queue: N, a drop-tail FIFO): set one of them")
+	}
+}
+
+// ovsLeaf decodes the queue: under an OVS QoS class: a discipline with
+// its limit, in the link syntax (mapping or string). queue_limit is its
+// drop-tail shorthand, so both together are an error.
+func (d *dec) ovsLeaf(k, v *yaml.Node, path string) *Queue {
+	kl := at(k, path)
+	var q *Queue
+	if n := deref(v); n != nil && n.Kind == yaml.MappingNode {
+		q = d.queueMapping(v, path, kl)
+	} else if s, ok := d.scalar(v, path, paramWant("queue")); ok {
+		var err error
+		if q, err = ParseQueue(s); err != nil {
+			d.errorf(at(v, path), "%s", err)
+			return nil
+		}
+		q.At = posString(d.file, kl)
+	}
+	if q == nil {
+		return nil
+	}
+	switch {
+	case q.BDP > 0:
+		d.errorf(kl, "an OVS queue's limit cannot be a bdp multiple (the class has no delay): give packets or bytes")
+		return nil
+	case q.Bytes > 0 && !q.hasDiscipline():
+		d.errorf(kl, "an OVS queue's drop-tail limit counts packets (emuctl's pfifo): give a number of packets")
+		return nil
 	}
 	return q
 }

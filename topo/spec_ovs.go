@@ -53,6 +53,10 @@ type OVSQoS struct {
 	// installs it; OVS's linux-htb has no such setting). 0 keeps the
 	// kernel's default (the device's txqueuelen).
 	QueueLimit int `json:"queue_limit,omitempty"`
+	// Queue is the discipline under each class instead (a kernel qdisc:
+	// codel, fq_codel, pie, red, cake, drophead; or a drop-tail limit),
+	// in the link syntax; nil: QueueLimit's pfifo.
+	Queue *Queue `json:"queue,omitempty"`
 }
 
 // OVSQueue is one HTB class. Zero values mean OVS's defaults.
@@ -63,14 +67,34 @@ type OVSQueue struct {
 	Burst    units.Bytes   `json:"burst_bytes,omitempty"`
 	// QueueLimit overrides OVSQoS.QueueLimit for this queue.
 	QueueLimit int `json:"queue_limit,omitempty"`
+	// Queue overrides OVSQoS.Queue (and QueueLimit) for this queue.
+	Queue *Queue `json:"queue,omitempty"`
 }
 
 // Limit returns the packet limit of queue i's leaf FIFO (0: kernel default).
 func (q *OVSQoS) Limit(i int) int {
+	if l := q.Leaf(i); l != nil {
+		return l.Packets
+	}
 	if i < len(q.Queues) && q.Queues[i].QueueLimit > 0 {
 		return q.Queues[i].QueueLimit
 	}
 	return q.QueueLimit
+}
+
+// Leaf returns queue i's leaf as a Queue when a queue: key sets it (the
+// queue's own, else the QoS's; a queue_limit of the queue overrides the
+// QoS's queue:), nil for the pfifo of queue_limit or the kernel default.
+func (q *OVSQoS) Leaf(i int) *Queue {
+	if i < len(q.Queues) {
+		if q.Queues[i].Queue != nil {
+			return q.Queues[i].Queue
+		}
+		if q.Queues[i].QueueLimit > 0 {
+			return nil
+		}
+	}
+	return q.Queue
 }
 
 // Port returns the settings of the port on interface iface, or nil.

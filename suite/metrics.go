@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/emuctl/emuctl/analysis"
 	"github.com/emuctl/emuctl/tc/engine"
@@ -367,6 +368,21 @@ func (rd *runData) wholeAggregate() (value, error) {
 // (either backend): its discipline's drops and marks, sojourn and sampled
 // occupancy percentiles.
 func (rd *runData) queueMetric(name, key string) (value, error) {
+	// the link engine's own counters cover every engine link, also those
+	// no flow's resolved path names
+	if st, ok := rd.links[key]; ok && name != "queue_p50" && name != "queue_p95" {
+		ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+		switch name {
+		case "aqm_drops":
+			return numV(float64(st.AQMDrops)), nil
+		case "marks":
+			return numV(float64(st.Marks)), nil
+		}
+		if st.Sojourn.Packets == 0 {
+			return value{}, missing("no packet went through the queue of %s", key)
+		}
+		return numV(map[string]float64{"sojourn_p50": ms(st.Sojourn.P50), "sojourn_p95": ms(st.Sojourn.P95), "sojourn_p99": ms(st.Sojourn.P99)}[name]), nil
+	}
 	a, b, _ := strings.Cut(key, "->")
 	for _, l := range rd.res.Links {
 		if la, lb := linkEnds(l.Name); la != a || lb != b {

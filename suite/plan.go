@@ -9,6 +9,7 @@ import (
 	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/traffic"
 )
 
 // Plan is what one invocation runs: a profile's scenarios and the order
@@ -45,13 +46,21 @@ func (s *Suite) Plan(profile string, o PlanOptions) (*Plan, error) {
 
 // dropUnavailable leaves out the scenarios this machine cannot run: a
 // queue discipline that neither backend a link may use has here (cake
-// without sch_cake, say). It returns a note per scenario left out; checks
-// over those scenarios then have none to judge (skip).
+// without sch_cake, say), or a congestion control its kernel lacks
+// (dctcp where tcp_dctcp is not built). It returns a note per scenario
+// left out; checks over those scenarios then have none to judge (skip).
 func (p *Plan) dropUnavailable(lab string) []string {
 	var caps *tc.Caps
 	var notes []string
 	kept := p.Scenarios[:0]
+scenarios:
 	for _, sc := range p.Scenarios {
+		for _, f := range sc.Flows {
+			if err := traffic.CheckCC(f.Sock.CC); err != nil {
+				notes = append(notes, fmt.Sprintf("scenario %s not run: not available on this machine (flow %s: %v)", sc.Name, f.Name, err))
+				continue scenarios
+			}
+		}
 		spec, err := sc.spec(lab)
 		if err == nil {
 			if caps == nil {

@@ -146,7 +146,7 @@ func (d *flowDec) flow(n *yaml.Node, path string, def Flow) Flow {
 			f.Engine, _ = d.oneOf(e.v, p, []string{EngineNative, EngineIperf3})
 		case "cc":
 			if f.Sock.CC, ok = d.str(e.v, p); ok {
-				if err := CheckCC(f.Sock.CC); err != nil {
+				if err := CheckCCName(f.Sock.CC); err != nil {
 					d.errorf(e.v, p, "%v", err)
 				}
 			}

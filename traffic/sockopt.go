@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/emuctl/emuctl/units"
@@ -58,7 +59,10 @@ func availableCC() string {
 }
 
 // CheckCC reports whether the kernel has a congestion control, so a flow
-// with a typo fails before any socket is opened.
+// with a typo fails before any socket is opened. One built as a module
+// that is not loaded yet (tcp_dctcp on distribution kernels) is not in
+// the available list: a throw-away socket asks for it, which loads it
+// (the kernel does so for CAP_NET_ADMIN, as it will for the flow).
 func CheckCC(cc string) error {
 	if cc == "" {
 		return nil
@@ -72,7 +76,31 @@ func CheckCC(cc string) error {
 			return nil
 		}
 	}
+	if fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0); err == nil {
+		serr := unix.SetsockoptString(fd, unix.IPPROTO_TCP, unix.TCP_CONGESTION, cc)
+		unix.Close(fd)
+		if serr == nil {
+			return nil
+		}
+	}
 	return fmt.Errorf("congestion control %q is not available in this kernel (available: %s)", cc, availableCC())
+}
+
+// linuxCCs are the congestion controls mainline Linux ships (net/ipv4
+// tcp_*.c): a flows file may name one its kernel lacks, since it may run
+// on another kernel; the run refuses it (CheckCC).
+var linuxCCs = []string{"bbr", "bic", "cdg", "cubic", "dctcp", "highspeed", "htcp", "hybla", "illinois",
+	"lp", "nv", "reno", "scalable", "vegas", "veno", "westwood", "yeah"}
+
+// CheckCCName is the decode-time check: a congestion control this kernel
+// has, or one of mainline Linux's (another kernel may have it); anything
+// else is a typo, reported with what this kernel has.
+func CheckCCName(cc string) error {
+	err := CheckCC(cc)
+	if err != nil && slices.Contains(linuxCCs, cc) {
+		return nil
+	}
+	return err
 }
 
 // applyPreConnect sets the options that must precede connect/listen:

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/emuctl/emuctl/internal/suggest"
 	"github.com/emuctl/emuctl/topo"
 	"go.yaml.in/yaml/v3"
 )
@@ -180,47 +181,7 @@ func isNull(n *yaml.Node) bool {
 	return n == nil || n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
-// didYouMean suggests the closest valid word.
-func didYouMean(s string, valid []string) string {
-	best, bestD := "", 3
-	for _, v := range valid {
-		if d := editDistance(strings.ToLower(s), strings.ToLower(v)); d < bestD {
-			best, bestD = v, d
-		}
-	}
-	if best == "" || best == s {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
-}
+// didYouMean is the one did-you-mean rule (internal/suggest).
+func didYouMean(s string, valid []string) string { return suggest.DidYouMean(s, valid) }
 
-func choices(label, got string, valid []string) string {
-	list := valid
-	if len(list) > 14 {
-		list = append(append([]string(nil), list[:14]...), fmt.Sprintf("... (%d more)", len(valid)-14))
-	}
-	return "(" + label + ": " + strings.Join(list, ", ") + didYouMean(got, valid) + ")"
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+func choices(label, got string, valid []string) string { return suggest.Choices(label, got, valid) }

@@ -130,19 +130,10 @@ func (d *diag) result() error {
 	return es
 }
 
-// choices renders "(label: a, b, c; did you mean "x"?)" for a wrong word.
-func choices(label, got string, valid []string) string {
-	return "(" + label + ": " + nameList(valid) + didYouMean(got, valid) + ")"
-}
+// choices and nameList are internal/suggest's, the one rule for every file.
+func choices(label, got string, valid []string) string { return suggest.Choices(label, got, valid) }
 
-// nameList renders "a, b, c", shortening long lists.
-func nameList(names []string) string {
-	const max = 12
-	if len(names) <= max {
-		return strings.Join(names, ", ")
-	}
-	return strings.Join(names[:max], ", ") + fmt.Sprintf(", ... (%d more)", len(names)-max)
-}
+func nameList(names []string) string { return suggest.List(names) }
 
 // didYouMean returns `; did you mean "x"?` when a candidate is close to s.
 func didYouMean(s string, candidates []string) string { return suggest.DidYouMean(s, candidates) }

@@ -75,3 +75,18 @@ func Distance(a, b string) int {
 	}
 	return d[len(a)][len(b)]
 }
+
+// List renders names as "a, b, c", the first 12 and then how many more.
+func List(names []string) string {
+	const max = 12
+	if len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:max], ", ") + fmt.Sprintf(", ... (%d more)", len(names)-max)
+}
+
+// Choices is the part of a message that says what is valid and what got
+// was likely meant as: `(label: a, b, c; did you mean "b"?)`.
+func Choices(label, got string, valid []string) string {
+	return "(" + label + ": " + List(valid) + DidYouMean(got, valid) + ")"
+}

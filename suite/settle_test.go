@@ -120,20 +120,40 @@ func untilBlocked(max time.Duration) bool {
 // records it; afterwards a namespace is quick to create again.
 func TestNetnsSettleAfterChurn(t *testing.T) {
 	needRoot(t)
-	t0 := time.Now()
-	churnNetns(t, 2000)
-	t.Logf("2000 namespaces with a veth pair each created in %v, released", time.Since(t0))
-	t1 := time.Now()
-	if !untilBlocked(15 * time.Second) {
-		t.Skip("freeing 2000 namespaces never blocked a namespace creation for 50 ms: nothing to wait for on this kernel")
+	// The freeing's expensive phase may be over before the wait begins
+	// (a short one, on an idle machine): the wait then must pass quietly,
+	// and the churn is repeated to catch a phase the wait does see.
+	var (
+		s   settleWait
+		buf bytes.Buffer
+		d   time.Duration
+	)
+	for try := 1; ; try++ {
+		t0 := time.Now()
+		churnNetns(t, 2000)
+		t.Logf("try %d: 2000 namespaces with a veth pair each created in %v, released", try, time.Since(t0))
+		t1 := time.Now()
+		if !untilBlocked(15 * time.Second) {
+			t.Skip("freeing 2000 namespaces never blocked a namespace creation for 50 ms: nothing to wait for on this kernel")
+		}
+		t.Logf("the kernel blocked namespace creation %v after the release", time.Since(t1))
+		buf.Reset()
+		bar := &progress{w: &buf}
+		s = waitNetnsSettled(context.Background(), bar)
+		d = min(netnsCreate(), netnsCreate(), netnsCreate()) // one may meet a busy CPU
+		t.Logf("waited %v (settled %v, busy %v); then the fastest of 3 namespace creations took %v; progress: %q", s.took, s.settled, s.busy, d, buf.String())
+		if s.busy {
+			break
+		}
+		// over before the wait began: settled at once, nothing printed
+		if !s.settled || buf.Len() != 0 {
+			t.Fatalf("wait after a freeing that had ended: %+v, progress %q", s, buf.String())
+		}
+		if try == 3 {
+			t.Skip("in 3 tries the kernel's freeing ended before the wait began (each passed quietly, as it must): the busy path was not observed")
+		}
 	}
-	t.Logf("the kernel blocked namespace creation %v after the release", time.Since(t1))
-	var buf bytes.Buffer
-	bar := &progress{w: &buf}
-	s := waitNetnsSettled(context.Background(), bar)
-	d := min(netnsCreate(), netnsCreate(), netnsCreate()) // one may meet a busy CPU
-	t.Logf("waited %v (settled %v, busy %v); then the fastest of 3 namespace creations took %v; progress: %q", s.took, s.settled, s.busy, d, buf.String())
-	if !s.settled || !s.busy || s.took < netnsSettleQuiet+netnsSettleHold {
+	if !s.settled || s.took < netnsSettleQuiet+netnsSettleHold {
 		t.Fatalf("wait after the churn: %+v", s)
 	}
 	c := s.condition()
@@ -152,10 +172,20 @@ func TestNetnsSettleAfterChurn(t *testing.T) {
 // and recorded as settled.
 func TestNetnsSettleQuiet(t *testing.T) {
 	needRoot(t)
-	waitNetnsSettled(context.Background(), nil) // whatever an earlier test left
+	// whatever an earlier test (or another process on a shared machine)
+	// left: the premise is a settled kernel, so a wait that found it busy
+	// is tried again, up to 3 times
 	var buf bytes.Buffer
-	s := waitNetnsSettled(context.Background(), &progress{w: &buf})
-	t.Logf("waited %v: %s", s.took, s.condition())
+	var s settleWait
+	for try := 0; try < 3; try++ {
+		waitNetnsSettled(context.Background(), nil)
+		buf.Reset()
+		s = waitNetnsSettled(context.Background(), &progress{w: &buf})
+		t.Logf("waited %v: %s", s.took, s.condition())
+		if !s.busy {
+			break
+		}
+	}
 	if !s.settled || s.busy || s.took > netnsSettleHold+500*time.Millisecond {
 		t.Fatalf("wait on a settled kernel: %+v", s)
 	}

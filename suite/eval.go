@@ -3,6 +3,7 @@ package suite
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -159,7 +160,7 @@ func (ev *evaluator) match(where Binding, sel map[string]string) []*Scenario {
 	for _, sc := range ev.plan.Scenarios {
 		ok := true
 		for p, ls := range where {
-			if _, over := sel[p]; !over && !contains(ls, sc.Labels[p]) {
+			if _, over := sel[p]; !over && !slices.Contains(ls, sc.Labels[p]) {
 				ok = false
 			}
 		}

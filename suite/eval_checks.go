@@ -3,6 +3,7 @@ package suite
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -137,7 +138,7 @@ func (ev *evaluator) bindings(c *Check, skip string) []map[string]string {
 				for k, x := range b {
 					nb[k] = x
 				}
-				if ls, ok := c.Where[pn]; ok && !contains(ls, v.Label) {
+				if ls, ok := c.Where[pn]; ok && !slices.Contains(ls, v.Label) {
 					continue
 				}
 				if len(ev.match(c.Where, withFixed(c.Where, nb))) > 0 {
@@ -189,7 +190,7 @@ func (ev *evaluator) judgeMonotone(c *Check, cr *CheckResult) {
 		for _, v := range findParam(ev.plan.Suite.Params, m.Over).Values {
 			fixed := withFixed(c.Where, b)
 			fixed[m.Over] = v.Label
-			if !contains(c.Where[m.Over], v.Label) && c.Where[m.Over] != nil || len(ev.match(c.Where, fixed)) == 0 {
+			if !slices.Contains(c.Where[m.Over], v.Label) && c.Where[m.Over] != nil || len(ev.match(c.Where, fixed)) == 0 {
 				continue
 			}
 			x, err := m.Value.eval(scenEnv{ev: ev, where: c.Where, fixed: fixed})

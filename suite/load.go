@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,46 +71,46 @@ func Load(filename string, data []byte) (*Suite, error) {
 	s := &Suite{File: filename, Profiles: map[string]*Profile{}}
 	var profiles, checks, plots, exclude, reference *yaml.Node
 	for _, e := range d.entries(root, "", docKeys, true) {
-		switch e.key {
+		switch e.Key {
 		case "version":
-			if v, ok := d.integer(e.v, "version", 1, 1); ok && v != 1 {
-				d.errorf(e.v, "version", "unknown version %d (valid: 1)", v)
+			if v, ok := d.integer(e.V, "version", 1, 1); ok && v != 1 {
+				d.errorf(e.V, "version", "unknown version %d (valid: 1)", v)
 			}
 		case "suite":
-			if s.Name = d.str(e.v, "suite"); s.Name != "" && !nameRe.MatchString(s.Name) {
-				d.errorf(e.v, "suite", "name %q: use 1-24 of a-z, 0-9 and -, starting with a letter", s.Name)
+			if s.Name = d.str(e.V, "suite"); s.Name != "" && !nameRe.MatchString(s.Name) {
+				d.errorf(e.V, "suite", "name %q: use 1-24 of a-z, 0-9 and -, starting with a letter", s.Name)
 			}
 		case "title":
-			s.Title = d.str(e.v, "title")
+			s.Title = d.str(e.V, "title")
 		case "study":
-			s.Study = d.str(e.v, "study")
+			s.Study = d.str(e.V, "study")
 		case "source":
-			s.Source = d.str(e.v, "source")
+			s.Source = d.str(e.V, "source")
 		case "notes":
-			s.Notes = d.stringList(e.v, "notes")
+			s.Notes = d.stringList(e.V, "notes")
 		case "params":
-			s.Params = d.params(e.v)
+			s.Params = d.params(e.V)
 		case "exclude":
-			exclude = e.v
+			exclude = e.V
 		case "profiles":
-			profiles = e.v
+			profiles = e.V
 		case "topology":
-			s.topology = e.v
+			s.topology = e.V
 		case "flows":
-			s.flows = e.v
+			s.flows = e.V
 		case "collect":
-			for _, c := range d.stringList(e.v, "collect") {
-				if !contains(collectors, c) {
-					d.errorf(e.v, "collect", "unknown collector %q %s", c, choices("valid", c, collectors))
+			for _, c := range d.stringList(e.V, "collect") {
+				if !slices.Contains(collectors, c) {
+					d.errorf(e.V, "collect", "unknown collector %q %s", c, choices("valid", c, collectors))
 				}
 				s.Collect = append(s.Collect, c)
 			}
 		case "checks":
-			checks = e.v
+			checks = e.V
 		case "plots":
-			plots = e.v
+			plots = e.V
 		case "reference":
-			reference = e.v
+			reference = e.V
 		}
 	}
 	for _, need := range []struct {
@@ -148,16 +149,16 @@ func Load(filename string, data []byte) (*Suite, error) {
 func (d *diag) params(n *yaml.Node) []*Param {
 	var out []*Param
 	for _, e := range d.entries(n, "params", nil, false) {
-		path := "params." + e.key
-		p := &Param{Name: e.key, line: e.k.Line, col: e.k.Column}
-		if !paramRe.MatchString(e.key) || e.key == "duration" {
-			d.errorf(e.k, path, "parameter name %q: use a-z, 0-9 and _, starting with a letter (not \"duration\")", e.key)
-		} else if _, ok := metricDefs[e.key]; ok {
-			d.errorf(e.k, path, "parameter name %q is a metric name; pick another", e.key)
-		} else if _, ok := functions[e.key]; ok {
-			d.errorf(e.k, path, "parameter name %q is a function name; pick another", e.key)
+		path := "params." + e.Key
+		p := &Param{Name: e.Key, line: e.K.Line, col: e.K.Column}
+		if !paramRe.MatchString(e.Key) || e.Key == "duration" {
+			d.errorf(e.K, path, "parameter name %q: use a-z, 0-9 and _, starting with a letter (not \"duration\")", e.Key)
+		} else if _, ok := metricDefs[e.Key]; ok {
+			d.errorf(e.K, path, "parameter name %q is a metric name; pick another", e.Key)
+		} else if _, ok := functions[e.Key]; ok {
+			d.errorf(e.K, path, "parameter name %q is a function name; pick another", e.Key)
 		}
-		v := deref(e.v)
+		v := deref(e.V)
 		switch {
 		case v != nil && v.Kind == yaml.SequenceNode:
 			for i, c := range v.Content {
@@ -170,7 +171,7 @@ func (d *diag) params(n *yaml.Node) []*Param {
 			}
 		case v != nil && v.Kind == yaml.MappingNode:
 			for _, ve := range d.entries(v, path, nil, false) {
-				val := &Value{Label: ve.key, node: deref(ve.v)}
+				val := &Value{Label: ve.Key, node: deref(ve.V)}
 				if val.node != nil && val.node.Kind == yaml.ScalarNode {
 					val.Text = val.node.Value
 				}
@@ -190,7 +191,7 @@ func (d *diag) params(n *yaml.Node) []*Param {
 			seen[val.Label] = true
 		}
 		if len(p.Values) == 0 {
-			d.errorf(e.v, path, "no values: give at least one")
+			d.errorf(e.V, path, "no values: give at least one")
 		}
 		out = append(out, p)
 	}
@@ -218,12 +219,12 @@ func (d *diag) bindings(n *yaml.Node, path string, params []*Param) []Binding {
 func (d *diag) binding(n *yaml.Node, path string, params []*Param) Binding {
 	b := Binding{}
 	for _, e := range d.entries(n, path, paramNames(params), false) {
-		p := findParam(params, e.key)
-		for _, l := range d.stringList(e.v, joinPath(path, e.key)) {
+		p := findParam(params, e.Key)
+		for _, l := range d.stringList(e.V, joinPath(path, e.Key)) {
 			if p != nil && p.value(l) == nil {
-				d.errorf(e.v, joinPath(path, e.key), "parameter %s has no label %q %s", p.Name, l, choices("labels", l, p.labels()))
+				d.errorf(e.V, joinPath(path, e.Key), "parameter %s has no label %q %s", p.Name, l, choices("labels", l, p.labels()))
 			}
-			b[e.key] = append(b[e.key], l)
+			b[e.Key] = append(b[e.Key], l)
 		}
 	}
 	return b
@@ -241,31 +242,31 @@ func (s *Suite) decodeProfiles(d *diag, n *yaml.Node) {
 		s.Profiles[name] = &p
 	}
 	for _, e := range d.entries(n, "profiles", ProfileNames, false) {
-		p, path := s.Profiles[e.key], "profiles."+e.key
+		p, path := s.Profiles[e.Key], "profiles."+e.Key
 		warmupSet := false
-		for _, pe := range d.entries(e.v, path, profileKeys, false) {
-			pp := joinPath(path, pe.key)
-			switch pe.key {
+		for _, pe := range d.entries(e.V, path, profileKeys, false) {
+			pp := joinPath(path, pe.Key)
+			switch pe.Key {
 			case "duration":
-				p.Duration, _ = d.duration(pe.v, pp, time.Second, 24*time.Hour)
+				p.Duration, _ = d.duration(pe.V, pp, time.Second, 24*time.Hour)
 			case "warmup":
-				p.Warmup, _ = d.duration(pe.v, pp, 0, time.Hour)
+				p.Warmup, _ = d.duration(pe.V, pp, 0, time.Hour)
 				warmupSet = true
 			case "interval":
-				p.Interval, _ = d.duration(pe.v, pp, 10*time.Millisecond, time.Minute)
+				p.Interval, _ = d.duration(pe.V, pp, 10*time.Millisecond, time.Minute)
 			case "reps":
-				p.Reps, _ = d.integer(pe.v, pp, 1, 1000)
+				p.Reps, _ = d.integer(pe.V, pp, 1, 1000)
 			case "retry_invalid":
-				p.RetryInvalid, _ = d.integer(pe.v, pp, 0, 10)
+				p.RetryInvalid, _ = d.integer(pe.V, pp, 0, 10)
 			case "params":
-				p.Params = d.binding(pe.v, pp, s.Params)
+				p.Params = d.binding(pe.V, pp, s.Params)
 			}
 		}
 		if !warmupSet && p.Warmup > p.Duration/4 {
 			p.Warmup = p.Duration / 4 // short runs keep most of their time
 		}
 		if p.Warmup >= p.Duration {
-			d.errorf(e.v, path, "warmup %v must be shorter than the duration %v", p.Warmup, p.Duration)
+			d.errorf(e.V, path, "warmup %v must be shorter than the duration %v", p.Warmup, p.Duration)
 		}
 	}
 }

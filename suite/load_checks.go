@@ -2,6 +2,7 @@ package suite
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -33,45 +34,45 @@ func (d *diag) checks(n *yaml.Node, s *Suite) []*Check {
 		var expect, show, mono *yaml.Node
 		hasExpect := false
 		for _, e := range d.entries(cn, path, checkKeys, false) {
-			p := joinPath(path, e.key)
-			switch e.key {
+			p := joinPath(path, e.Key)
+			switch e.Key {
 			case "id":
-				c.ID = d.str(e.v, p)
+				c.ID = d.str(e.V, p)
 				if ids[c.ID] {
-					d.errorf(e.v, p, "check id %q is used twice", c.ID)
+					d.errorf(e.V, p, "check id %q is used twice", c.ID)
 				}
 				ids[c.ID] = true
 			case "class":
-				if c.Class = d.str(e.v, p); c.Class != "" && !contains(classes, c.Class) {
-					d.errorf(e.v, p, "unknown class %q %s", c.Class, choices("valid", c.Class, classes))
+				if c.Class = d.str(e.V, p); c.Class != "" && !slices.Contains(classes, c.Class) {
+					d.errorf(e.V, p, "unknown class %q %s", c.Class, choices("valid", c.Class, classes))
 				}
 			case "title":
-				c.Title = d.str(e.v, p)
+				c.Title = d.str(e.V, p)
 			case "per":
-				if c.Per = d.str(e.v, p); c.Per != "run" && c.Per != "scenario" {
-					d.errorf(e.v, p, "unknown per %q (valid: run, scenario)", c.Per)
+				if c.Per = d.str(e.V, p); c.Per != "run" && c.Per != "scenario" {
+					d.errorf(e.V, p, "unknown per %q (valid: run, scenario)", c.Per)
 				}
 			case "where":
-				c.Where = d.binding(e.v, p, s.Params)
+				c.Where = d.binding(e.V, p, s.Params)
 			case "for":
-				for _, f := range d.stringList(e.v, p) {
+				for _, f := range d.stringList(e.V, p) {
 					if findParam(s.Params, f) == nil {
-						d.errorf(e.v, p, "unknown parameter %q %s", f, choices("parameters", f, paramNames(s.Params)))
+						d.errorf(e.V, p, "unknown parameter %q %s", f, choices("parameters", f, paramNames(s.Params)))
 					}
 					c.For = append(c.For, f)
 				}
 			case "expect":
-				expect, c.Expect, hasExpect = e.v, d.expr(e.v, p), true
+				expect, c.Expect, hasExpect = e.V, d.expr(e.V, p), true
 			case "show":
-				show, c.Show = e.v, d.expr(e.v, p)
+				show, c.Show = e.V, d.expr(e.V, p)
 			case "monotone":
-				mono = e.v
+				mono = e.V
 			case "paper":
-				c.Paper = d.str(e.v, p)
+				c.Paper = d.str(e.V, p)
 			case "note":
-				c.Note = d.str(e.v, p)
+				c.Note = d.str(e.V, p)
 			case "unit":
-				c.Unit = d.str(e.v, p)
+				c.Unit = d.str(e.V, p)
 			}
 		}
 		if mono != nil {
@@ -130,26 +131,26 @@ func (c *Check) bound() map[string]bool {
 func (d *diag) monotone(n *yaml.Node, path string, s *Suite) *Monotone {
 	m := &Monotone{Increasing: true}
 	for _, e := range d.entries(n, path, monotoneKeys, false) {
-		p := joinPath(path, e.key)
-		switch e.key {
+		p := joinPath(path, e.Key)
+		switch e.Key {
 		case "value":
-			m.Value = d.expr(e.v, p)
+			m.Value = d.expr(e.V, p)
 		case "over":
-			if m.Over = d.str(e.v, p); findParam(s.Params, m.Over) == nil {
-				d.errorf(e.v, p, "unknown parameter %q %s", m.Over, choices("parameters", m.Over, paramNames(s.Params)))
+			if m.Over = d.str(e.V, p); findParam(s.Params, m.Over) == nil {
+				d.errorf(e.V, p, "unknown parameter %q %s", m.Over, choices("parameters", m.Over, paramNames(s.Params)))
 			}
 		case "direction":
-			switch dir := d.str(e.v, p); dir {
+			switch dir := d.str(e.V, p); dir {
 			case "increasing":
 			case "decreasing":
 				m.Increasing = false
 			default:
-				d.errorf(e.v, p, "unknown direction %q (valid: increasing, decreasing)", dir)
+				d.errorf(e.V, p, "unknown direction %q (valid: increasing, decreasing)", dir)
 			}
 		case "slack":
-			m.Slack, _ = d.percent(e.v, p)
+			m.Slack, _ = d.percent(e.V, p)
 		case "inversions":
-			m.Inversions, _ = d.integer(e.v, p, 0, 100)
+			m.Inversions, _ = d.integer(e.V, p, 0, 100)
 		}
 	}
 	if m.Value == nil || m.Over == "" {
@@ -174,20 +175,20 @@ func (d *diag) plots(n *yaml.Node, s *Suite) []*Plot {
 		p := &Plot{}
 		var metric *yaml.Node
 		for _, e := range d.entries(pn, path, plotKeys, false) {
-			pp := joinPath(path, e.key)
-			switch e.key {
+			pp := joinPath(path, e.Key)
+			switch e.Key {
 			case "kind":
-				if p.Kind = d.str(e.v, pp); !contains(plotKinds, p.Kind) {
-					d.errorf(e.v, pp, "unknown kind %q %s", p.Kind, choices("valid", p.Kind, plotKinds))
+				if p.Kind = d.str(e.V, pp); !slices.Contains(plotKinds, p.Kind) {
+					d.errorf(e.V, pp, "unknown kind %q %s", p.Kind, choices("valid", p.Kind, plotKinds))
 				}
 			case "metric":
-				metric, p.Metric = e.v, d.expr(e.v, pp)
+				metric, p.Metric = e.V, d.expr(e.V, pp)
 			case "title":
-				p.Title = d.str(e.v, pp)
+				p.Title = d.str(e.V, pp)
 			case "unit":
-				p.Unit = d.str(e.v, pp)
+				p.Unit = d.str(e.V, pp)
 			case "where":
-				p.Where = d.binding(e.v, pp, s.Params)
+				p.Where = d.binding(e.V, pp, s.Params)
 			}
 		}
 		if p.Kind == "bars" && p.Metric == nil {

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/emuctl/emuctl/topo"
@@ -17,7 +18,7 @@ func (s *Suite) combos(prof *Profile) []map[string]string {
 		var next []map[string]string
 		for _, c := range out {
 			for _, v := range p.Values {
-				if allowed, ok := prof.Params[p.Name]; ok && !contains(allowed, v.Label) {
+				if allowed, ok := prof.Params[p.Name]; ok && !slices.Contains(allowed, v.Label) {
 					continue
 				}
 				m := make(map[string]string, len(c)+1)

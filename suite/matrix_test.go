@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,7 +101,7 @@ func TestMatrixPositionsKept(t *testing.T) {
 func TestBuiltinsLoadAndFitTheQuickBudget(t *testing.T) {
 	names := Builtins()
 	for _, want := range []string{"asym-mptcp", "bufferbloat", "cc-mlo", "sack-reno", "tack", "wifi-physics"} {
-		if !contains(names, want) {
+		if !slices.Contains(names, want) {
 			t.Errorf("built-in suite %s missing (have %v)", want, names)
 		}
 	}

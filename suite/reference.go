@@ -2,6 +2,7 @@ package suite
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -61,21 +62,21 @@ func EngineName(engine string) string {
 func (d *diag) reference(n *yaml.Node, s *Suite) map[string]*RefSpec {
 	out := map[string]*RefSpec{}
 	for _, e := range d.entries(n, "reference", Engines, false) {
-		path := "reference." + e.key
-		r := &RefSpec{Engine: e.key, differs: map[string]*yaml.Node{}}
-		for _, f := range d.entries(e.v, path, refKeys, false) {
-			p := joinPath(path, f.key)
-			switch f.key {
+		path := "reference." + e.Key
+		r := &RefSpec{Engine: e.Key, differs: map[string]*yaml.Node{}}
+		for _, f := range d.entries(e.V, path, refKeys, false) {
+			p := joinPath(path, f.Key)
+			switch f.Key {
 			case "program":
-				r.Program = d.str(f.v, p)
-				if progs := validate.NS3Programs(); r.Program != "" && !contains(progs, r.Program) {
-					d.errorf(f.v, p, "no ns-3 program %q in validate/ns3 %s", r.Program, choices("programs", r.Program, progs))
+				r.Program = d.str(f.V, p)
+				if progs := validate.NS3Programs(); r.Program != "" && !slices.Contains(progs, r.Program) {
+					d.errorf(f.V, p, "no ns-3 program %q in validate/ns3 %s", r.Program, choices("programs", r.Program, progs))
 				}
 			case "where":
-				r.Where = d.binding(f.v, p, s.Params)
+				r.Where = d.binding(f.V, p, s.Params)
 			case "args":
-				if a := deref(f.v); a == nil || a.Kind != yaml.SequenceNode {
-					d.errorf(f.v, p, "must be a list of program flags such as \"--loss=${loss.p}\", got %s", describe(a))
+				if a := deref(f.V); a == nil || a.Kind != yaml.SequenceNode {
+					d.errorf(f.V, p, "must be a list of program flags such as \"--loss=${loss.p}\", got %s", describe(a))
 				} else {
 					r.args = a
 					for _, c := range a.Content {
@@ -83,21 +84,21 @@ func (d *diag) reference(n *yaml.Node, s *Suite) map[string]*RefSpec {
 					}
 				}
 			case "reps":
-				r.Reps, _ = d.integer(f.v, p, 1, 1000)
+				r.Reps, _ = d.integer(f.V, p, 1, 1000)
 			case "differs":
 				r.Differs = map[string]string{}
-				for _, de := range d.entries(f.v, p, nil, false) {
-					r.Differs[de.key] = d.str(de.v, joinPath(p, de.key))
-					r.differs[de.key] = de.k
+				for _, de := range d.entries(f.V, p, nil, false) {
+					r.Differs[de.Key] = d.str(de.V, joinPath(p, de.Key))
+					r.differs[de.Key] = de.K
 				}
 			case "note":
-				r.Note = d.str(f.v, p)
+				r.Note = d.str(f.V, p)
 			}
 		}
 		if r.Program == "" {
-			d.errorf(e.v, path, "no program: (one of %s)", strings.Join(validate.NS3Programs(), ", "))
+			d.errorf(e.V, path, "no program: (one of %s)", strings.Join(validate.NS3Programs(), ", "))
 		}
-		out[e.key] = r
+		out[e.Key] = r
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -302,7 +303,7 @@ func checkReference(s *Suite, engine string) error {
 	if engine == "" {
 		return nil
 	}
-	if !contains(Engines, engine) {
+	if !slices.Contains(Engines, engine) {
 		return fmt.Errorf("--reference %s: unknown engine (known: %s)", engine, strings.Join(Engines, ", "))
 	}
 	if s.Reference[engine] == nil {

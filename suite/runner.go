@@ -73,7 +73,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Outcome, error) {
 	// scenarios whose queue no backend can run here are left out, said so
 	out.Notes = append(slices.Clip(out.Notes), p.dropUnavailable(o.Lab)...)
 	r := &runner{plan: p, opt: o, out: out, ev: newEvaluator(p, nil)}
-	if contains(p.Suite.Collect, "cong_state") {
+	if slices.Contains(p.Suite.Collect, "cong_state") {
 		t, err := startTracer()
 		if err != nil {
 			out.Conditions["cong_state"] = "not traced (" + err.Error() + "): episodes from sampled ca_state"

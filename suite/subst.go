@@ -3,6 +3,7 @@ package suite
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -150,7 +151,7 @@ func (in *instance) when(item *yaml.Node, path string) (bool, *yaml.Node) {
 // matches reports whether labels satisfy every parameter of b.
 func (b Binding) matches(labels map[string]string) bool {
 	for p, ls := range b {
-		if !contains(ls, labels[p]) {
+		if !slices.Contains(ls, labels[p]) {
 			return false
 		}
 	}

@@ -3,6 +3,7 @@ package topo
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -14,44 +15,44 @@ func (d *dec) document(root *yaml.Node) *rawDoc {
 	var nodesV, linksV *yaml.Node
 	for _, e := range d.entries(root, "") {
 		switch {
-		case strings.HasPrefix(e.key, "x-"):
+		case strings.HasPrefix(e.Key, "x-"):
 			continue // free for anchors, as in compose files
-		case !contains(docKeys, e.key):
-			d.errorf(at(e.k, ""), "unknown key %q %s", clip(e.key), choices("valid", e.key, docKeys))
+		case !slices.Contains(docKeys, e.Key):
+			d.errorf(at(e.K, ""), "unknown key %q %s", clip(e.Key), choices("valid", e.Key, docKeys))
 			continue
 		}
-		switch e.key {
+		switch e.Key {
 		case "version":
-			v := deref(e.v)
+			v := deref(e.V)
 			if v == nil || v.Kind != yaml.ScalarNode || v.Value != "1" {
-				got := describe(e.v)
+				got := describe(e.V)
 				if v != nil && v.Kind == yaml.ScalarNode {
 					got = clip(v.Value)
 				}
-				d.errorf(at(e.v, "version"), "unsupported version %s (valid: 1)", got)
+				d.errorf(at(e.V, "version"), "unsupported version %s (valid: 1)", got)
 			}
 		case "name":
-			if s, ok := d.str(e.v, "name", "a lab name"); ok {
+			if s, ok := d.str(e.V, "name", "a lab name"); ok {
 				if msg := checkLabName(s); msg != "" {
-					d.errorf(at(e.v, "name"), "%s", msg)
+					d.errorf(at(e.V, "name"), "%s", msg)
 				}
-				doc.name, doc.nameLoc = s, at(e.v, "name")
+				doc.name, doc.nameLoc = s, at(e.V, "name")
 			}
 		case "addressing":
-			d.addressing(e.v, &doc.addr)
+			d.addressing(e.V, &doc.addr)
 		case "routing":
-			if s, ok := d.oneOf(e.v, "routing", "routing mode", routingModes); ok {
-				doc.routing, doc.routingLoc = s, at(e.v, "routing")
+			if s, ok := d.oneOf(e.V, "routing", "routing mode", routingModes); ok {
+				doc.routing, doc.routingLoc = s, at(e.V, "routing")
 			}
 		case "defaults":
-			d.defaults(e.v, doc)
+			d.defaults(e.V, doc)
 		case "nodes":
-			nodesV = e.v
-			doc.nodesLoc = at(e.k, "nodes")
+			nodesV = e.V
+			doc.nodesLoc = at(e.K, "nodes")
 		case "links":
-			linksV = e.v
+			linksV = e.V
 		case "wifi":
-			d.wifiTop(e.v, doc)
+			d.wifiTop(e.V, doc)
 		}
 	}
 	if nodesV == nil {
@@ -66,27 +67,27 @@ func (d *dec) document(root *yaml.Node) *rawDoc {
 func (d *dec) addressing(n *yaml.Node, a *rawAddressing) {
 	const path = "addressing"
 	for _, e := range d.fields(n, path, addressingKeys) {
-		p := joinPath(path, e.key)
-		l := at(e.v, p)
-		switch e.key {
+		p := joinPath(path, e.Key)
+		l := at(e.V, p)
+		switch e.Key {
 		case "pool":
-			if pfx, ok := d.pool(e.v, p, false); ok {
+			if pfx, ok := d.pool(e.V, p, false); ok {
 				a.pool, a.poolLoc = pfx, l
 			}
 		case "pool6":
-			if pfx, ok := d.pool(e.v, p, true); ok {
+			if pfx, ok := d.pool(e.V, p, true); ok {
 				a.pool6, a.pool6Loc = pfx, l
 			}
 		case "prefix":
-			if v, ok := d.integer(e.v, p, 1, 30); ok {
+			if v, ok := d.integer(e.V, p, 1, 30); ok {
 				a.prefix, a.prefixLoc = int(v), l
 			}
 		case "p2p_prefix":
-			if v, ok := d.integer(e.v, p, 1, 31); ok {
+			if v, ok := d.integer(e.V, p, 1, 31); ok {
 				a.p2p, a.p2pLoc = int(v), l
 			}
 		case "auto":
-			if b, ok := d.boolean(e.v, p); ok {
+			if b, ok := d.boolean(e.V, p); ok {
 				a.auto = b
 			}
 		}
@@ -140,18 +141,18 @@ func (d *dec) pool(n *yaml.Node, path string, v6 bool) (netip.Prefix, bool) {
 func (d *dec) defaults(n *yaml.Node, doc *rawDoc) {
 	const path = "defaults"
 	for _, e := range d.fields(n, path, defaultsKeys) {
-		p := joinPath(path, e.key)
-		switch e.key {
+		p := joinPath(path, e.Key)
+		switch e.Key {
 		case "switch":
-			if s, ok := d.oneOf(e.v, p, "switch type", switchTypes); ok {
+			if s, ok := d.oneOf(e.V, p, "switch type", switchTypes); ok {
 				doc.defSwitch = s
 			}
 		case "link":
-			doc.defLink, _, _ = d.linkBlock(e.v, p, false)
-			doc.defLinkLoc = at(e.k, p)
+			doc.defLink, _, _ = d.linkBlock(e.V, p, false)
+			doc.defLinkLoc = at(e.K, p)
 		case "tcp":
-			doc.defTCP = d.tcp(e.v, p)
-			doc.defTCPLoc = at(e.k, p)
+			doc.defTCP = d.tcp(e.V, p)
+			doc.defTCPLoc = at(e.K, p)
 		}
 	}
 }

@@ -14,21 +14,21 @@ func (d *dec) sysctls(n *yaml.Node, path string) []KV {
 	var out []KV
 	seen := map[string]bool{}
 	for _, e := range d.entries(n, path) {
-		p := joinPath(path, keyPath(e.key))
-		key := normaliseSysctl(e.key)
+		p := joinPath(path, keyPath(e.Key))
+		key := normaliseSysctl(e.Key)
 		switch {
 		case !validSysctl(key):
-			d.errorf(at(e.k, p), "%q is not a sysctl name (e.g. net.ipv4.tcp_sack or net/ipv4/tcp_sack)", clip(e.key))
+			d.errorf(at(e.K, p), "%q is not a sysctl name (e.g. net.ipv4.tcp_sack or net/ipv4/tcp_sack)", clip(e.Key))
 			continue
 		case !strings.HasPrefix(key, "net."):
-			d.errorf(at(e.k, p), "%s is not per network namespace: setting it in a node would change the whole host (only net.* sysctls are allowed)", key)
+			d.errorf(at(e.K, p), "%s is not per network namespace: setting it in a node would change the whole host (only net.* sysctls are allowed)", key)
 			continue
 		case seen[key]:
-			d.errorf(at(e.k, p), "sysctl %s is set twice", key)
+			d.errorf(at(e.K, p), "sysctl %s is set twice", key)
 			continue
 		}
 		seen[key] = true
-		val, ok := d.sysctlValue(e.v, p)
+		val, ok := d.sysctlValue(e.V, p)
 		if ok {
 			out = append(out, KV{Key: key, Value: val})
 		}
@@ -104,14 +104,14 @@ func validSysctl(k string) bool {
 func (d *dec) env(n *yaml.Node, path string) []KV {
 	var out []KV
 	for _, e := range d.entries(n, path) {
-		p := joinPath(path, keyPath(e.key))
-		if !validEnvName(e.key) {
-			d.errorf(at(e.k, p), "%q is not an environment variable name: use letters, digits and '_', not starting with a digit", clip(e.key))
+		p := joinPath(path, keyPath(e.Key))
+		if !validEnvName(e.Key) {
+			d.errorf(at(e.K, p), "%q is not an environment variable name: use letters, digits and '_', not starting with a digit", clip(e.Key))
 			continue
 		}
-		v := deref(e.v)
+		v := deref(e.V)
 		if isNull(v) {
-			out = append(out, KV{Key: e.key})
+			out = append(out, KV{Key: e.Key})
 			continue
 		}
 		if s, ok := d.scalar(v, p, "a string"); ok {
@@ -119,7 +119,7 @@ func (d *dec) env(n *yaml.Node, path string) []KV {
 				d.errorf(at(v, p), "an environment value cannot contain NUL bytes")
 				continue
 			}
-			out = append(out, KV{Key: e.key, Value: s})
+			out = append(out, KV{Key: e.Key, Value: s})
 		}
 	}
 	return out

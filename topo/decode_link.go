@@ -2,6 +2,7 @@ package topo
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,20 +32,20 @@ func (d *dec) link(n *yaml.Node, path string) *rawLink {
 	var ipV *yaml.Node
 	hasEnds := false
 	for _, e := range d.fields(n, path, linkKeys) {
-		p := joinPath(path, e.key)
-		switch e.key {
+		p := joinPath(path, e.Key)
+		switch e.Key {
 		case "endpoints":
 			hasEnds = true
-			l.bad = !d.endpoints(e.v, p, l)
+			l.bad = !d.endpoints(e.V, p, l)
 		case "ip":
-			ipV = e.v
+			ipV = e.V
 		case "mtu":
-			if v, ok := d.integer(e.v, p, 68, 65535); ok {
-				l.mtu, l.mtuLoc = int(v), at(e.v, p)
+			if v, ok := d.integer(e.V, p, 68, 65535); ok {
+				l.mtu, l.mtuLoc = int(v), at(e.V, p)
 			}
 		case "link":
-			l.params, l.dirs, l.dirLocs = d.linkBlock(e.v, p, true)
-			l.paramsLoc = at(e.k, p)
+			l.params, l.dirs, l.dirLocs = d.linkBlock(e.V, p, true)
+			l.paramsLoc = at(e.K, p)
 		}
 	}
 	if !hasEnds {
@@ -55,8 +56,8 @@ func (d *dec) link(n *yaml.Node, path string) *rawLink {
 	if ipV != nil {
 		p := path + ".ip"
 		for _, e := range d.entries(ipV, p) {
-			ip := rawIP{node: e.key, loc: at(e.k, joinPath(p, keyPath(e.key)))}
-			ip.addrs = d.addrs(e.v, ip.loc.path)
+			ip := rawIP{node: e.Key, loc: at(e.K, joinPath(p, keyPath(e.Key)))}
+			ip.addrs = d.addrs(e.V, ip.loc.path)
 			l.ips = append(l.ips, ip)
 		}
 	}
@@ -138,47 +139,47 @@ func (d *dec) linkParams(n *yaml.Node, path string, lvl linkLevel) (lp, [2]*lp, 
 	}
 	var geLoc loc
 	for _, e := range d.entries(n, path) {
-		kp := joinPath(path, keyPath(e.key))
+		kp := joinPath(path, keyPath(e.Key))
 		switch {
-		case e.key == keyAtoB || e.key == keyBtoA:
+		case e.Key == keyAtoB || e.Key == keyBtoA:
 			if lvl != levelLink {
-				d.errorf(at(e.k, kp), "per-direction keys (a->b, b->a) are only valid on a link's own link: block")
+				d.errorf(at(e.K, kp), "per-direction keys (a->b, b->a) are only valid on a link's own link: block")
 				continue
 			}
 			j := 0
-			if e.key == keyBtoA {
+			if e.Key == keyBtoA {
 				j = 1
 			}
-			sub, _, _ := d.linkParams(e.v, kp, levelDir)
-			ds[j], dls[j] = &sub, at(e.k, kp)
-		case e.key == "backend" && lvl == levelDir:
-			d.errorf(at(e.k, kp), "%s", backendPerLink)
-		case e.key == "reorder":
-			if b, ok := d.boolean(e.v, kp); ok {
+			sub, _, _ := d.linkParams(e.V, kp, levelDir)
+			ds[j], dls[j] = &sub, at(e.K, kp)
+		case e.Key == "backend" && lvl == levelDir:
+			d.errorf(at(e.K, kp), "%s", backendPerLink)
+		case e.Key == "reorder":
+			if b, ok := d.boolean(e.V, kp); ok {
 				p.reorder = &b
 			}
-		case e.key == "queue" && deref(e.v) != nil && deref(e.v).Kind == yaml.MappingNode:
-			p.queue = d.queueMapping(e.v, kp, at(e.k, kp))
-		case e.key == "ge" && deref(e.v) != nil && deref(e.v).Kind == yaml.MappingNode:
-			p.ge = d.geModel(e.v, kp, at(e.k, kp))
-			geLoc = at(e.k, kp)
-		case contains(linkParamKeys, e.key):
-			s, ok := d.scalar(e.v, kp, paramWant(e.key))
+		case e.Key == "queue" && deref(e.V) != nil && deref(e.V).Kind == yaml.MappingNode:
+			p.queue = d.queueMapping(e.V, kp, at(e.K, kp))
+		case e.Key == "ge" && deref(e.V) != nil && deref(e.V).Kind == yaml.MappingNode:
+			p.ge = d.geModel(e.V, kp, at(e.K, kp))
+			geLoc = at(e.K, kp)
+		case slices.Contains(linkParamKeys, e.Key):
+			s, ok := d.scalar(e.V, kp, paramWant(e.Key))
 			if !ok {
 				continue
 			}
-			if msg := p.set(e.key, s); msg != "" {
-				d.errorf(at(e.v, kp), "%s", msg)
+			if msg := p.set(e.Key, s); msg != "" {
+				d.errorf(at(e.V, kp), "%s", msg)
 			}
-			if e.key == "ge" {
-				geLoc = at(e.k, kp)
+			if e.Key == "ge" {
+				geLoc = at(e.K, kp)
 			}
 		default:
 			val := ""
-			if sv := deref(e.v); sv != nil && sv.Kind == yaml.ScalarNode {
+			if sv := deref(e.V); sv != nil && sv.Kind == yaml.ScalarNode {
 				val = sv.Value
 			}
-			d.errorf(at(e.k, kp), "%s", unknownLinkKey(e.key, val, valid))
+			d.errorf(at(e.K, kp), "%s", unknownLinkKey(e.Key, val, valid))
 		}
 	}
 	for _, m := range p.conflicts() {
@@ -234,25 +235,25 @@ func (d *dec) geModel(n *yaml.Node, path string, keyLoc loc) *units.GilbertEllio
 	seen := map[string]bool{}
 	ok := true
 	for _, e := range d.entries(n, path) {
-		kp := joinPath(path, keyPath(e.key))
-		f := fields[e.key]
+		kp := joinPath(path, keyPath(e.Key))
+		f := fields[e.Key]
 		if f == nil {
-			d.errorf(at(e.k, kp), "%s", unknownGEKey(e.key))
+			d.errorf(at(e.K, kp), "%s", unknownGEKey(e.Key))
 			ok = false
 			continue
 		}
-		s, good := d.scalar(e.v, kp, "a percentage such as 1% or 0.5%")
+		s, good := d.scalar(e.V, kp, "a percentage such as 1% or 0.5%")
 		if !good {
 			ok = false
 			continue
 		}
 		v, err := units.ParsePercent(s)
 		if err != nil {
-			d.errorf(at(e.v, kp), "%s", err)
+			d.errorf(at(e.V, kp), "%s", err)
 			ok = false
 			continue
 		}
-		*f, seen[e.key] = v, true
+		*f, seen[e.Key] = v, true
 	}
 	var missing []string
 	for _, k := range []string{"p", "r"} {

@@ -65,63 +65,63 @@ type rawPair struct {
 // wifiTop decodes the top-level wifi: block.
 func (d *dec) wifiTop(n *yaml.Node, doc *rawDoc) {
 	for _, e := range d.fields(n, "wifi", wifiTopKeys) {
-		p := joinPath("wifi", e.key)
-		if e.key == "backend" {
-			doc.wifi.backend, _ = d.oneOf(e.v, p, "Wi-Fi backend", wifiBackends)
-			doc.wifi.backendLoc = at(e.v, p)
+		p := joinPath("wifi", e.Key)
+		if e.Key == "backend" {
+			doc.wifi.backend, _ = d.oneOf(e.V, p, "Wi-Fi backend", wifiBackends)
+			doc.wifi.backendLoc = at(e.V, p)
 			continue
 		}
-		if e.key == "hostapd" || e.key == "wpa_supplicant" {
-			if path, ok := d.str(e.v, p, "the path of the "+e.key+" executable"); ok {
+		if e.Key == "hostapd" || e.Key == "wpa_supplicant" {
+			if path, ok := d.str(e.V, p, "the path of the "+e.Key+" executable"); ok {
 				if path == "" || strings.ContainsAny(path, "\x00\n") {
-					d.errorf(at(e.v, p), "%s: %q is not a path", p, path)
+					d.errorf(at(e.V, p), "%s: %q is not a path", p, path)
 					continue
 				}
 				if doc.wifi.daemons == nil {
 					doc.wifi.daemons, doc.wifi.daemonLocs = map[string]string{}, map[string]loc{}
 				}
-				doc.wifi.daemons[e.key], doc.wifi.daemonLocs[e.key] = path, at(e.v, p)
+				doc.wifi.daemons[e.Key], doc.wifi.daemonLocs[e.Key] = path, at(e.V, p)
 			}
 			continue
 		}
-		if e.key != "medium" {
+		if e.Key != "medium" {
 			continue
 		}
-		m := &rawMedium{loc: at(e.k, p), set: true, enabled: true}
+		m := &rawMedium{loc: at(e.K, p), set: true, enabled: true}
 		doc.medium = m
-		v := deref(e.v)
+		v := deref(e.V)
 		if v != nil && v.Kind == yaml.ScalarNode && v.Tag == "!!bool" {
-			m.enabled, _ = d.boolean(e.v, p)
+			m.enabled, _ = d.boolean(e.V, p)
 			continue
 		}
-		for _, f := range d.fields(e.v, p, mediumKeys) {
-			fp := joinPath(p, f.key)
-			fl := at(f.v, fp)
-			switch f.key {
+		for _, f := range d.fields(e.V, p, mediumKeys) {
+			fp := joinPath(p, f.Key)
+			fl := at(f.V, fp)
+			switch f.Key {
 			case "path_loss":
-				d.pathLoss(f.v, fp, m)
+				d.pathLoss(f.V, fp, m)
 			case "noise_figure":
-				if x, ok := d.decibels(f.v, fp, 0, 30); ok {
+				if x, ok := d.decibels(f.V, fp, 0, 30); ok {
 					m.nf, m.nfSet = x, true
 				}
 			case "ampdu":
-				if b, ok := d.boolean(f.v, fp); ok {
+				if b, ok := d.boolean(f.V, fp); ok {
 					m.ampdu = &b
 				}
 			case "seed":
-				if x, ok := d.integer(f.v, fp, 0, math.MaxInt32); ok {
+				if x, ok := d.integer(f.V, fp, 0, math.MaxInt32); ok {
 					m.seed = uint64(x)
 				}
 			case "pairs":
-				for i, item := range d.list(f.v, fp, false) {
+				for i, item := range d.list(f.V, fp, false) {
 					m.pairs = append(m.pairs, d.pair(item, idx(fp, i)))
 				}
 			case "retry_limit":
-				if x, ok := d.integer(f.v, fp, 1, 31); ok {
+				if x, ok := d.integer(f.V, fp, 1, 31); ok {
 					m.retry = int(x)
 				}
 			case "queue":
-				if x, ok := d.integer(f.v, fp, 1, 10000); ok {
+				if x, ok := d.integer(f.V, fp, 1, 10000); ok {
 					m.queue = int(x)
 				}
 			}
@@ -137,23 +137,23 @@ func (d *dec) pathLoss(n *yaml.Node, path string, m *rawMedium) {
 		return
 	}
 	for _, f := range d.fields(n, path, pathLossKeys) {
-		fp := joinPath(path, f.key)
-		switch f.key {
+		fp := joinPath(path, f.Key)
+		switch f.Key {
 		case "model":
-			m.pathLoss, _ = d.oneOf(f.v, fp, "path-loss model", pathModels)
+			m.pathLoss, _ = d.oneOf(f.V, fp, "path-loss model", pathModels)
 		case "exponent":
-			if x, ok := d.number(f.v, fp, "a path-loss exponent between 1 and 8", 1, 8); ok {
+			if x, ok := d.number(f.V, fp, "a path-loss exponent between 1 and 8", 1, 8); ok {
 				m.exponent, m.expSet = x, true
 			}
 		case "ref_loss":
-			if x, ok := d.decibels(f.v, fp, 0, 200); ok {
+			if x, ok := d.decibels(f.V, fp, 0, 200); ok {
 				m.refLoss, m.refSet = x, true
 			}
 		case "ref_distance":
-			if s, ok := d.scalar(f.v, fp, "a distance in metres such as 1m"); ok {
+			if s, ok := d.scalar(f.V, fp, "a distance in metres such as 1m"); ok {
 				x, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "m"), 64)
 				if err != nil || x <= 0 || x > 1000 {
-					d.errorf(at(f.v, fp), "ref_distance %q: want a distance in metres, 0 < d ≤ 1000 (e.g. 1m)", clip(s))
+					d.errorf(at(f.V, fp), "ref_distance %q: want a distance in metres, 0 < d ≤ 1000 (e.g. 1m)", clip(s))
 					continue
 				}
 				m.refDist, m.distSet = x, true
@@ -165,24 +165,24 @@ func (d *dec) pathLoss(n *yaml.Node, path string, m *rawMedium) {
 func (d *dec) pair(n *yaml.Node, path string) rawPair {
 	pr := rawPair{loc: at(n, path)}
 	for _, f := range d.fields(n, path, pairKeys) {
-		fp := joinPath(path, f.key)
-		switch f.key {
+		fp := joinPath(path, f.Key)
+		switch f.Key {
 		case "nodes":
-			items := d.list(f.v, fp, false)
+			items := d.list(f.V, fp, false)
 			if len(items) != 2 {
-				d.errorf(at(f.v, fp), "nodes: want the two nodes of the pair, e.g. [sta1, ap1]")
+				d.errorf(at(f.V, fp), "nodes: want the two nodes of the pair, e.g. [sta1, ap1]")
 				continue
 			}
 			pr.a, _ = d.str(items[0], idx(fp, 0), "a node name")
 			pr.b, _ = d.str(items[1], idx(fp, 1), "a node name")
 			pr.aLoc, pr.bLoc = at(items[0], idx(fp, 0)), at(items[1], idx(fp, 1))
 		case "snr":
-			if x, ok := d.decibels(f.v, fp, -20, 100); ok {
-				pr.snr, pr.valueLoc = &x, at(f.v, fp)
+			if x, ok := d.decibels(f.V, fp, -20, 100); ok {
+				pr.snr, pr.valueLoc = &x, at(f.V, fp)
 			}
 		case "loss":
-			if x, ok := d.decibels(f.v, fp, 0, 200); ok {
-				pr.loss, pr.valueLoc = &x, at(f.v, fp)
+			if x, ok := d.decibels(f.V, fp, 0, 200); ok {
+				pr.loss, pr.valueLoc = &x, at(f.V, fp)
 			}
 		}
 	}

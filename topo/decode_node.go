@@ -13,11 +13,11 @@ const MaxNodeName = 64
 
 func (d *dec) nodes(n *yaml.Node, doc *rawDoc) {
 	for _, e := range d.entries(n, "nodes") {
-		path := "nodes." + keyPath(e.key)
-		if msg := checkNodeName(e.key); msg != "" {
-			d.errorf(at(e.k, path), "%s", msg)
+		path := "nodes." + keyPath(e.Key)
+		if msg := checkNodeName(e.Key); msg != "" {
+			d.errorf(at(e.K, path), "%s", msg)
 		}
-		doc.nodes = append(doc.nodes, d.node(e.key, e.k, e.v, path))
+		doc.nodes = append(doc.nodes, d.node(e.Key, e.K, e.V, path))
 	}
 	if len(doc.nodes) == 0 && !d.failed() {
 		d.errorf(doc.nodesLoc, "no nodes defined: add at least one (e.g. nodes: {h1: {}, h2: {}})")
@@ -46,9 +46,9 @@ func (d *dec) node(name string, k, v *yaml.Node, path string) *rawNode {
 	es := d.fields(v, path, nodeKeys)
 	kindOK := true
 	for _, e := range es {
-		if e.key == "kind" {
+		if e.Key == "kind" {
 			var s string
-			if s, kindOK = d.oneOf(e.v, path+".kind", "kind", kinds); kindOK {
+			if s, kindOK = d.oneOf(e.V, path+".kind", "kind", kinds); kindOK {
 				nd.kind = NodeKind(s)
 			}
 		}
@@ -64,42 +64,42 @@ func (d *dec) node(name string, k, v *yaml.Node, path string) *rawNode {
 	}
 	isSwitch := nd.kind == KindSwitch
 	for _, e := range es {
-		p := joinPath(path, e.key)
-		switch e.key {
+		p := joinPath(path, e.Key)
+		switch e.Key {
 		case "type", "datapath", "fail_mode", "controller", "protocols", "rstp", "ports":
 			if kindOK && nd.wifiKind == kindAP {
-				d.errorf(at(e.k, p), "%s is not valid on an access point: an AP bridges with a Linux bridge (put an ovs switch next to it and link the two)", e.key)
+				d.errorf(at(e.K, p), "%s is not valid on an access point: an AP bridges with a Linux bridge (put an ovs switch next to it and link the two)", e.Key)
 				continue
 			}
 		}
-		switch e.key {
+		switch e.Key {
 		case "position":
 			if !kindOK {
 				continue
 			}
 			if nd.wifiKind == "" {
-				d.errorf(at(e.k, p), "position is only valid on access points and stations (kind: ap or kind: station; %s is a %s): the Wi-Fi medium places radios", name, nd.kind)
+				d.errorf(at(e.K, p), "position is only valid on access points and stations (kind: ap or kind: station; %s is a %s): the Wi-Fi medium places radios", name, nd.kind)
 				continue
 			}
-			nd.pos, nd.posSet = d.position(e.v, p)
-			nd.posLoc = at(e.v, p)
+			nd.pos, nd.posSet = d.position(e.V, p)
+			nd.posLoc = at(e.V, p)
 			continue
 		case "wifi":
 			if !kindOK {
 				continue
 			}
 			if nd.wifiKind == "" {
-				d.errorf(at(e.k, p), "wifi is only valid on access points and stations (kind: ap or kind: station; %s is a %s)", name, nd.kind)
+				d.errorf(at(e.K, p), "wifi is only valid on access points and stations (kind: ap or kind: station; %s is a %s)", name, nd.kind)
 				continue
 			}
-			nd.wifi = d.wifiBlock(e.v, p, nd.wifiKind == kindAP, at(e.k, p))
+			nd.wifi = d.wifiBlock(e.V, p, nd.wifiKind == kindAP, at(e.K, p))
 			continue
 		case "type", "stp", "datapath", "fail_mode", "controller", "protocols", "rstp", "ports":
 			if !kindOK {
 				continue // the kind is wrong; which keys fit is unknown
 			}
 			if !isSwitch {
-				d.errorf(at(e.k, p), "%s is only valid on switches (%s is a %s)", e.key, name, nd.kind)
+				d.errorf(at(e.K, p), "%s is only valid on switches (%s is a %s)", e.Key, name, nd.kind)
 				continue
 			}
 		case "routes", "tcp", "mptcp":
@@ -107,31 +107,31 @@ func (d *dec) node(name string, k, v *yaml.Node, path string) *rawNode {
 				continue
 			}
 			if isSwitch && nd.wifiKind == kindAP {
-				d.errorf(at(e.k, p), "%s is not valid on a bridging access point, which is layer 2: set wifi: {routed: true} to make %s a router", e.key, name)
+				d.errorf(at(e.K, p), "%s is not valid on a bridging access point, which is layer 2: set wifi: {routed: true} to make %s a router", e.Key, name)
 				continue
 			}
 			if isSwitch {
-				d.errorf(at(e.k, p), "%s is not valid on a switch: switches are layer 2 (use kind: host or router)", e.key)
+				d.errorf(at(e.K, p), "%s is not valid on a switch: switches are layer 2 (use kind: host or router)", e.Key)
 				continue
 			}
 		}
-		switch e.key {
+		switch e.Key {
 		case "type":
-			nd.switchType, _ = d.oneOf(e.v, p, "switch type", switchTypes)
+			nd.switchType, _ = d.oneOf(e.V, p, "switch type", switchTypes)
 		case "stp":
-			nd.stp, _ = d.boolean(e.v, p)
+			nd.stp, _ = d.boolean(e.V, p)
 		case "routes":
-			for i, item := range d.list(e.v, p, true) {
+			for i, item := range d.list(e.V, p, true) {
 				if r, ok := d.route(item, idx(p, i)); ok {
 					nd.routes = append(nd.routes, r)
 				}
 			}
 		case "sysctls":
-			nd.sysctls = d.sysctls(e.v, p)
+			nd.sysctls = d.sysctls(e.V, p)
 		case "env":
-			nd.env = d.env(e.v, p)
+			nd.env = d.env(e.V, p)
 		case "start":
-			for i, item := range d.list(e.v, p, true) {
+			for i, item := range d.list(e.V, p, true) {
 				if s, ok := d.str(item, idx(p, i), "a shell command line"); ok {
 					if strings.ContainsRune(s, 0) {
 						d.errorf(at(item, idx(p, i)), "a command line cannot contain NUL bytes")
@@ -141,12 +141,12 @@ func (d *dec) node(name string, k, v *yaml.Node, path string) *rawNode {
 				}
 			}
 		case "tcp":
-			nd.tcp, nd.tcpLoc = d.tcp(e.v, p), at(e.k, p)
+			nd.tcp, nd.tcpLoc = d.tcp(e.V, p), at(e.K, p)
 		case "mptcp":
-			nd.mptcp, nd.mpEndLocs = d.mptcp(e.v, p)
-			nd.mptcpLoc = at(e.k, p)
+			nd.mptcp, nd.mpEndLocs = d.mptcp(e.V, p)
+			nd.mptcpLoc = at(e.K, p)
 		case "interfaces":
-			nd.ifaces = d.ifaces(e.v, p, isSwitch)
+			nd.ifaces = d.ifaces(e.V, p, isSwitch)
 		case "datapath", "fail_mode", "controller", "protocols", "rstp", "ports":
 			d.ovsKey(nd, e, p) // decode_ovs.go
 		}
@@ -161,33 +161,33 @@ func (d *dec) node(name string, k, v *yaml.Node, path string) *rawNode {
 func (d *dec) ifaces(n *yaml.Node, path string, isSwitch bool) []rawIface {
 	var out []rawIface
 	for _, e := range d.entries(n, path) {
-		p := joinPath(path, keyPath(e.key))
-		ifc := rawIface{name: e.key, loc: at(e.k, p)}
-		if msg := checkIfaceName(e.key); msg != "" {
+		p := joinPath(path, keyPath(e.Key))
+		ifc := rawIface{name: e.Key, loc: at(e.K, p)}
+		if msg := checkIfaceName(e.Key); msg != "" {
 			d.errorf(ifc.loc, "%s", msg)
 		}
-		for _, f := range d.fields(e.v, p, ifaceKeys) {
-			fp := joinPath(p, f.key)
-			switch f.key {
+		for _, f := range d.fields(e.V, p, ifaceKeys) {
+			fp := joinPath(p, f.Key)
+			switch f.Key {
 			case "external":
-				if s, ok := d.str(f.v, fp, "a host interface name such as enp3s0"); ok {
+				if s, ok := d.str(f.V, fp, "a host interface name such as enp3s0"); ok {
 					if msg := checkIfaceName(s); msg != "" {
-						d.errorf(at(f.v, fp), "%s", msg)
+						d.errorf(at(f.V, fp), "%s", msg)
 					}
-					ifc.external, ifc.extLoc = s, at(f.v, fp)
+					ifc.external, ifc.extLoc = s, at(f.V, fp)
 				}
 			case "force":
-				ifc.force, _ = d.boolean(f.v, fp)
+				ifc.force, _ = d.boolean(f.V, fp)
 			case "ip":
 				if isSwitch {
-					d.errorf(at(f.k, fp), "switches are layer 2 and take no addresses: put the address on a host or router")
+					d.errorf(at(f.K, fp), "switches are layer 2 and take no addresses: put the address on a host or router")
 					continue
 				}
-				ifc.addrs = d.addrs(f.v, fp)
+				ifc.addrs = d.addrs(f.V, fp)
 			}
 		}
 		if ifc.external == "" && !d.failedAt(ifc.loc) {
-			d.errorf(ifc.loc, "interface %s needs external: <host interface> (interfaces: only takes existing host interfaces; links create the others)", e.key)
+			d.errorf(ifc.loc, "interface %s needs external: <host interface> (interfaces: only takes existing host interfaces; links create the others)", e.Key)
 		}
 		out = append(out, ifc)
 	}

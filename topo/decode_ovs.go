@@ -3,6 +3,7 @@ package topo
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -46,17 +47,17 @@ func (d *dec) ovsKey(nd *rawNode, e entry, path string) {
 		nd.ovs = &rawOVS{}
 	}
 	o := nd.ovs
-	o.keys = append(o.keys, at(e.k, path))
-	switch e.key {
+	o.keys = append(o.keys, at(e.K, path))
+	switch e.Key {
 	case "datapath":
-		o.cfg.Datapath, _ = d.oneOf(e.v, path, "datapath", ovsDatapaths)
+		o.cfg.Datapath, _ = d.oneOf(e.V, path, "datapath", ovsDatapaths)
 	case "fail_mode":
-		o.cfg.FailMode, _ = d.oneOf(e.v, path, "fail mode", ovsFailModes)
+		o.cfg.FailMode, _ = d.oneOf(e.V, path, "fail mode", ovsFailModes)
 	case "controller":
 		seen := map[string]bool{}
-		for i, item := range d.list(e.v, path, true) {
+		for i, item := range d.list(e.V, path, true) {
 			p := path
-			if deref(e.v).Kind == yaml.SequenceNode {
+			if deref(e.V).Kind == yaml.SequenceNode {
 				p = idx(path, i)
 			}
 			s, ok := d.str(item, p, "a controller target such as tcp:127.0.0.1:6653")
@@ -76,9 +77,9 @@ func (d *dec) ovsKey(nd *rawNode, e entry, path string) {
 		}
 	case "protocols":
 		seen := map[string]bool{}
-		for i, item := range d.list(e.v, path, true) {
+		for i, item := range d.list(e.V, path, true) {
 			p := path
-			if deref(e.v).Kind == yaml.SequenceNode {
+			if deref(e.V).Kind == yaml.SequenceNode {
 				p = idx(path, i)
 			}
 			if s, ok := d.oneOf(item, p, "OpenFlow version", ofProtocols); ok {
@@ -91,12 +92,12 @@ func (d *dec) ovsKey(nd *rawNode, e entry, path string) {
 			}
 		}
 	case "rstp":
-		o.cfg.RSTP, _ = d.boolean(e.v, path)
-		o.rstp = at(e.k, path)
+		o.cfg.RSTP, _ = d.boolean(e.V, path)
+		o.rstp = at(e.K, path)
 	case "ports":
-		for _, pe := range d.entries(e.v, path) {
-			p := joinPath(path, keyPath(pe.key))
-			o.ports = append(o.ports, rawOVSPort{loc: at(pe.k, p), port: d.ovsPort(pe.key, pe.v, p)})
+		for _, pe := range d.entries(e.V, path) {
+			p := joinPath(path, keyPath(pe.Key))
+			o.ports = append(o.ports, rawOVSPort{loc: at(pe.K, p), port: d.ovsPort(pe.Key, pe.V, p)})
 		}
 	}
 }
@@ -106,15 +107,15 @@ func (d *dec) ovsPort(iface string, n *yaml.Node, path string) OVSPort {
 	pt := OVSPort{Iface: iface}
 	var burstLoc loc
 	for _, e := range d.fields(n, path, ovsPortKeys) {
-		p := joinPath(path, e.key)
-		switch e.key {
+		p := joinPath(path, e.Key)
+		switch e.Key {
 		case "qos":
-			pt.QoS = d.ovsQoS(e.k, e.v, p)
+			pt.QoS = d.ovsQoS(e.K, e.V, p)
 		case "ingress_policing_rate":
-			pt.IngressPolicingRate, _ = d.rate(e.v, p)
+			pt.IngressPolicingRate, _ = d.rate(e.V, p)
 		case "ingress_policing_burst":
-			pt.IngressPolicingBurst, _ = d.size(e.v, p)
-			burstLoc = at(e.k, p)
+			pt.IngressPolicingBurst, _ = d.size(e.V, p)
+			burstLoc = at(e.K, p)
 		}
 	}
 	if pt.IngressPolicingBurst > 0 && pt.IngressPolicingRate == 0 && burstLoc.line > 0 {
@@ -129,19 +130,19 @@ func (d *dec) ovsQoS(k, n *yaml.Node, path string) *OVSQoS {
 	var queuesLoc, leafLoc loc
 	hasMax := false
 	for _, e := range d.fields(n, path, ovsQoSKeys) {
-		p := joinPath(path, e.key)
-		switch e.key {
+		p := joinPath(path, e.Key)
+		switch e.Key {
 		case "max_rate":
-			q.MaxRate, hasMax = d.rate(e.v, p)
+			q.MaxRate, hasMax = d.rate(e.V, p)
 		case "queue_limit":
-			if v, ok := d.integer(e.v, p, 1, MaxQueuePackets); ok {
+			if v, ok := d.integer(e.V, p, 1, MaxQueuePackets); ok {
 				q.QueueLimit = int(v)
 			}
 		case "queue":
-			q.Queue, leafLoc = d.ovsLeaf(e.k, e.v, p), at(e.k, p)
+			q.Queue, leafLoc = d.ovsLeaf(e.K, e.V, p), at(e.K, p)
 		case "queues":
-			queuesLoc = at(e.k, p)
-			items := d.list(e.v, p, false)
+			queuesLoc = at(e.K, p)
+			items := d.list(e.V, p, false)
 			if len(items) > MaxOVSQueues {
 				d.errorf(queuesLoc, "%d queues: at most %d", len(items), MaxOVSQueues)
 				items = items[:MaxOVSQueues]
@@ -178,22 +179,22 @@ func (d *dec) ovsQueue(n *yaml.Node, path string) OVSQueue {
 	var q OVSQueue
 	var leafLoc loc
 	for _, e := range d.fields(n, path, ovsQueueKeys) {
-		p := joinPath(path, e.key)
-		switch e.key {
+		p := joinPath(path, e.Key)
+		switch e.Key {
 		case "min_rate":
-			q.MinRate, _ = d.rate(e.v, p)
+			q.MinRate, _ = d.rate(e.V, p)
 		case "max_rate":
-			q.MaxRate, _ = d.rate(e.v, p)
+			q.MaxRate, _ = d.rate(e.V, p)
 		case "priority":
-			q.Priority, _ = d.integer(e.v, p, 0, 4294967295)
+			q.Priority, _ = d.integer(e.V, p, 0, 4294967295)
 		case "burst":
-			q.Burst, _ = d.size(e.v, p)
+			q.Burst, _ = d.size(e.V, p)
 		case "queue_limit":
-			if v, ok := d.integer(e.v, p, 1, MaxQueuePackets); ok {
+			if v, ok := d.integer(e.V, p, 1, MaxQueuePackets); ok {
 				q.QueueLimit = int(v)
 			}
 		case "queue":
-			q.Queue, leafLoc = d.ovsLeaf(e.k, e.v, p), at(e.k, p)
+			q.Queue, leafLoc = d.ovsLeaf(e.K, e.V, p), at(e.K, p)
 		}
 	}
 	d.leafAlone(q.Queue != nil && q.QueueLimit > 0, leafLoc)
@@ -374,7 +375,7 @@ func (r *resolver) resolveOVS() {
 			}
 			byIface := map[string]OVSPort{}
 			for _, rp := range rn.ovs.ports {
-				if !contains(names, rp.port.Iface) {
+				if !slices.Contains(names, rp.port.Iface) {
 					r.d.errorf(rp.loc, "%s has no interface %q %s", n.Name, clip(rp.port.Iface), choicesOrNone("interfaces", rp.port.Iface, names))
 					continue
 				}

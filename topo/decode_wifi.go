@@ -3,6 +3,7 @@ package topo
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -92,11 +93,11 @@ func (d *dec) wifiBlock(n *yaml.Node, path string, isAP bool, keyLoc loc) *rawWi
 		valid = apWiFiKeys
 	}
 	for _, e := range d.fields(n, path, valid) {
-		p := joinPath(path, e.key)
-		l := at(e.v, p)
-		switch e.key {
+		p := joinPath(path, e.Key)
+		l := at(e.V, p)
+		switch e.Key {
 		case "ssid":
-			if s, ok := d.str(e.v, p, "a network name of 1-32 bytes"); ok {
+			if s, ok := d.str(e.V, p, "a network name of 1-32 bytes"); ok {
 				if len(s) == 0 || len(s) > 32 || strings.ContainsAny(s, "\n\r\x00\"") {
 					d.errorf(l, "ssid %q is not valid: 1-32 bytes, no quotes, newlines or NUL", clip(s))
 					continue
@@ -104,25 +105,25 @@ func (d *dec) wifiBlock(n *yaml.Node, path string, isAP bool, keyLoc loc) *rawWi
 				w.ssid, w.ssidLoc = s, l
 			}
 		case "mode":
-			w.mode, _ = d.oneOf(e.v, p, "Wi-Fi mode", WiFiModes)
+			w.mode, _ = d.oneOf(e.V, p, "Wi-Fi mode", WiFiModes)
 			w.modeLoc = l
 		case "band":
-			w.band, w.bandLoc = d.band(e.v, p)
+			w.band, w.bandLoc = d.band(e.V, p)
 		case "channel":
-			if v, ok := d.integer(e.v, p, 1, 233); ok {
+			if v, ok := d.integer(e.V, p, 1, 233); ok {
 				w.channel, w.chanLoc = int(v), l
 			}
 		case "width":
-			w.width, w.widthLoc = d.width(e.v, p)
+			w.width, w.widthLoc = d.width(e.V, p)
 		case "security":
-			w.security, _ = d.oneOf(e.v, p, "security", securities)
+			w.security, _ = d.oneOf(e.V, p, "security", securities)
 			w.secLoc = l
 		case "passphrase":
-			if s, ok := d.str(e.v, p, "a passphrase of 8-63 printable ASCII characters"); ok {
+			if s, ok := d.str(e.V, p, "a passphrase of 8-63 printable ASCII characters"); ok {
 				w.passphrase, w.passLoc = s, l
 			}
 		case "country":
-			if s, ok := d.str(e.v, p, "a two-letter country code such as US or DE"); ok {
+			if s, ok := d.str(e.V, p, "a two-letter country code such as US or DE"); ok {
 				if len(s) != 2 || strings.ToUpper(s) != s || s[0] < 'A' || s[0] > 'Z' || s[1] < 'A' || s[1] > 'Z' {
 					d.errorf(l, "country %q is not a two-letter upper-case country code (e.g. US, DE, JP)", clip(s))
 					continue
@@ -130,7 +131,7 @@ func (d *dec) wifiBlock(n *yaml.Node, path string, isAP bool, keyLoc loc) *rawWi
 				w.country = s
 			}
 		case "txpower":
-			if s, ok := d.scalar(e.v, p, "a transmit power such as 20dBm"); ok {
+			if s, ok := d.scalar(e.V, p, "a transmit power such as 20dBm"); ok {
 				mbm, msg := parseTxPower(s)
 				if msg != "" {
 					d.errorf(l, "%s", msg)
@@ -139,31 +140,31 @@ func (d *dec) wifiBlock(n *yaml.Node, path string, isAP bool, keyLoc loc) *rawWi
 				w.txMBm, w.txSet = mbm, true
 			}
 		case "rate":
-			if s, ok := d.str(e.v, p, "auto, a legacy rate such as 54mbit, or mcsN"); ok {
+			if s, ok := d.str(e.V, p, "auto, a legacy rate such as 54mbit, or mcsN"); ok {
 				w.rate, w.rateLoc = strings.ToLower(strings.TrimSpace(s)), l
 			}
 		case "routed":
-			w.routed, _ = d.boolean(e.v, p)
+			w.routed, _ = d.boolean(e.V, p)
 		case "links":
-			w.linksLoc = at(e.k, p)
-			for i, item := range d.list(e.v, p, false) {
+			w.linksLoc = at(e.K, p)
+			for i, item := range d.list(e.V, p, false) {
 				ip := idx(p, i)
 				ml := rawMLOLink{loc: at(item, ip)}
 				for _, f := range d.fields(item, ip, mloLinkKeys) {
-					fp := joinPath(ip, f.key)
-					switch f.key {
+					fp := joinPath(ip, f.Key)
+					switch f.Key {
 					case "band":
-						ml.band, ml.bandLoc = d.band(f.v, fp)
+						ml.band, ml.bandLoc = d.band(f.V, fp)
 					case "channel":
-						if v, ok := d.integer(f.v, fp, 1, 233); ok {
+						if v, ok := d.integer(f.V, fp, 1, 233); ok {
 							ml.channel = int(v)
 						}
 					case "width":
-						ml.width, _ = d.width(f.v, fp)
+						ml.width, _ = d.width(f.V, fp)
 					case "link":
 						// known, to say why it cannot be: the qdisc sits
 						// on the MLD's one interface, above link selection
-						d.errorf(at(f.k, fp), "one link of a multi-link AP cannot be shaped on its own: tc's qdiscs sit on the MLD's single interface, above mac80211's choice of link (each flow's frames go over every link); shape a station's hop as a whole (wifi: {link: ...} on the station) — a link's capacity is the Wi-Fi medium's to model")
+						d.errorf(at(f.K, fp), "one link of a multi-link AP cannot be shaped on its own: tc's qdiscs sit on the MLD's single interface, above mac80211's choice of link (each flow's frames go over every link); shape a station's hop as a whole (wifi: {link: ...} on the station) — a link's capacity is the Wi-Fi medium's to model")
 					}
 				}
 				if ml.channel == 0 && !d.failedAt(ml.loc) {
@@ -172,15 +173,15 @@ func (d *dec) wifiBlock(n *yaml.Node, path string, isAP bool, keyLoc loc) *rawWi
 				w.links = append(w.links, ml)
 			}
 		case "ap":
-			if s, ok := d.str(e.v, p, "the name of an AP node"); ok {
+			if s, ok := d.str(e.V, p, "the name of an AP node"); ok {
 				w.ap, w.apLoc = s, l
 			}
 		case "mlo":
-			w.mlo, _ = d.boolean(e.v, p)
+			w.mlo, _ = d.boolean(e.V, p)
 			w.mloLoc = l
 		case "link":
-			w.params, w.dirs, w.dirLocs = d.linkBlock(e.v, p, true)
-			w.parLoc, w.hasLink = at(e.k, p), true
+			w.params, w.dirs, w.dirLocs = d.linkBlock(e.V, p, true)
+			w.parLoc, w.hasLink = at(e.K, p), true
 		}
 	}
 	return w
@@ -193,7 +194,7 @@ func (d *dec) band(n *yaml.Node, path string) (string, loc) {
 		return "", at(n, path)
 	}
 	t := strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(strings.TrimSpace(s)), "ghz"), " ")
-	if !contains(bands, t) {
+	if !slices.Contains(bands, t) {
 		d.errorf(at(n, path), "band %q is not valid (valid: 2.4, 5, 6 — in GHz)", clip(s))
 		return "", at(n, path)
 	}

@@ -119,7 +119,12 @@ func (d *diag) result() error {
 	if len(d.errs) == 0 {
 		return nil
 	}
-	es := append(Errors(nil), d.errs...)
+	return SortErrors(append(Errors(nil), d.errs...))
+}
+
+// SortErrors sorts problems by position (line, then column), keeping the
+// order of those at one position, and returns them.
+func SortErrors(es Errors) Errors {
 	sort.SliceStable(es, func(i, j int) bool {
 		a, b := es[i], es[j]
 		if a.Line != b.Line {

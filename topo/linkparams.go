@@ -2,6 +2,7 @@ package topo
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -193,7 +194,7 @@ func (p *lp) set(key, value string) string {
 		}
 	case "jitter_dist":
 		v := strings.TrimSpace(value)
-		if !contains(jitterDists, v) {
+		if !slices.Contains(jitterDists, v) {
 			return fmt.Sprintf("unknown jitter distribution %q %s", clip(v), choices("valid", v, jitterDists))
 		}
 		p.dist = &v
@@ -234,7 +235,7 @@ func (p *lp) set(key, value string) string {
 		p.queue = v
 	case "backend":
 		v := strings.TrimSpace(value)
-		if !contains(linkBackends, v) {
+		if !slices.Contains(linkBackends, v) {
 			return fmt.Sprintf("unknown backend %q %s", clip(v), choices("valid", v, linkBackends))
 		}
 		p.backend = &v

@@ -3,6 +3,7 @@ package topo
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -27,43 +28,43 @@ func (d *dec) mptcp(n *yaml.Node, path string) (*MPTCPConfig, []loc) {
 	var locs []loc
 	es := d.fields(n, path, mptcpKeys)
 	for _, e := range es {
-		p := joinPath(path, e.key)
-		switch e.key {
+		p := joinPath(path, e.Key)
+		switch e.Key {
 		case "enabled":
-			m.Enabled = d.optBool(e.v, p)
+			m.Enabled = d.optBool(e.V, p)
 		case "policy_routing":
-			m.PolicyRouting = d.optBool(e.v, p)
+			m.PolicyRouting = d.optBool(e.V, p)
 		case "path_manager":
-			m.PathManager, _ = d.oneOf(e.v, p, "path manager", pathManagers)
+			m.PathManager, _ = d.oneOf(e.V, p, "path manager", pathManagers)
 		case "scheduler":
-			if s, ok := d.str(e.v, p, "a scheduler name such as default"); ok {
+			if s, ok := d.str(e.V, p, "a scheduler name such as default"); ok {
 				if !validAlgName(s) {
-					d.errorf(at(e.v, p), "scheduler %q is not valid: use a kernel name such as default (lower-case letters, digits, '_')", clip(s))
+					d.errorf(at(e.V, p), "scheduler %q is not valid: use a kernel name such as default (lower-case letters, digits, '_')", clip(s))
 				} else {
 					m.Scheduler = s
-					m.SchedulerAt = d.where(at(e.v, p))
+					m.SchedulerAt = d.where(at(e.V, p))
 				}
 			}
 		case "limits":
-			for _, f := range d.fields(e.v, p, mptcpLimitKeys) {
-				fp := joinPath(p, f.key)
-				if f.key == "subflows" {
-					m.Subflows = d.optInt(f.v, fp, 0, MaxMPTCPLimit)
+			for _, f := range d.fields(e.V, p, mptcpLimitKeys) {
+				fp := joinPath(p, f.Key)
+				if f.Key == "subflows" {
+					m.Subflows = d.optInt(f.V, fp, 0, MaxMPTCPLimit)
 				} else {
-					m.AddAddrAccepted = d.optInt(f.v, fp, 0, MaxMPTCPLimit)
+					m.AddAddrAccepted = d.optInt(f.V, fp, 0, MaxMPTCPLimit)
 				}
 			}
 		case "endpoints":
-			if v := deref(e.v); v != nil && v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
+			if v := deref(e.V); v != nil && v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
 				if v.Value == "auto" {
 					m.AutoEndpoints = true
 				} else {
-					d.errorf(at(e.v, p), "must be auto or a list of endpoints such as [{address: 10.0.2.1, flags: [signal]}], got %s", describe(e.v))
+					d.errorf(at(e.V, p), "must be auto or a list of endpoints such as [{address: 10.0.2.1, flags: [signal]}], got %s", describe(e.V))
 				}
 				continue
 			}
 			ids := map[int]bool{}
-			for i, item := range d.list(e.v, p, false) {
+			for i, item := range d.list(e.V, p, false) {
 				ip := idx(p, i)
 				if ep, ok := d.mptcpEndpoint(item, ip); ok {
 					if ep.ID != 0 && ids[ep.ID] {
@@ -78,12 +79,12 @@ func (d *dec) mptcp(n *yaml.Node, path string) (*MPTCPConfig, []loc) {
 		}
 	}
 	for _, e := range es {
-		p := joinPath(path, e.key)
+		p := joinPath(path, e.Key)
 		switch {
-		case m.Enabled != nil && !*m.Enabled && e.key != "enabled" && e.key != "policy_routing":
-			d.errorf(at(e.k, p), "%s has no effect with enabled: false (MPTCP is off in this node; remove it or enable MPTCP)", e.key)
-		case m.PathManager == "userspace" && (e.key == "endpoints" || e.key == "limits"):
-			d.errorf(at(e.k, p), "%s configure the in-kernel path manager and have no effect with path_manager: userspace (a userspace daemon such as mptcpd announces addresses and opens subflows)", e.key)
+		case m.Enabled != nil && !*m.Enabled && e.Key != "enabled" && e.Key != "policy_routing":
+			d.errorf(at(e.K, p), "%s has no effect with enabled: false (MPTCP is off in this node; remove it or enable MPTCP)", e.Key)
+		case m.PathManager == "userspace" && (e.Key == "endpoints" || e.Key == "limits"):
+			d.errorf(at(e.K, p), "%s configure the in-kernel path manager and have no effect with path_manager: userspace (a userspace daemon such as mptcpd announces addresses and opens subflows)", e.Key)
 		}
 	}
 	return m, locs
@@ -95,48 +96,48 @@ func (d *dec) mptcpEndpoint(n *yaml.Node, path string) (MPTCPEndpoint, bool) {
 	fields := d.fields(n, path, mptcpEndpointKeys)
 	ok := len(d.errs) == before // unknown keys: the rest would only echo them
 	for _, f := range fields {
-		p := joinPath(path, f.key)
-		switch f.key {
+		p := joinPath(path, f.Key)
+		switch f.Key {
 		case "address":
-			s, good := d.str(f.v, p, "an IP address such as 10.0.2.1")
+			s, good := d.str(f.V, p, "an IP address such as 10.0.2.1")
 			if !good {
 				ok = false
 				continue
 			}
 			a, err := netip.ParseAddr(s)
 			if err != nil || a.Zone() != "" || !a.IsGlobalUnicast() && !a.IsPrivate() {
-				d.errorf(at(f.v, p), "%q is not a unicast IP address without prefix length (e.g. 10.0.2.1)", clip(s))
+				d.errorf(at(f.V, p), "%q is not a unicast IP address without prefix length (e.g. 10.0.2.1)", clip(s))
 				ok = false
 				continue
 			}
 			ep.Address = a.Unmap()
 		case "interface":
-			s, good := d.str(f.v, p, "an interface name of this node such as h1-eth1")
+			s, good := d.str(f.V, p, "an interface name of this node such as h1-eth1")
 			if good {
 				ep.Interface = s
 			}
 			ok = ok && good
 		case "flags":
-			for i, item := range d.list(f.v, p, true) {
+			for i, item := range d.list(f.V, p, true) {
 				s, good := d.oneOf(item, idx(p, i), "flag", mptcpFlags)
 				if !good {
 					ok = false
 					continue
 				}
-				if contains(ep.Flags, s) {
+				if slices.Contains(ep.Flags, s) {
 					d.errorf(at(item, idx(p, i)), "flag %s is given twice", s)
 					continue
 				}
 				ep.Flags = append(ep.Flags, s)
 			}
 		case "id":
-			if v, good := d.integer(f.v, p, 1, 255); good {
+			if v, good := d.integer(f.V, p, 1, 255); good {
 				ep.ID = int(v)
 			} else {
 				ok = false
 			}
 		case "port":
-			if v, good := d.integer(f.v, p, 0, 65535); good {
+			if v, good := d.integer(f.V, p, 0, 65535); good {
 				ep.Port = int(v)
 			} else {
 				ok = false
@@ -148,11 +149,11 @@ func (d *dec) mptcpEndpoint(n *yaml.Node, path string) (MPTCPEndpoint, bool) {
 		d.errorf(l, "an endpoint needs an address or an interface (e.g. {address: 10.0.2.1, flags: [signal]})")
 		ok = false
 	}
-	if contains(ep.Flags, "fullmesh") && contains(ep.Flags, "signal") {
+	if slices.Contains(ep.Flags, "fullmesh") && slices.Contains(ep.Flags, "signal") {
 		d.errorf(l, "flags fullmesh and signal cannot be combined (the kernel refuses it): use fullmesh with subflow")
 		ok = false
 	}
-	if ep.Port != 0 && !contains(ep.Flags, "signal") {
+	if ep.Port != 0 && !slices.Contains(ep.Flags, "signal") {
 		d.errorf(l, "port %d is only valid with the signal flag (flags: [%s])", ep.Port, strings.Join(append(append([]string(nil), ep.Flags...), "signal"), ", "))
 		ok = false
 	}
@@ -188,7 +189,7 @@ func checkMPTCPEndpoints(d *diag, nd *Node, locs []loc) {
 			break
 		}
 		l := locs[i]
-		if ep.Interface != "" && !contains(names, ep.Interface) {
+		if ep.Interface != "" && !slices.Contains(names, ep.Interface) {
 			d.errorf(l.sub("interface"), "%s has no interface %q %s", nd.Name, clip(ep.Interface), choicesOrNone("known", ep.Interface, names))
 		}
 		var covers []netip.Addr // the addresses this endpoint stands for

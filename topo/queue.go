@@ -3,6 +3,7 @@ package topo
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -81,7 +82,7 @@ type queueKV struct {
 // problem goes to errf at the parameter's location.
 func buildQueue(disc string, discLoc loc, kvs []queueKV, errf func(loc, string)) *Queue {
 	q := &Queue{Discipline: disc}
-	if !contains(queueDisciplines, disc) {
+	if !slices.Contains(queueDisciplines, disc) {
 		errf(discLoc, fmt.Sprintf("unknown queue discipline %q %s", clip(disc), choices("valid", disc, queueDisciplines)))
 		return nil
 	}
@@ -96,12 +97,12 @@ func buildQueue(disc string, discLoc loc, kvs []queueKV, errf func(loc, string))
 			continue
 		}
 		seen[kv.key] = true
-		if !contains(valid, kv.key) {
+		if !slices.Contains(valid, kv.key) {
 			ok = false
 			switch {
 			case kv.key == "ecn" && (disc == QueueDropTail || disc == QueueDropHead):
 				errf(kv.keyLoc, fmt.Sprintf("%s cannot mark ECN: it only drops (codel, fq_codel, pie, red and cake can mark)", disc))
-			case contains(queueParamKeys, kv.key):
+			case slices.Contains(queueParamKeys, kv.key):
 				errf(kv.keyLoc, fmt.Sprintf("%s has no parameter %s (%s takes: %s)", disc, kv.key, disc, strings.Join(valid, ", ")))
 			default:
 				errf(kv.keyLoc, fmt.Sprintf("unknown queue parameter %q (%s takes: %s%s)", clip(kv.key), disc, strings.Join(valid, ", "), didYouMean(kv.key, queueParamKeys)))
@@ -306,17 +307,17 @@ func (d *dec) queueMapping(n *yaml.Node, path string, keyLoc loc) *Queue {
 	disc, discLoc := QueueDropTail, keyLoc
 	ok := true
 	for _, e := range d.entries(n, path) {
-		kp := joinPath(path, keyPath(e.key))
-		s, good := d.scalar(e.v, kp, "a value such as 1000, 5ms, 2% or true")
+		kp := joinPath(path, keyPath(e.Key))
+		s, good := d.scalar(e.V, kp, "a value such as 1000, 5ms, 2% or true")
 		if !good {
 			ok = false
 			continue
 		}
-		if e.key == "discipline" {
-			disc, discLoc = strings.TrimSpace(s), at(e.v, kp)
+		if e.Key == "discipline" {
+			disc, discLoc = strings.TrimSpace(s), at(e.V, kp)
 			continue
 		}
-		kvs = append(kvs, queueKV{key: e.key, val: s, l: at(e.v, kp), keyLoc: at(e.k, kp)})
+		kvs = append(kvs, queueKV{key: e.Key, val: s, l: at(e.V, kp), keyLoc: at(e.K, kp)})
 	}
 	q := buildQueue(disc, discLoc, kvs, func(l loc, m string) { d.errorf(l, "%s", m) })
 	if !ok || q == nil {

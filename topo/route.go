@@ -19,12 +19,12 @@ func (d *dec) route(n *yaml.Node, path string) (rawRoute, bool) {
 	switch {
 	case v != nil && v.Kind == yaml.MappingNode:
 		for _, f := range d.fields(v, path, routeKeys) {
-			fp := joinPath(path, f.key)
-			s, ok := d.str(f.v, fp, "a string")
+			fp := joinPath(path, f.Key)
+			s, ok := d.str(f.V, fp, "a string")
 			if !ok {
 				return r, false
 			}
-			switch f.key {
+			switch f.Key {
 			case "to":
 				to = s
 			case "via":

@@ -30,44 +30,44 @@ const MaxInitWindow = 1024
 func (d *dec) tcp(n *yaml.Node, path string) *TCPProfile {
 	t := &TCPProfile{}
 	for _, e := range d.fields(n, path, tcpKeys) {
-		p := joinPath(path, e.key)
-		switch e.key {
+		p := joinPath(path, e.Key)
+		switch e.Key {
 		case "congestion_control":
-			if s, ok := d.str(e.v, p, "a congestion control name such as cubic or bbr"); ok {
+			if s, ok := d.str(e.V, p, "a congestion control name such as cubic or bbr"); ok {
 				if !validAlgName(s) {
-					d.errorf(at(e.v, p), "congestion control %q is not valid: use a kernel name such as cubic, reno or bbr (lower-case letters, digits, '_')", clip(s))
+					d.errorf(at(e.V, p), "congestion control %q is not valid: use a kernel name such as cubic, reno or bbr (lower-case letters, digits, '_')", clip(s))
 				} else {
 					t.CongestionControl = s
-					t.CongestionControlAt = d.where(at(e.v, p))
+					t.CongestionControlAt = d.where(at(e.V, p))
 				}
 			}
 		case "sack":
-			t.SACK = d.optBool(e.v, p)
+			t.SACK = d.optBool(e.V, p)
 		case "timestamps":
-			t.Timestamps = d.optBool(e.v, p)
+			t.Timestamps = d.optBool(e.V, p)
 		case "window_scaling":
-			t.WindowScaling = d.optBool(e.v, p)
+			t.WindowScaling = d.optBool(e.V, p)
 		case "no_metrics_save":
-			t.NoMetricsSave = d.optBool(e.v, p)
+			t.NoMetricsSave = d.optBool(e.V, p)
 		case "ecn":
-			t.ECN = d.ecn(e.v, p)
+			t.ECN = d.ecn(e.V, p)
 		case "recovery":
-			t.Recovery = d.optInt(e.v, p, 0, 7)
+			t.Recovery = d.optInt(e.V, p, 0, 7)
 		case "early_retrans":
-			t.EarlyRetrans = d.optInt(e.v, p, 0, 4)
+			t.EarlyRetrans = d.optInt(e.V, p, 0, 4)
 		case "rmem":
-			t.Rmem = d.memTriple(e.v, p)
+			t.Rmem = d.memTriple(e.V, p)
 		case "wmem":
-			t.Wmem = d.memTriple(e.v, p)
+			t.Wmem = d.memTriple(e.V, p)
 		case "sysctls":
-			t.Sysctls = d.sysctls(e.v, p)
+			t.Sysctls = d.sysctls(e.V, p)
 			for _, kv := range t.Sysctls {
 				if own, ok := profileSysctls[kv.Key]; ok {
-					d.errorf(at(e.v, p), "%s is set by tcp.%s: use that key instead of sysctls", kv.Key, own)
+					d.errorf(at(e.V, p), "%s is set by tcp.%s: use that key instead of sysctls", kv.Key, own)
 				}
 			}
 		case "routes":
-			for i, item := range d.list(e.v, p, false) {
+			for i, item := range d.list(e.V, p, false) {
 				if r, ok := d.tcpRoute(item, idx(p, i)); ok {
 					r.Optional = strings.HasPrefix(path, "defaults.")
 					t.Routes = append(t.Routes, r)
@@ -96,11 +96,11 @@ func (d *dec) tcpRoute(n *yaml.Node, path string) (TCPRoute, bool) {
 	before := len(d.errs)
 	set := false
 	for _, f := range d.fields(n, path, tcpRouteKeys) {
-		p := joinPath(path, f.key)
-		switch f.key {
+		p := joinPath(path, f.Key)
+		switch f.Key {
 		case "to":
-			r.toAt = at(f.v, p)
-			s, ok := d.str(f.v, p, "all, default or a prefix such as 10.0.1.0/24")
+			r.toAt = at(f.V, p)
+			s, ok := d.str(f.V, p, "all, default or a prefix such as 10.0.1.0/24")
 			if !ok {
 				continue
 			}
@@ -111,19 +111,19 @@ func (d *dec) tcpRoute(n *yaml.Node, path string) (TCPRoute, bool) {
 			pfx, err := netip.ParsePrefix(s)
 			switch {
 			case err != nil:
-				d.errorf(at(f.v, p), "%q is not all, default or a prefix such as 10.0.1.0/24", clip(s))
+				d.errorf(at(f.V, p), "%q is not all, default or a prefix such as 10.0.1.0/24", clip(s))
 			case pfx != pfx.Masked():
-				d.errorf(at(f.v, p), "%s has host bits set: did you mean %s?", pfx, pfx.Masked())
+				d.errorf(at(f.V, p), "%s has host bits set: did you mean %s?", pfx, pfx.Masked())
 			default:
 				r.To = pfx.String()
 			}
 		case "quickack":
-			if b, ok := d.boolean(f.v, p); ok {
+			if b, ok := d.boolean(f.V, p); ok {
 				r.Quickack, set = b, set || b
 			}
 		case "initcwnd", "initrwnd":
-			if v, ok := d.integer(f.v, p, 1, MaxInitWindow); ok {
-				if f.key == "initcwnd" {
+			if v, ok := d.integer(f.V, p, 1, MaxInitWindow); ok {
+				if f.Key == "initcwnd" {
 					r.InitCwnd = int(v)
 				} else {
 					r.InitRwnd = int(v)
@@ -131,9 +131,9 @@ func (d *dec) tcpRoute(n *yaml.Node, path string) (TCPRoute, bool) {
 				set = true
 			}
 		case "congctl":
-			if s, ok := d.str(f.v, p, "a congestion control name such as cubic or bbr"); ok {
+			if s, ok := d.str(f.V, p, "a congestion control name such as cubic or bbr"); ok {
 				if !validAlgName(s) {
-					d.errorf(at(f.v, p), "congestion control %q is not valid: use a kernel name such as cubic, reno or bbr (lower-case letters, digits, '_')", clip(s))
+					d.errorf(at(f.V, p), "congestion control %q is not valid: use a kernel name such as cubic, reno or bbr (lower-case letters, digits, '_')", clip(s))
 				} else {
 					r.Congctl, set = s, true
 				}

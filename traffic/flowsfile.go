@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
 	"os"
 	"strconv"
@@ -54,7 +55,7 @@ func LoadFlowsFile(path string) (*FlowsFile, error) {
 // wrong types and bad values are errors, all reported at once as
 // topo.Errors ("file:line:col: path: what is wrong (what is valid)").
 func ParseFlows(name string, data []byte) (*FlowsFile, error) {
-	d := &flowDec{file: name}
+	d := newFlowDec(name)
 	root := d.parse(data)
 	if root == nil {
 		return nil, d.result()
@@ -63,23 +64,23 @@ func ParseFlows(name string, data []byte) (*FlowsFile, error) {
 	var defaults, list *yaml.Node
 	for _, e := range d.mapping(root, "") {
 		switch {
-		case strings.HasPrefix(e.k.Value, "x-"):
-		case e.k.Value == "version":
-			if v, ok := d.integer(e.v, "version"); ok && v != 1 {
-				d.errorf(e.v, "version", "unknown version %d (valid: 1)", v)
+		case strings.HasPrefix(e.Key, "x-"):
+		case e.Key == "version":
+			if v, ok := d.integer(e.V, "version", 0, math.MaxInt32); ok && v != 1 {
+				d.errorf(e.V, "version", "unknown version %d (valid: 1)", v)
 			}
-		case e.k.Value == "lab":
-			out.Lab, _ = d.str(e.v, "lab")
-		case e.k.Value == "defaults":
-			defaults = e.v
-		case e.k.Value == "flows":
-			list = e.v
-		case e.k.Value == "capture":
-			if e.v.Kind != yaml.SequenceNode {
-				d.errorf(e.v, "capture", "must be a list of node:iface, got %s", describeNode(e.v))
+		case e.Key == "lab":
+			out.Lab, _ = d.str(e.V, "lab")
+		case e.Key == "defaults":
+			defaults = e.V
+		case e.Key == "flows":
+			list = e.V
+		case e.Key == "capture":
+			if e.V.Kind != yaml.SequenceNode {
+				d.errorf(e.V, "capture", "must be a list of node:iface, got %s", describeNode(e.V))
 				break
 			}
-			for i, c := range e.v.Content {
+			for i, c := range e.V.Content {
 				p := fmt.Sprintf("capture[%d]", i)
 				if s, ok := d.str(c, p); ok {
 					cs, err := ParseCaptureSpec(s)
@@ -91,7 +92,7 @@ func ParseFlows(name string, data []byte) (*FlowsFile, error) {
 				}
 			}
 		default:
-			d.unknownKey(e.k, "", flowsDocKeys)
+			d.unknownKey(e.K, "", flowsDocKeys)
 		}
 	}
 	var def Flow
@@ -123,87 +124,87 @@ func ParseFlows(name string, data []byte) (*FlowsFile, error) {
 func (d *flowDec) flow(n *yaml.Node, path string, def Flow) Flow {
 	f := def
 	for _, e := range d.mapping(n, path) {
-		p := joinPath(path, e.k.Value)
+		p := joinPath(path, e.Key)
 		var ok bool
-		switch e.k.Value {
+		switch e.Key {
 		case "name":
-			f.Name, _ = d.str(e.v, p)
+			f.Name, _ = d.str(e.V, p)
 		case "from":
-			f.Client, _ = d.str(e.v, p)
+			f.Client, _ = d.str(e.V, p)
 		case "to":
-			f.Server, _ = d.str(e.v, p)
+			f.Server, _ = d.str(e.V, p)
 		case "dst":
-			if s, ok := d.scalar(e.v, p, "an IP address"); ok {
+			if s, ok := d.scalar(e.V, p, "an IP address"); ok {
 				a, err := netip.ParseAddr(s)
 				if err != nil {
-					d.errorf(e.v, p, "%q is not an IP address", s)
+					d.errorf(e.V, p, "%q is not an IP address", s)
 				}
 				f.Dst = a
 			}
 		case "proto":
-			f.Proto, _ = d.oneOf(e.v, p, []string{TCP, MPTCP, UDP})
+			f.Proto, _ = d.oneOf(e.V, p, []string{TCP, MPTCP, UDP})
 		case "engine":
-			f.Engine, _ = d.oneOf(e.v, p, []string{EngineNative, EngineIperf3})
+			f.Engine, _ = d.oneOf(e.V, p, []string{EngineNative, EngineIperf3})
 		case "cc":
-			if f.Sock.CC, ok = d.str(e.v, p); ok {
+			if f.Sock.CC, ok = d.str(e.V, p); ok {
 				if err := CheckCCName(f.Sock.CC); err != nil {
-					d.errorf(e.v, p, "%v", err)
+					d.errorf(e.V, p, "%v", err)
 				}
 			}
 		case "start":
-			f.Start, _ = d.duration(e.v, p)
+			f.Start, _ = d.duration(e.V, p)
 		case "duration":
-			f.Duration, _ = d.duration(e.v, p)
+			f.Duration, _ = d.duration(e.V, p)
 		case "interval":
-			f.Interval, _ = d.duration(e.v, p)
+			f.Interval, _ = d.duration(e.V, p)
 		case "reverse":
-			f.Reverse, _ = d.boolean(e.v, p)
+			f.Reverse, _ = d.boolean(e.V, p)
 		case "parallel":
-			f.Parallel, _ = d.integer(e.v, p)
+			f.Parallel, _ = d.integer(e.V, p, 1, MaxParallel)
 		case "port":
-			f.Port, _ = d.integer(e.v, p)
+			f.Port, _ = d.integer(e.V, p, 0, 65535)
 		case "nodelay":
-			f.Sock.NoDelay, _ = d.boolean(e.v, p)
+			f.Sock.NoDelay, _ = d.boolean(e.V, p)
 		case "quickack":
-			f.Sock.QuickAck, _ = d.boolean(e.v, p)
+			f.Sock.QuickAck, _ = d.boolean(e.V, p)
 		case "sndbuf", "rcvbuf":
-			if s, ok := d.scalar(e.v, p, "a size in bytes such as 4MiB"); ok {
+			if s, ok := d.scalar(e.V, p, "a size in bytes such as 4MiB"); ok {
 				v, err := units.ParseBytes(s)
 				if err != nil {
-					d.errorf(e.v, p, "%v", err)
+					d.errorf(e.V, p, "%v", err)
 				}
-				if e.k.Value == "sndbuf" {
+				if e.Key == "sndbuf" {
 					f.Sock.SndBuf = v
 				} else {
 					f.Sock.RcvBuf = v
 				}
 			}
 		case "rate":
-			if s, ok := d.scalar(e.v, p, "a rate such as 2mbit"); ok {
+			if s, ok := d.scalar(e.V, p, "a rate such as 2mbit"); ok {
 				v, err := units.ParseBitRate(s)
 				if err != nil {
-					d.errorf(e.v, p, "%v", err)
+					d.errorf(e.V, p, "%v", err)
 				}
 				f.Rate = v
 			}
 		case "size":
-			f.Size, _ = d.integer(e.v, p)
+			f.Size, _ = d.integer(e.V, p, MinUDPSize, MaxUDPSize)
 		case "probe":
-			f.Probe, _ = d.oneOf(e.v, p, []string{ProbeICMP, ProbeUDP})
+			f.Probe, _ = d.oneOf(e.V, p, []string{ProbeICMP, ProbeUDP})
 		case "probe_rate":
-			if s, ok := d.scalar(e.v, p, "a rate in Hz such as 10"); ok {
+			if s, ok := d.scalar(e.V, p, "a rate in Hz such as 10"); ok {
 				v, err := strconv.ParseFloat(strings.TrimSuffix(strings.ToLower(s), "hz"), 64)
 				if err != nil || v <= 0 {
-					d.errorf(e.v, p, "must be a positive number of probes per second, got %q", s)
+					d.errorf(e.V, p, "must be a positive number of probes per second, got %q", s)
 				}
 				f.ProbeRate = v
 			}
 		case "udp_packets":
-			if v, ok := d.boolean(e.v, p); ok {
+			if v, ok := d.boolean(e.V, p); ok {
 				f.KeepPackets = &v
 			}
 		default:
-			d.unknownKey(e.k, path, flowKeys)
+			d.unknownKey(e.K, path, flowKeys)
 		}
 	}
 	if path == "defaults" {

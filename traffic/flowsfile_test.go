@@ -17,7 +17,7 @@ lab: demo
 x-slow: &slow {proto: udp, rate: 2mbit, size: 160}
 defaults: {duration: 5s, interval: 50ms}
 flows:
-  - {name: bulk, from: h1, to: h2, cc: cubic, parallel: 2, reverse: true, sndbuf: 4MiB, nodelay: yes}
+  - {name: bulk, from: h1, to: h2, cc: cubic, parallel: 2, reverse: true, sndbuf: 4MiB, nodelay: true}
   - <<: *slow
     from: h3
     to: h4
@@ -55,6 +55,7 @@ flows:
   - from: h1
     from: h2
     to: h3
+  - {from: h1, to: h2, nodelay: yes, parallel: "2"}
 other: 1
 `))
 	var es topo.Errors
@@ -62,15 +63,19 @@ other: 1
 		t.Fatalf("error %v is not topo.Errors", err)
 	}
 	want := []string{
-		`f.yaml:3:24: flows[0]: unknown key "protoo" (valid: name, from, to, dst, proto, engine, cc, start, duration, interval, reverse, parallel, port, nodelay, quickack, sndbuf, rcvbuf, rate, size, probe, probe_rate, udp_packets; did you mean "proto"?)`,
+		`f.yaml:3:24: flows[0]: unknown key "protoo" (valid: name, from, to, dst, proto, engine, cc, start, duration, interval, reverse, parallel, ... (10 more); did you mean "proto"?)`,
 		`f.yaml:4:5: flows[1]: no to: node (the server)`,
 		`f.yaml:4:23: flows[1].proto: unknown value "sctp" (valid: tcp, mptcp, udp; did you mean "tcp"?)`,
 		`f.yaml:4:39: flows[1].duration: duration "10" has no unit: write e.g. 10s or 10ms`,
 		`f.yaml:5:30: flows[2].rate: rate "10mbps" is in bytes per second`,
 		`f.yaml:5:42: flows[2].cc: congestion control "cubicc" is not available in this kernel`,
 		`f.yaml:5:57: flows[2].start: duration "soon" is not valid (e.g. 20s, 100ms, 1m30s)`,
-		`f.yaml:7:5: flows[3].from: duplicate key "from" (first at line 6)`,
-		`f.yaml:9:1: unknown key "other" (valid: version, lab, defaults, flows, capture)`,
+		`f.yaml:7:5: flows[3].from: duplicate key "from" (first at line 6): each key may appear once`,
+		// the rules of topology files (internal/yamlpos): YAML's true and
+		// false only, numbers written as numbers
+		`f.yaml:9:33: flows[4].nodelay: must be true or false, got "yes"`,
+		`f.yaml:9:48: flows[4].parallel: must be a whole number in 1 .. 128, got "2"`,
+		`f.yaml:10:1: unknown key "other" (valid: version, lab, defaults, flows, capture)`,
 	}
 	if len(es) != len(want) {
 		t.Errorf("%d errors, want %d:\n%v", len(es), len(want), err)

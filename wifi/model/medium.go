@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -180,8 +181,9 @@ type MediumConfig struct {
 	MAC func(b Band) MAC
 	// Link returns what tx's frames look like at rx.
 	Link func(tx, rx int) Link
-	// QueueLimit bounds each radio's backlog (mac80211_hwsim frees
-	// frames without status beyond 200): default 128.
+	// QueueLimit bounds each radio's backlog per access category
+	// (mac80211_hwsim frees frames without status beyond 200; a
+	// multi-link radio's links share the bound): default 128.
 	QueueLimit int
 	// AMPDU aggregates queued QoS data MPDUs to the same receiver and TID
 	// into one PPDU (HT and later rates), up to 64 and the PPDU limits.
@@ -228,6 +230,12 @@ type mradio struct {
 	ch    *mchannel
 	acs   [4]edcaf
 	stats RadioStats
+	// links: a multi-link radio's record holds one radio per channel it
+	// uses (by MHz), each with its own channel access; the record itself
+	// is on no channel. nil for a single-channel radio.
+	links  map[int]*mradio
+	dev    *mradio       // a link's multi-link radio record
+	lastTx time.Duration // when it last started a data PPDU
 
 	sigs    []rsig  // PPDUs it hears (and ended ones that overlapped them)
 	cands   []*ppdu // preambles in their detection period
@@ -291,7 +299,8 @@ type ppdu struct {
 	ac       AC
 	frames   []*MediumFrame
 	group    bool
-	rxID     int // intended receiver
+	rxID     int     // intended receiver
+	rx       *mradio // the receiver's radio on the PPDU's channel
 	hasRx    bool
 	ok       []bool // MPDUs the receiver decoded
 	nOK      int
@@ -414,6 +423,12 @@ func orDefault(v, d float64) float64 {
 // queued frames, which go out on the new channel.
 func (m *Medium) AddRadio(id, freq int) {
 	r, ok := m.radios[id]
+	if ok && r.links != nil {
+		if freq != 0 {
+			m.radioOn(r, freq)
+		}
+		return
+	}
 	if ok && r.freq == freq {
 		return
 	}
@@ -429,10 +444,57 @@ func (m *Medium) AddRadio(id, freq int) {
 	if freq == 0 {
 		return
 	}
+	m.join(r, freq, !ok)
+}
+
+// AddMultiLinkRadio registers a radio that is on several channels at once
+// — a multi-link device (802.11be MLD: mac80211_hwsim's multi-link radios
+// send each frame on one of their links, and say on which). Each channel
+// it sends or is addressed on gets a radio of its own there, with its own
+// EDCA functions, queues, carrier sense and receptions, as the MLD's
+// affiliated station on that link has: the links contend, and carry
+// frames, independently. Frames it submits must name their channel
+// (Freq). Receptions, statuses and Stats name the radio by id; LinkStats
+// gives each channel's counters. Group frames reach it once: on a channel
+// it has a link on, through that link, elsewhere by the SNR alone.
+func (m *Medium) AddMultiLinkRadio(id int) {
+	if r, ok := m.radios[id]; ok {
+		if r.links == nil && r.freq != 0 {
+			m.removeFromChannel(r)
+			r.freq = 0
+		}
+		if r.links == nil {
+			r.links = map[int]*mradio{}
+		}
+		return
+	}
+	m.radios[id] = &mradio{id: id, n: m.nradios, links: map[int]*mradio{}}
+	m.nradios++
+	m.sorted = nil
+}
+
+// radioOn is the radio r sends and receives with on freq: r itself, or
+// for a multi-link radio its link on that channel (made on first use).
+func (m *Medium) radioOn(r *mradio, freq int) *mradio {
+	if r.links == nil {
+		return r
+	}
+	if l, ok := r.links[freq]; ok {
+		return l
+	}
+	l := &mradio{id: r.id, n: m.nradios, freq: freq, dev: r}
+	m.nradios++
+	r.links[freq] = l
+	m.join(l, freq, true)
+	return l
+}
+
+// join puts r on the channel freq (fresh: r has never been on one).
+func (m *Medium) join(r *mradio, freq int, fresh bool) {
 	ch := m.channel(freq)
 	for ac := range r.acs {
 		e := &r.acs[ac]
-		if !ok {
+		if fresh {
 			e.cw = ch.par[ac].CWMin
 		}
 		e.from, e.ifs = m.now, ch.aifs[ac]
@@ -447,13 +509,60 @@ func (m *Medium) AddRadio(id, freq int) {
 // transmitted frames teach their own TA too.
 func (m *Medium) LearnAddr(addr [6]byte, radio int) { m.addrs[addr] = radio }
 
-// Stats returns a radio's counters.
+// RadioOf is the radio an address belongs to, as far as the medium knows.
+func (m *Medium) RadioOf(addr [6]byte) (int, bool) {
+	r, ok := m.addrs[addr]
+	return r, ok
+}
+
+// Stats returns a radio's counters (a multi-link radio's: its links'
+// summed, the rates those of the link that sent data last).
 func (m *Medium) Stats(radio int) (RadioStats, bool) {
 	r, ok := m.radios[radio]
 	if !ok {
 		return RadioStats{}, false
 	}
-	return r.stats, true
+	st := r.stats
+	last := time.Duration(-1)
+	for _, f := range slices.Sorted(maps.Keys(r.links)) {
+		l := r.links[f]
+		st.add(l.stats)
+		if l.stats.LastRate != "" && l.lastTx > last {
+			last = l.lastTx
+			st.LastRate, st.LastDataRate = l.stats.LastRate, l.stats.LastDataRate
+		}
+	}
+	return st, true
+}
+
+// LinkStats returns a multi-link radio's counters per channel (MHz) it
+// used; nil for a single-channel radio.
+func (m *Medium) LinkStats(radio int) map[int]RadioStats {
+	r, ok := m.radios[radio]
+	if !ok || r.links == nil {
+		return nil
+	}
+	out := map[int]RadioStats{}
+	for f, l := range r.links {
+		out[f] = l.stats
+	}
+	return out
+}
+
+// add sums o's counters into s (the rates are left alone).
+func (s *RadioStats) add(o RadioStats) {
+	s.Frames += o.Frames
+	s.Attempts += o.Attempts
+	s.Retries += o.Retries
+	s.Collisions += o.Collisions
+	s.Errors += o.Errors
+	s.NoResponse += o.NoResponse
+	s.Failed += o.Failed
+	s.Dropped += o.Dropped
+	s.Delivered += o.Delivered
+	s.Airtime += o.Airtime
+	s.RxBytes += o.RxBytes
+	s.TxBytes += o.TxBytes
 }
 
 // removeFromChannel takes r off its channel: it stops hearing the
@@ -544,7 +653,13 @@ func (m *Medium) Submit(now time.Duration, f *MediumFrame) error {
 	if err := f.parse(); err != nil {
 		return err
 	}
-	if f.Freq != 0 && f.Freq != r.freq {
+	switch {
+	case r.links != nil:
+		if f.Freq == 0 {
+			return fmt.Errorf("multi-link radio %d sent a frame without naming its channel", f.Radio)
+		}
+		r = m.radioOn(r, f.Freq)
+	case f.Freq != 0 && f.Freq != r.freq:
 		m.AddRadio(r.id, f.Freq)
 		r = m.radios[f.Radio]
 	}
@@ -558,7 +673,7 @@ func (m *Medium) Submit(now time.Duration, f *MediumFrame) error {
 	}
 	r.stats.Frames++
 	e := &r.acs[f.ac]
-	if len(e.q) >= m.cfg.QueueLimit {
+	if m.queued(r, f.ac) >= m.cfg.QueueLimit {
 		r.stats.Dropped++
 		m.out(now, Status{At: now, Frame: f, Acked: true, Dropped: true})
 		return nil
@@ -572,6 +687,21 @@ func (m *Medium) Submit(now time.Duration, f *MediumFrame) error {
 	e.q = append(e.q, f)
 	m.schedule(r)
 	return nil
+}
+
+// queued is how many frames of access category ac r holds: a multi-link
+// radio's bound is on all its links together (the driver above sees one
+// radio: mac80211_hwsim frees frames beyond 200 pending, whichever link
+// they wait on).
+func (m *Medium) queued(r *mradio, ac AC) int {
+	if r.dev == nil {
+		return len(r.acs[ac].q)
+	}
+	n := 0
+	for _, l := range r.dev.links {
+		n += len(l.acs[ac].q)
+	}
+	return n
 }
 
 // Next is the time of the next event (false: nothing pending).
@@ -898,6 +1028,10 @@ func (m *Medium) buildPPDU(ch *mchannel, r *mradio, ac AC, p *ppdu) {
 	p.group = head.NoAck
 	if !p.group {
 		p.rxID, p.hasRx = m.addrs[head.ra]
+		if rr := m.radios[p.rxID]; p.hasRx && rr != nil {
+			// a multi-link receiver hears it on its link on this channel
+			p.rx = m.radioOn(rr, ch.freq)
+		}
 	}
 	if cap(p.ok) < len(p.frames) {
 		p.ok = make([]bool, len(p.frames), max(len(p.frames), MaxAMPDUSubframes))
@@ -911,6 +1045,7 @@ func (m *Medium) buildPPDU(ch *mchannel, r *mradio, ac AC, p *ppdu) {
 	}
 	if head.qosData {
 		r.stats.LastDataRate = r.stats.LastRate
+		r.lastTx = m.now
 	}
 	for _, f := range p.frames {
 		if f.stage > 0 || f.tries > 0 {
@@ -1105,7 +1240,7 @@ func (m *Medium) end(p *ppdu) {
 		if k := slices.Index(o.cands, p); k >= 0 {
 			o.cands = slices.Delete(o.cands, k, k+1)
 		}
-		isRx := !resp && (p.group || p.hasRx && o.id == p.rxID)
+		isRx := !resp && (p.group || p.hasRx && o == p.rx)
 		if isRx && s.overlapped {
 			p.collided = true
 		}
@@ -1117,7 +1252,7 @@ func (m *Medium) end(p *ppdu) {
 			case resp && o == p.data.tx:
 				ackOK, ackHeard = ok, true
 				p.data.ackDBm = dbm
-			case ok && !resp && !p.group && o.id == p.rxID:
+			case ok && !resp && !p.group && o == p.rx:
 				o.resp = p // it acknowledges SIFS later
 			}
 		}
@@ -1188,7 +1323,7 @@ func (m *Medium) judge(o *mradio, p *ppdu, i int) bool {
 				o.stats.RxBytes += uint64(f.Len())
 				p.nOK = 1
 			}
-		case o.id == p.rxID: // the receiver: MPDU by MPDU
+		case o == p.rx: // the receiver: MPDU by MPDU
 			p.rxDBm = s.dbm
 			m.eachMPDU(p, ck, lg, payA, payB, func(k int, lgs float64) {
 				if m.draw(prob(lgs)) {
@@ -1352,7 +1487,7 @@ func (m *Medium) draw(pr float64) bool {
 func (m *Medium) unicastDone(p *ppdu) {
 	tx, mac := p.tx, p.ch.mac
 	if p.nOK > 0 {
-		rr := m.radios[p.rxID]
+		rr := p.rx
 		for k, f := range p.frames {
 			if p.ok[k] {
 				m.out(p.end, Reception{At: p.end, To: p.rxID, Frame: f, SignalDBm: p.rxDBm, Rate: p.rate})
@@ -1376,7 +1511,7 @@ func (m *Medium) unicastDone(p *ppdu) {
 
 // respond: SIFS after p, its receiver sends the ACK or Block Ack.
 func (m *Medium) respond(p *ppdu) {
-	rr := m.radios[p.rxID]
+	rr := p.rx
 	if rr.resp == p {
 		rr.resp = nil
 	}
@@ -1459,7 +1594,8 @@ func (m *Medium) exchangeDone(a *mradio, p *ppdu, acked bool) {
 func (m *Medium) groupDone(p *ppdu) {
 	tx, head := p.tx, p.frames[0]
 	for _, o := range m.sortedRadios() {
-		if o == tx || o.ch == p.ch {
+		// a multi-link radio with a link on the channel heard it there
+		if o.id == tx.id || o.ch == p.ch || o.links[p.ch.freq] != nil {
 			continue
 		}
 		l := m.cfg.Link(tx.id, o.id)

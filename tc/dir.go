@@ -30,7 +30,23 @@ type Dir struct {
 	// AQM is the queue's discipline (aqm.go); nil is drop-tail. Like the
 	// limit it only exists with a Rate.
 	AQM *AQM `json:"AQM,omitempty"`
+	// Trace replaces Rate with a mahimahi delivery trace (trace.go):
+	// engine only, the kernel path refuses it.
+	Trace *Trace `json:"Trace,omitempty"`
+	// Order is the order of the loss, link (rate or trace, with its
+	// queue) and delay stages when it is not emuctl's (loss, link,
+	// delay): mahimahi's shells nest, so "mm-delay D mm-loss uplink p
+	// mm-link ..." runs link, loss, delay on the uplink and delay, loss,
+	// link on the downlink. Only with a Trace; nil is emuctl's order.
+	Order []string `json:"Order,omitempty"`
 }
+
+// Stage names in Dir.Order.
+const (
+	StageLoss  = "loss"
+	StageLink  = "link"
+	StageDelay = "delay"
+)
 
 // Jitter distributions. The names are iproute2's.
 const (
@@ -41,7 +57,7 @@ const (
 
 // IsZero reports whether d leaves frames untouched.
 func (d Dir) IsZero() bool {
-	return d.Rate == 0 && d.Delay == 0 && d.Jitter == 0 && d.Loss == 0 && d.GE == nil &&
+	return d.Rate == 0 && d.Trace == nil && d.Delay == 0 && d.Jitter == 0 && d.Loss == 0 && d.GE == nil &&
 		d.Duplicate == 0 && d.Corrupt == 0
 }
 
@@ -90,11 +106,43 @@ func (d Dir) Validate() error {
 		if err := d.AQM.Validate(); err != nil {
 			errs = append(errs, err)
 		}
-		if d.Rate == 0 && !d.AQM.IsDropTail() {
+		if d.Rate == 0 && d.Trace == nil && !d.AQM.IsDropTail() {
 			bad("queue discipline %s needs a rate: an unshaped direction never queues", d.AQM.Name())
 		}
 	}
+	if d.Trace != nil {
+		if err := d.Trace.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+		if d.Rate > 0 {
+			bad("rate %s and a trace together: the trace is the link's rate", d.Rate.TC())
+		}
+		if n := d.AQM.Name(); n != DropTail && n != DropHead {
+			bad("queue discipline %s on a trace: %v", n, errTraceQueue)
+		}
+	}
+	if d.Order != nil {
+		if d.Trace == nil {
+			bad("a stage order (%s) without a trace: only a mahimahi link changes emuctl's order", strings.Join(d.Order, ", "))
+		} else if !isStageOrder(d.Order) {
+			bad("stage order %q is not an order of loss, link and delay", strings.Join(d.Order, " "))
+		}
+	}
 	return errors.Join(errs...)
+}
+
+func isStageOrder(o []string) bool {
+	if len(o) != 3 {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, s := range o {
+		if s != StageLoss && s != StageLink && s != StageDelay || seen[s] {
+			return false
+		}
+		seen[s] = true
+	}
+	return true
 }
 
 // dist returns the jitter distribution name with the default filled in.
@@ -172,6 +220,9 @@ func (d Dir) String() string {
 	}
 	if d.Rate > 0 {
 		add("rate %s", d.Rate.TC())
+	}
+	if d.Trace != nil {
+		add("%s", d.Trace)
 	}
 	if d.Delay > 0 {
 		add("delay %v", d.Delay)

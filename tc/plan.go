@@ -228,7 +228,13 @@ func checkPlanInput(d Dir, mtu int) error {
 	if mtu < 68 || mtu > 65535 {
 		return fmt.Errorf("mtu %d out of range [68, 65535]", mtu)
 	}
-	return d.Validate()
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	if d.Trace != nil {
+		return notSupported("trace", "netem cannot replay a delivery trace (its slot option batches at random, it replays nothing): a traced link runs on the userspace link engine")
+	}
+	return nil
 }
 
 // netemImpair is the delay stage's parameters (everything but the rate).

@@ -58,6 +58,14 @@
 // IPv4 (checksum updated) and IPv6 packets, and drops the others. Every
 // direction counts its sojourn times (the wait before transmission
 // starts) in a histogram with 2.2 % resolution, drop-tail included.
+// A direction with a mahimahi trace (tc.Trace) has a trace stage in place
+// of rate + queue (stage_trace.go): it replays mm-link exactly — 1504
+// bytes per opportunity, byte accounting across packets, a packet using
+// only opportunities after the millisecond it arrived in, looping with
+// the last timestamp as period, the queue limits counting waiting packets
+// — and the stages run in Dir.Order (mahimahi's shells nest: uplink link,
+// loss, delay; downlink delay, loss, link). Drop-tail decides on arrival;
+// drop-head holds its packets until they leave, as a discipline does.
 // Each stage maps the time a frame enters it to the time it leaves, so a
 // frame's whole path is decided on arrival and only its transmit time is
 // waited for: the queue keeps exact departure times (ns plus a remainder

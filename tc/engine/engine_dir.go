@@ -79,11 +79,22 @@ func (d *direction) reconfigure(cfg tc.Dir) {
 		d.line = newLine(cfg.Reorder, d.line)
 	}
 	d.cfg = cfg
-	d.pl.reconfigure(cfg, d.mtu, func(p *packet, end int64) {
+	d.pl.reconfigure(cfg, d.mtu, d.e.now(), func(p *packet, end int64) {
 		due, _ := d.pl.delay.admit(p, end)
 		d.toLine(p, due)
 	})
 	d.releaseDropped()
+}
+
+// dropAfter counts and releases a packet dropped after the queue (a
+// traced direction's loss stage in mahimahi's order).
+func (d *direction) dropAfter(p *packet, v verdict) {
+	if v == dropLoss {
+		d.c.lossDrops += uint64(p.segs)
+	} else {
+		d.c.queueDrops += uint64(p.segs)
+	}
+	p.release()
 }
 
 // toLine puts a packet on the delay line, due at due.
@@ -95,8 +106,8 @@ func (d *direction) toLine(p *packet, due int64) {
 
 // advance runs the queue discipline's dequeues due by now (d.mu held).
 func (d *direction) advance(now int64) {
-	if d.pl.aqmOn {
-		d.pl.advance(now, d.toLine)
+	if d.pl.aqmOn || d.pl.traceOn {
+		d.pl.advance(now, d.toLine, d.dropAfter)
 		d.releaseDropped()
 	}
 }
@@ -109,6 +120,12 @@ func (d *direction) releaseDropped() {
 		a.dropped[i] = nil
 	}
 	a.dropped = a.dropped[:0]
+	tr := d.pl.trace
+	for i, p := range tr.dropped {
+		p.release()
+		tr.dropped[i] = nil
+	}
+	tr.dropped = tr.dropped[:0]
 }
 
 func (d *direction) config() tc.Dir {
@@ -135,7 +152,7 @@ func (d *direction) stats(open bool) DirStats {
 		QueueLen: d.pl.queueLen(d.e.now()), QueuePeak: d.pl.queuePeak(),
 		LateMax: time.Duration(d.late.max), LateMean: time.Duration(d.late.sum / int64(max(1, d.late.n))),
 		Discipline: d.cfg.AQM.Name(),
-		QueueDrops: d.c.queueDrops + d.pl.aqm.limitDrops, AQMDrops: d.pl.aqm.aqmDrops, Marks: d.pl.aqm.marks,
+		QueueDrops: d.c.queueDrops + d.pl.aqm.limitDrops + d.pl.trace.headDrops, AQMDrops: d.pl.aqm.aqmDrops, Marks: d.pl.aqm.marks,
 		Sojourn: d.pl.sojourn.summary(),
 	}
 }
@@ -252,7 +269,7 @@ func (d *direction) transmit(tx *mmsgBatch, batch []*packet) (int64, int64) {
 		if h := d.line.peek(); h != nil {
 			next = h.due
 		}
-		join := d.cfg.Rate == 0
+		join := !d.pl.shaped(d.cfg)
 		d.mu.Unlock()
 		if len(batch) == 0 {
 			return next, deq

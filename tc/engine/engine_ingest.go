@@ -9,7 +9,7 @@ import "golang.org/x/sys/unix"
 func (d *direction) mode() (perPacket, join bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.pl.perPacket, d.cfg.Rate == 0
+	return d.pl.perPacket, !d.pl.shaped(d.cfg)
 }
 
 // unpack copies one received frame into packets: its wire segments when

@@ -90,6 +90,9 @@ func wifiPreflight(spec *topo.Spec) []string {
 			errs = append(errs, fmt.Sprintf("%sWi-Fi nodes need mac80211_hwsim: %v (load it with `modprobe mac80211_hwsim radios=0`; emuctl creates the radios itself; or wifi: {backend: engine} for emuctl's medium over veth pairs)", at, err))
 		}
 	}
+	if !engine {
+		errs = append(errs, regdomPreflight(spec)...) // wifi_regdom.go
+	}
 	tools := wifiTools(spec)
 	caps := tc.Probe()
 	for i := range spec.Nodes {

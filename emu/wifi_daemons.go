@@ -47,6 +47,16 @@ func (d *deployer) startHostapd(n *node, hostapd wifi.Tool) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
+	// the regulatory country: the default gives way where the database
+	// lets no AP start on its channels (wifi_regdom.go)
+	was := n.spec.AP.Country
+	if err := resolveCountry(n.spec.AP); err != nil {
+		return fmt.Errorf("access point %s: %w", n.spec.Name, err)
+	}
+	if n.spec.AP.Country != was {
+		d.log.Info("regulatory country", "node", n.spec.Name, "country", n.spec.AP.Country, "instead of", was,
+			"why", "the regulatory database lets no access point start on its channels in "+was)
+	}
 	// one file per BSS: a multi-link AP has one per link, all given to
 	// one hostapd
 	files, err := wifi.HostapdConfigs(n.spec.AP, filepath.Join(dir, "ctrl"))

@@ -165,7 +165,7 @@ func (r *resolver) freeIfName(ni int, want string) string {
 func (r *resolver) resolveAP(rn *rawNode) *WiFiAP {
 	w := rn.wifi
 	ap := &WiFiAP{SSID: w.ssid, Mode: w.mode, Security: w.security, Passphrase: w.passphrase, Country: w.country,
-		Routed: w.routed, TxPowerMBm: w.txMBm, Pos: posString(r.spec.Source, rn.loc)}
+		CountrySet: w.country != "", Routed: w.routed, TxPowerMBm: w.txMBm, Pos: posString(r.spec.Source, rn.loc)}
 	if ap.SSID == "" {
 		ap.SSID = rn.name
 	}

@@ -60,7 +60,11 @@ type WiFiAP struct {
 	// driver's default.
 	TxPowerMBm int `json:"txpower_mbm,omitempty"`
 	// Country is the regulatory country code written for hostapd.
-	Country string `json:"country"`
+	// CountrySet: the file names it; otherwise it is the default (US),
+	// which up replaces when the regulatory database lets no access
+	// point start on the AP's channels there (emu: wifi_regdom.go).
+	Country    string `json:"country"`
+	CountrySet bool   `json:"country_set,omitempty"`
 	// Routed: the AP is a router (its wireless side a subnet of its own)
 	// rather than a bridge.
 	Routed bool `json:"routed,omitempty"`

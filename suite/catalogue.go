@@ -1,6 +1,10 @@
 package suite
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/emuctl/emuctl/suite/expr"
+)
 
 // argKind says what goes between [ ] after a metric name.
 type argKind int
@@ -130,8 +134,8 @@ func metricNames() []string {
 }
 
 func functionNames() []string {
-	out := make([]string, 0, len(functions))
-	for k := range functions {
+	out := make([]string, 0, len(expr.Functions))
+	for k := range expr.Functions {
 		out = append(out, k)
 	}
 	sort.Strings(out)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/internal/yamlpos"
+	"github.com/emuctl/emuctl/suite/expr"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -55,14 +56,14 @@ func (d *diag) percent(n *yaml.Node, path string) (float64, bool) { return d.yd(
 func (d *diag) stringList(n *yaml.Node, path string) []string { return d.yd().Words(n, path) }
 
 // expr parses an expression written in scalar n.
-func (d *diag) expr(n *yaml.Node, path string) *Expr {
+func (d *diag) expr(n *yaml.Node, path string) *expr.Expr {
 	s, ok := d.scalar(n, path, "an expression such as \"goodput <= 1.02 * cap(rate)\"")
 	if !ok {
 		return nil
 	}
-	e, err := parseExpr(s)
+	e, err := expr.Parse(s)
 	if err != nil {
-		d.exprErrorf(deref(n), path, err.off, "%s (in %q)", err.msg, s)
+		d.exprErrorf(deref(n), path, err.Off, "%s (in %q)", err.Msg, s)
 		return nil
 	}
 	return e

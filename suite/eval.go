@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/emuctl/emuctl/suite/expr"
+
 	"github.com/emuctl/emuctl/analysis"
 	"go.yaml.in/yaml/v3"
 )
@@ -28,11 +30,11 @@ func newEvaluator(p *Plan, runs []*RunRecord) *evaluator {
 
 // paramValue converts a scenario's parameter value (or a field of it)
 // for an expression.
-func paramValue(sc *Scenario, name string) (value, error) {
+func paramValue(sc *Scenario, name string) (expr.Value, error) {
 	pname, field, hasField := strings.Cut(name, ".")
 	v, ok := sc.values[pname]
 	if !ok || v == nil {
-		return value{}, fmt.Errorf("no parameter %s", pname)
+		return expr.Value{}, fmt.Errorf("no parameter %s", pname)
 	}
 	n := deref(v.node)
 	if hasField {
@@ -46,15 +48,15 @@ func paramValue(sc *Scenario, name string) (value, error) {
 		}
 	}
 	if n == nil && hasField {
-		return value{}, fmt.Errorf("%s: no such field", name)
+		return expr.Value{}, fmt.Errorf("%s: no such field", name)
 	}
 	if n == nil || n.Kind != yaml.ScalarNode {
-		return strV(v.Label), nil // a mapping or list value stands for its label
+		return expr.StrV(v.Label), nil // a mapping or list value stands for its label
 	}
-	if f, ok := scalarNumber(n.Value); ok {
-		return numV(f), nil
+	if f, ok := expr.ScalarNumber(n.Value); ok {
+		return expr.NumV(f), nil
 	}
-	return strV(n.Value), nil
+	return expr.StrV(n.Value), nil
 }
 
 // runEnv evaluates an expression on one run.
@@ -63,11 +65,11 @@ type runEnv struct {
 	rec *RunRecord
 }
 
-func (e runEnv) lookup(r *ref) (value, error) {
-	if isParamRef(e.sc, r.name) {
-		return paramValue(e.sc, r.name)
+func (e runEnv) Lookup(r *expr.Ref) (expr.Value, error) {
+	if isParamRef(e.sc, r.Name) {
+		return paramValue(e.sc, r.Name)
 	}
-	return e.rec.metric(r.name, r.arg)
+	return e.rec.metric(r.Name, r.Arg)
 }
 
 func isParamRef(sc *Scenario, name string) bool {
@@ -85,29 +87,29 @@ type scenEnv struct {
 	fixed map[string]string
 }
 
-func (e scenEnv) lookup(r *ref) (value, error) {
+func (e scenEnv) Lookup(r *expr.Ref) (expr.Value, error) {
 	sel := map[string]string{}
 	for k, v := range e.fixed {
 		sel[k] = v
 	}
-	for _, s := range r.sel {
-		sel[s.param] = s.label
+	for _, s := range r.Sel {
+		sel[s.Param] = s.Label
 	}
-	if p, _, _ := strings.Cut(r.name, "."); findParam(e.ev.plan.Suite.Params, p) != nil {
+	if p, _, _ := strings.Cut(r.Name, "."); findParam(e.ev.plan.Suite.Params, p) != nil {
 		label, ok := sel[p]
 		if !ok {
-			return value{}, fmt.Errorf("parameter %s has no single value here", p)
+			return expr.Value{}, fmt.Errorf("parameter %s has no single value here", p)
 		}
 		for _, sc := range e.ev.plan.Scenarios {
 			if sc.Labels[p] == label {
-				return paramValue(sc, r.name)
+				return paramValue(sc, r.Name)
 			}
 		}
-		return value{}, missing("no scenario with %s=%s in this profile", p, label)
+		return expr.Value{}, missing("no scenario with %s=%s in this profile", p, label)
 	}
 	scens := e.ev.match(e.where, sel)
 	if len(scens) == 0 {
-		return value{}, missing("no scenario with %s in this profile", bindingText(sel))
+		return expr.Value{}, missing("no scenario with %s in this profile", bindingText(sel))
 	}
 	var nums []float64
 	var strs []string
@@ -118,30 +120,30 @@ func (e scenEnv) lookup(r *ref) (value, error) {
 			continue
 		}
 		runs++
-		v, err := rec.metric(r.name, r.arg)
+		v, err := rec.metric(r.Name, r.Arg)
 		if err != nil {
 			lastErr = err
 			continue
 		}
-		if v.isStr {
-			strs = append(strs, v.str)
+		if v.IsStr {
+			strs = append(strs, v.Str)
 		} else {
-			nums = append(nums, v.num)
+			nums = append(nums, v.Num)
 		}
 	}
 	switch {
 	case runs == 0:
-		return value{}, missing("no valid run of %s", bindingText(sel))
+		return expr.Value{}, missing("no valid run of %s", bindingText(sel))
 	case len(strs) > 0:
 		sort.Strings(strs)
 		if strs[0] != strs[len(strs)-1] {
-			return value{}, fmt.Errorf("%s differs between runs (%s, %s)", r.name, strs[0], strs[len(strs)-1])
+			return expr.Value{}, fmt.Errorf("%s differs between runs (%s, %s)", r.Name, strs[0], strs[len(strs)-1])
 		}
-		return strV(strs[0]), nil
+		return expr.StrV(strs[0]), nil
 	case len(nums) == 0:
-		return value{}, lastErr
+		return expr.Value{}, lastErr
 	}
-	return numV(analysis.Median(nums)), nil
+	return expr.NumV(analysis.Median(nums)), nil
 }
 
 func containsScen(scens []*Scenario, name string) bool {
@@ -195,26 +197,26 @@ func bindingText(sel map[string]string) string {
 
 // judge evaluates expect and show in an environment: ok is nil when the
 // value is missing (the reason is in err).
-func judge(c *Check, en env) (ok *bool, shown value, err error) {
+func judge(c *Check, en expr.Env) (ok *bool, shown expr.Value, err error) {
 	show := c.Show
 	if show == nil && c.Expect != nil {
-		if l, _, _, isCmp := c.Expect.sides(); isCmp {
-			show = &Expr{root: l}
+		if l, _, _, isCmp := c.Expect.Sides(); isCmp {
+			show = &expr.Expr{Root: l}
 		}
 	}
 	if show != nil {
-		if shown, err = show.eval(en); err != nil && !errors.Is(err, errMissing) {
+		if shown, err = show.Eval(en); err != nil && !errors.Is(err, expr.ErrMissing) {
 			return nil, shown, err
 		}
 	}
 	if c.Expect == nil {
 		return nil, shown, err
 	}
-	v, eerr := c.Expect.eval(en)
+	v, eerr := c.Expect.Eval(en)
 	if eerr != nil {
 		return nil, shown, eerr
 	}
-	b := v.truth()
+	b := v.Truth()
 	if show == nil {
 		shown = v
 	}

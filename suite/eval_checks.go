@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/emuctl/emuctl/suite/expr"
 )
 
 // Check statuses.
@@ -106,8 +108,8 @@ func (ev *evaluator) judgePerRun(c *Check, cr *CheckResult) {
 			ok = &f
 		}
 		cr.Items = append(cr.Items, item(rec.ID, ok, shown, err))
-		if ok != nil && !shown.isStr {
-			cr.Values = append(cr.Values, shown.num)
+		if ok != nil && !shown.IsStr {
+			cr.Values = append(cr.Values, shown.Num)
 		}
 	}
 	if len(cr.Items) == 0 {
@@ -115,10 +117,10 @@ func (ev *evaluator) judgePerRun(c *Check, cr *CheckResult) {
 	}
 }
 
-func item(where string, ok *bool, shown value, err error) Item {
+func item(where string, ok *bool, shown expr.Value, err error) Item {
 	it := Item{Where: where, Value: shown.String(), OK: ok}
 	if err != nil {
-		it.Value, it.Reason = "n/a", strings.TrimSuffix(err.Error(), ": "+errMissing.Error())
+		it.Value, it.Reason = "n/a", strings.TrimSuffix(err.Error(), ": "+expr.ErrMissing.Error())
 	}
 	return it
 }
@@ -174,8 +176,8 @@ func (ev *evaluator) judgeScenarios(c *Check, cr *CheckResult) {
 			where = "all"
 		}
 		cr.Items = append(cr.Items, item(where, ok, shown, err))
-		if err == nil && !shown.isStr {
-			cr.Values = append(cr.Values, shown.num)
+		if err == nil && !shown.IsStr {
+			cr.Values = append(cr.Values, shown.Num)
 		}
 	}
 }
@@ -193,14 +195,14 @@ func (ev *evaluator) judgeMonotone(c *Check, cr *CheckResult) {
 			if !slices.Contains(c.Where[m.Over], v.Label) && c.Where[m.Over] != nil || len(ev.match(c.Where, fixed)) == 0 {
 				continue
 			}
-			x, err := m.Value.eval(scenEnv{ev: ev, where: c.Where, fixed: fixed})
+			x, err := m.Value.Eval(scenEnv{ev: ev, where: c.Where, fixed: fixed})
 			if err != nil {
-				reason = strings.TrimSuffix(err.Error(), ": "+errMissing.Error())
+				reason = strings.TrimSuffix(err.Error(), ": "+expr.ErrMissing.Error())
 				parts = append(parts, v.Label+": n/a")
 				continue
 			}
-			seq = append(seq, x.num)
-			parts = append(parts, v.Label+": "+fmtUnit(x.num, c.Unit))
+			seq = append(seq, x.Num)
+			parts = append(parts, v.Label+": "+fmtUnit(x.Num, c.Unit))
 		}
 		it := Item{Where: bindingText(b), Value: strings.Join(parts, " → ")}
 		if len(b) == 0 {
@@ -283,7 +285,7 @@ func summarise(cr *CheckResult, unit string, perRun bool) string {
 // unitText formats a shown value (already text) with the unit.
 func unitText(v, unit string) string {
 	if unit == "%" {
-		if f, ok := scalarNumber(v); ok && v != "n/a" {
+		if f, ok := expr.ScalarNumber(v); ok && v != "n/a" {
 			return fmtPct(f)
 		}
 	}
@@ -293,7 +295,7 @@ func unitText(v, unit string) string {
 	return v
 }
 
-func fmtUnit(v float64, unit string) string { return unitText(fmtNum(v), unit) }
+func fmtUnit(v float64, unit string) string { return unitText(expr.FmtNum(v), unit) }
 
 func fmtPct(f float64) string {
 	return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", f*100), "0"), ".") + " %"
@@ -312,7 +314,7 @@ func (ev *evaluator) fidelity(rec *RunRecord) []string {
 		ok, shown, err := judge(c, runEnv{sc: sc, rec: rec})
 		switch {
 		case ok == nil && err != nil:
-			out = append(out, c.ID+" ("+c.Title+"): not confirmed: "+strings.TrimSuffix(err.Error(), ": "+errMissing.Error()))
+			out = append(out, c.ID+" ("+c.Title+"): not confirmed: "+strings.TrimSuffix(err.Error(), ": "+expr.ErrMissing.Error()))
 		case ok != nil && !*ok:
 			out = append(out, c.ID+" ("+c.Title+"): "+unitText(shown.String(), c.Unit))
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/emuctl/emuctl/suite/expr"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -155,7 +156,7 @@ func (d *diag) params(n *yaml.Node) []*Param {
 			d.errorf(e.K, path, "parameter name %q: use a-z, 0-9 and _, starting with a letter (not \"duration\")", e.Key)
 		} else if _, ok := metricDefs[e.Key]; ok {
 			d.errorf(e.K, path, "parameter name %q is a metric name; pick another", e.Key)
-		} else if _, ok := functions[e.Key]; ok {
+		} else if _, ok := expr.Functions[e.Key]; ok {
 			d.errorf(e.K, path, "parameter name %q is a function name; pick another", e.Key)
 		}
 		v := deref(e.V)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/emuctl/emuctl/suite/expr"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -209,106 +210,106 @@ type validator struct {
 	bound  map[string]bool
 }
 
-func (v *validator) expr(e *Expr, n *yaml.Node, path string) {
+func (v *validator) expr(e *expr.Expr, n *yaml.Node, path string) {
 	if e == nil {
 		return
 	}
 	n = deref(n)
-	walk(e.root, func(x node) {
+	expr.Walk(e.Root, func(x expr.Node) {
 		switch x := x.(type) {
-		case *call:
-			fn, ok := functions[x.fn]
+		case *expr.Call:
+			fn, ok := expr.Functions[x.Fn]
 			if !ok {
-				v.d.exprErrorf(n, path, x.off, "unknown function %q (functions: %s%s)", x.fn, strings.Join(functionNames(), ", "), didYouMean(x.fn, functionNames()))
-			} else if len(x.args) < fn.minArgs || len(x.args) > fn.maxArgs {
-				v.d.exprErrorf(n, path, x.off, "%s takes %s, got %d arguments", x.fn, arity(fn), len(x.args))
+				v.d.exprErrorf(n, path, x.Off, "unknown function %q (functions: %s%s)", x.Fn, strings.Join(functionNames(), ", "), didYouMean(x.Fn, functionNames()))
+			} else if len(x.Args) < fn.MinArgs || len(x.Args) > fn.MaxArgs {
+				v.d.exprErrorf(n, path, x.Off, "%s takes %s, got %d arguments", x.Fn, arity(fn), len(x.Args))
 			}
-		case *ref:
+		case *expr.Ref:
 			v.ref(x, n, path)
 		}
 	})
 }
 
-func arity(f function) string {
-	if f.minArgs == f.maxArgs {
-		return fmt.Sprintf("%d arguments (%s)", f.minArgs, f.doc)
+func arity(f expr.Function) string {
+	if f.MinArgs == f.MaxArgs {
+		return fmt.Sprintf("%d arguments (%s)", f.MinArgs, f.Doc)
 	}
-	return fmt.Sprintf("%d to %d arguments (%s)", f.minArgs, f.maxArgs, f.doc)
+	return fmt.Sprintf("%d to %d arguments (%s)", f.MinArgs, f.MaxArgs, f.Doc)
 }
 
-func (v *validator) ref(r *ref, n *yaml.Node, path string) {
-	pname, field, hasField := strings.Cut(r.name, ".")
+func (v *validator) ref(r *expr.Ref, n *yaml.Node, path string) {
+	pname, field, hasField := strings.Cut(r.Name, ".")
 	if p := findParam(v.s.Params, pname); p != nil {
 		switch {
-		case r.hasArg || len(r.sel) > 0:
-			v.d.exprErrorf(n, path, r.off, "%s is a parameter: it takes no [ ] or { }", pname)
+		case r.HasArg || len(r.Sel) > 0:
+			v.d.exprErrorf(n, path, r.Off, "%s is a parameter: it takes no [ ] or { }", pname)
 		case !v.perRun && !v.bound[pname]:
-			v.d.exprErrorf(n, path, r.off, "parameter %s has no single value here: add it to for: or give where: one label", pname)
+			v.d.exprErrorf(n, path, r.Off, "parameter %s has no single value here: add it to for: or give where: one label", pname)
 		case hasField:
 			for _, val := range p.Values {
 				if m := deref(val.node); m == nil || m.Kind != yaml.MappingNode || !hasKey(m, field) {
-					v.d.exprErrorf(n, path, r.off, "value %q of parameter %s has no field %q", val.Label, pname, field)
+					v.d.exprErrorf(n, path, r.Off, "value %q of parameter %s has no field %q", val.Label, pname, field)
 					break
 				}
 			}
 		}
 		return
 	}
-	def, ok := metricDefs[r.name]
+	def, ok := metricDefs[r.Name]
 	if !ok {
 		valid := append(paramNames(v.s.Params), metricNames()...)
-		v.d.exprErrorf(n, path, r.off, "unknown name %q: not a parameter (%s) or a metric (see suite/catalogue.go)%s",
-			r.name, strings.Join(paramNames(v.s.Params), ", "), didYouMean(r.name, valid))
+		v.d.exprErrorf(n, path, r.Off, "unknown name %q: not a parameter (%s) or a metric (see suite/catalogue.go)%s",
+			r.Name, strings.Join(paramNames(v.s.Params), ", "), didYouMean(r.Name, valid))
 		return
 	}
 	v.arg(r, def, n, path)
-	if len(r.sel) > 0 && v.perRun {
-		v.d.exprErrorf(n, path, r.off, "%s{...}: a per-run expression sees one run; selectors choose scenarios in scenario-level checks", r.name)
+	if len(r.Sel) > 0 && v.perRun {
+		v.d.exprErrorf(n, path, r.Off, "%s{...}: a per-run expression sees one run; selectors choose scenarios in scenario-level checks", r.Name)
 	}
-	for _, si := range r.sel {
-		p := findParam(v.s.Params, si.param)
+	for _, si := range r.Sel {
+		p := findParam(v.s.Params, si.Param)
 		if p == nil {
-			v.d.exprErrorf(n, path, si.off, "unknown parameter %q in the selector %s", si.param, choices("parameters", si.param, paramNames(v.s.Params)))
-		} else if p.value(si.label) == nil {
-			v.d.exprErrorf(n, path, si.off, "parameter %s has no label %q %s", si.param, si.label, choices("labels", si.label, p.labels()))
+			v.d.exprErrorf(n, path, si.Off, "unknown parameter %q in the selector %s", si.Param, choices("parameters", si.Param, paramNames(v.s.Params)))
+		} else if p.value(si.Label) == nil {
+			v.d.exprErrorf(n, path, si.Off, "parameter %s has no label %q %s", si.Param, si.Label, choices("labels", si.Label, p.labels()))
 		}
 	}
 }
 
 // arg checks what is between [ ] against the metric's kind.
-func (v *validator) arg(r *ref, def metricDef, n *yaml.Node, path string) {
+func (v *validator) arg(r *expr.Ref, def metricDef, n *yaml.Node, path string) {
 	switch {
-	case def.arg == argNone && r.hasArg:
-		v.d.exprErrorf(n, path, r.argOff, "%s takes no [ ]", r.name)
-	case (def.arg == argFlow || def.arg == argLink || def.arg == argNodeKey || def.arg == argNode) && !r.hasArg:
-		v.d.exprErrorf(n, path, r.off, "%s needs [%s]", r.name, map[argKind]string{argFlow: "flow", argLink: "a->b", argNodeKey: "node:name", argNode: "node"}[def.arg])
-	case !r.hasArg || !v.s.namesKnown:
+	case def.arg == argNone && r.HasArg:
+		v.d.exprErrorf(n, path, r.ArgOff, "%s takes no [ ]", r.Name)
+	case (def.arg == argFlow || def.arg == argLink || def.arg == argNodeKey || def.arg == argNode) && !r.HasArg:
+		v.d.exprErrorf(n, path, r.Off, "%s needs [%s]", r.Name, map[argKind]string{argFlow: "flow", argLink: "a->b", argNodeKey: "node:name", argNode: "node"}[def.arg])
+	case !r.HasArg || !v.s.namesKnown:
 	case def.arg == argFlow || def.arg == argFlowOpt:
-		if !v.s.flowNames[r.arg] {
-			v.d.exprErrorf(n, path, r.argOff, "unknown flow %q %s", r.arg, choices("flows", r.arg, sortedSet(v.s.flowNames)))
+		if !v.s.flowNames[r.Arg] {
+			v.d.exprErrorf(n, path, r.ArgOff, "unknown flow %q %s", r.Arg, choices("flows", r.Arg, sortedSet(v.s.flowNames)))
 		}
 	case def.arg == argLink || def.arg == argLinkOpt:
-		a, b, ok := strings.Cut(r.arg, "->")
+		a, b, ok := strings.Cut(r.Arg, "->")
 		a, b = strings.TrimSpace(a), strings.TrimSpace(b)
 		if !ok {
-			v.d.exprErrorf(n, path, r.argOff, "%s[%s]: name a link direction as a->b", r.name, r.arg)
+			v.d.exprErrorf(n, path, r.ArgOff, "%s[%s]: name a link direction as a->b", r.Name, r.Arg)
 			return
 		}
 		for _, x := range []string{a, b} {
 			if !v.s.nodeNames[x] {
-				v.d.exprErrorf(n, path, r.argOff, "unknown node %q %s", x, choices("nodes", x, sortedSet(v.s.nodeNames)))
+				v.d.exprErrorf(n, path, r.ArgOff, "unknown node %q %s", x, choices("nodes", x, sortedSet(v.s.nodeNames)))
 			}
 		}
 	case def.arg == argNode:
-		if !v.s.nodeNames[r.arg] {
-			v.d.exprErrorf(n, path, r.argOff, "unknown node %q %s", r.arg, choices("nodes", r.arg, sortedSet(v.s.nodeNames)))
+		if !v.s.nodeNames[r.Arg] {
+			v.d.exprErrorf(n, path, r.ArgOff, "unknown node %q %s", r.Arg, choices("nodes", r.Arg, sortedSet(v.s.nodeNames)))
 		}
 	case def.arg == argNodeKey:
-		node, key, ok := strings.Cut(r.arg, ":")
+		node, key, ok := strings.Cut(r.Arg, ":")
 		if !ok || key == "" {
-			v.d.exprErrorf(n, path, r.argOff, "%s[%s]: write [node:name]", r.name, r.arg)
+			v.d.exprErrorf(n, path, r.ArgOff, "%s[%s]: write [node:name]", r.Name, r.Arg)
 		} else if !v.s.nodeNames[node] {
-			v.d.exprErrorf(n, path, r.argOff, "unknown node %q %s", node, choices("nodes", node, sortedSet(v.s.nodeNames)))
+			v.d.exprErrorf(n, path, r.ArgOff, "unknown node %q %s", node, choices("nodes", node, sortedSet(v.s.nodeNames)))
 		}
 	}
 }

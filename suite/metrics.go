@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/analysis"
+	"github.com/emuctl/emuctl/suite/expr"
 	"github.com/emuctl/emuctl/tc/engine"
 )
 
@@ -42,9 +43,7 @@ func newRunData(res *analysis.Result, warmupS float64, links map[string]engine.D
 	return rd
 }
 
-func missing(format string, args ...any) error {
-	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), errMissing)
-}
+func missing(format string, args ...any) error { return expr.Missing(format, args...) }
 
 // flows returns the indices of the flows a metric covers: the named flow
 // (all its parallel streams), or every flow of the kind.
@@ -63,7 +62,7 @@ func (rd *runData) flows(arg string, udp bool) []int {
 }
 
 // metric computes one metric of this run.
-func (rd *runData) metric(name, arg string) (value, error) {
+func (rd *runData) metric(name, arg string) (expr.Value, error) {
 	def := metricDefs[name]
 	switch def.arg {
 	case argLink:
@@ -75,13 +74,13 @@ func (rd *runData) metric(name, arg string) (value, error) {
 		worst, any := 0.0, false
 		for k := range rd.links {
 			if v, err := rd.linkMetric(name, k); err == nil {
-				worst, any = math.Max(worst, v.num), true
+				worst, any = math.Max(worst, v.Num), true
 			}
 		}
 		if !any {
-			return numV(0), nil // no userspace engine: the kernel (netem) keeps time
+			return expr.NumV(0), nil // no userspace engine: the kernel (netem) keeps time
 		}
-		return numV(worst), nil
+		return expr.NumV(worst), nil
 	case argNodeKey:
 		return rd.nodeKeyMetric(name, arg)
 	case argNode:
@@ -91,30 +90,30 @@ func (rd *runData) metric(name, arg string) (value, error) {
 	case "jain":
 		idx := rd.flows("", false)
 		if len(idx) < 2 {
-			return value{}, missing("Jain's index needs two or more TCP/MPTCP flows")
+			return expr.Value{}, missing("Jain's index needs two or more TCP/MPTCP flows")
 		}
 		fl := rd.pick(idx)
 		w := analysis.CommonSteadyState(fl, rd.warmup)
 		if w.Empty() {
-			return value{}, missing("the flows have no common steady window")
+			return expr.Value{}, missing("the flows have no common steady window")
 		}
 		j, _ := analysis.JainFlows(fl, w)
 		return finite(j)
 	case "delay_samples_stalled":
 		if !rd.cpuOK {
-			return value{}, missing("host stalls were not measured")
+			return expr.Value{}, missing("host stalls were not measured")
 		}
 		return rd.stalledShare()
 	case "host_stall":
 		if !rd.cpuOK {
-			return value{}, missing("host stalls were not measured")
+			return expr.Value{}, missing("host stalls were not measured")
 		}
-		return numV(rd.stall), nil
+		return expr.NumV(rd.stall), nil
 	case "cpu_max", "cpu_peak", "cpu_total":
 		if !rd.cpuOK {
-			return value{}, missing("CPU load was not measured")
+			return expr.Value{}, missing("CPU load was not measured")
 		}
-		return numV(map[string]float64{"cpu_max": rd.cpuMax, "cpu_peak": rd.cpuPeak, "cpu_total": rd.cpuTot}[name]), nil
+		return expr.NumV(map[string]float64{"cpu_max": rd.cpuMax, "cpu_peak": rd.cpuPeak, "cpu_total": rd.cpuTot}[name]), nil
 	case "goodput":
 		return rd.goodput(arg)
 	case "goodput_whole":
@@ -129,15 +128,15 @@ func (rd *runData) metric(name, arg string) (value, error) {
 		return modelMetric(rd.tack, arg)
 	case "wifi_late":
 		if rd.res.WiFi == nil {
-			return value{}, missing("the run had no Wi-Fi medium")
+			return expr.Value{}, missing("the run had no Wi-Fi medium")
 		}
-		return numV(rd.res.WiFi.LateMeanUs / 1000), nil
+		return expr.NumV(rd.res.WiFi.LateMeanUs / 1000), nil
 	case "cc":
 		idx := rd.flows(arg, false)
 		if len(idx) == 0 {
-			return value{}, missing("flow %q did not run", arg)
+			return expr.Value{}, missing("flow %q did not run", arg)
 		}
-		return strV(rd.res.Flows[idx[0]].CC), nil
+		return expr.StrV(rd.res.Flows[idx[0]].CC), nil
 	}
 	if strings.HasPrefix(name, "probe_") {
 		return rd.probeMetric(name, arg)
@@ -147,25 +146,25 @@ func (rd *runData) metric(name, arg string) (value, error) {
 	idx := rd.flows(arg, udp)
 	if len(idx) == 0 {
 		if arg != "" {
-			return value{}, missing("flow %q did not run", arg)
+			return expr.Value{}, missing("flow %q did not run", arg)
 		}
-		return value{}, missing("no %s flow in this run", map[bool]string{true: "UDP", false: "TCP/MPTCP"}[udp])
+		return expr.Value{}, missing("no %s flow in this run", map[bool]string{true: "UDP", false: "TCP/MPTCP"}[udp])
 	}
 	var vals []float64
 	for _, i := range idx {
 		v, err := rd.flowMetric(name, i)
 		if err != nil {
-			return value{}, err
+			return expr.Value{}, err
 		}
 		vals = append(vals, v)
 	}
 	if name == "retrans" || name == "recoveries" {
-		return numV(sum(vals)), nil
+		return expr.NumV(sum(vals)), nil
 	}
 	if name == "rtos" || name == "tlps" {
 		return rd.senderCounters(idx, map[string]string{"rtos": "TcpExtTCPTimeouts", "tlps": "TcpExtTCPLossProbes"}[name])
 	}
-	return numV(analysis.Mean(vals)), nil
+	return expr.NumV(analysis.Mean(vals)), nil
 }
 
 func (rd *runData) pick(idx []int) []analysis.Flow {
@@ -178,16 +177,16 @@ func (rd *runData) pick(idx []int) []analysis.Flow {
 
 // goodput is the steady goodput of a flow (its streams together) or of
 // every TCP/MPTCP flow, over their common steady window, in Mbit/s.
-func (rd *runData) goodput(arg string) (value, error) {
+func (rd *runData) goodput(arg string) (expr.Value, error) {
 	idx := rd.flows(arg, false) // with a name, any protocol
 	if len(idx) == 0 {
-		return value{}, missing("no flow %q in this run", arg)
+		return expr.Value{}, missing("no flow %q in this run", arg)
 	}
 	if len(idx) == 1 {
-		return numV(rd.sum.Flows[idx[0]].SteadyGoodputBps / 1e6), nil
+		return expr.NumV(rd.sum.Flows[idx[0]].SteadyGoodputBps / 1e6), nil
 	}
 	fl := rd.pick(idx)
-	return numV(analysis.AggregateGoodput(fl, analysis.CommonSteadyState(fl, rd.warmup)) / 1e6), nil
+	return expr.NumV(analysis.AggregateGoodput(fl, analysis.CommonSteadyState(fl, rd.warmup)) / 1e6), nil
 }
 
 func sum(x []float64) float64 {
@@ -201,7 +200,7 @@ func sum(x []float64) float64 {
 // senderCounters sums a counter over the distinct sending nodes. Only
 // non-zero deltas are recorded, so a missing name is 0 — but a node with
 // no counters at all was not read, and that is missing, not zero.
-func (rd *runData) senderCounters(idx []int, counter string) (value, error) {
+func (rd *runData) senderCounters(idx []int, counter string) (expr.Value, error) {
 	seen := map[string]bool{}
 	t := 0.0
 	for _, i := range idx {
@@ -212,15 +211,15 @@ func (rd *runData) senderCounters(idx []int, counter string) (value, error) {
 		seen[n] = true
 		c, ok := rd.res.Counters[n]
 		if !ok {
-			return value{}, missing("no kernel counters were recorded for %s in this run", n)
+			return expr.Value{}, missing("no kernel counters were recorded for %s in this run", n)
 		}
 		t += float64(c[counter])
 	}
-	return numV(t), nil
+	return expr.NumV(t), nil
 }
 
 // linkMetric reads the engine counters of one link direction.
-func (rd *runData) linkMetric(name, arg string) (value, error) {
+func (rd *runData) linkMetric(name, arg string) (expr.Value, error) {
 	key := strings.ReplaceAll(arg, " ", "")
 	switch name {
 	case "aqm_drops", "marks", "sojourn_p50", "sojourn_p95", "sojourn_p99", "queue_p50", "queue_p95":
@@ -229,41 +228,41 @@ func (rd *runData) linkMetric(name, arg string) (value, error) {
 	st, ok := rd.links[key]
 	if !ok {
 		if st, ok = rd.qdiscLink(key); !ok {
-			return value{}, missing("link %s has no link-engine or qdisc counters (unshaped?)", arg)
+			return expr.Value{}, missing("link %s has no link-engine or qdisc counters (unshaped?)", arg)
 		}
 	}
 	switch name {
 	case "link_in":
-		return numV(float64(st.InPackets)), nil
+		return expr.NumV(float64(st.InPackets)), nil
 	case "link_out":
-		return numV(float64(st.OutPackets)), nil
+		return expr.NumV(float64(st.OutPackets)), nil
 	case "loss_drops":
-		return numV(float64(st.LossDrops)), nil
+		return expr.NumV(float64(st.LossDrops)), nil
 	case "queue_drops":
-		return numV(float64(st.QueueDrops)), nil
+		return expr.NumV(float64(st.QueueDrops)), nil
 	case "loss_rate":
 		if st.InPackets == 0 {
-			return value{}, missing("no frame crossed %s", arg)
+			return expr.Value{}, missing("no frame crossed %s", arg)
 		}
-		return numV(float64(st.LossDrops) / float64(st.InPackets)), nil
+		return expr.NumV(float64(st.LossDrops) / float64(st.InPackets)), nil
 	case "queue_drop_ratio":
 		in := float64(st.InPackets) - float64(st.LossDrops)
 		if in <= 0 {
-			return value{}, missing("no frame reached the queue of %s", arg)
+			return expr.Value{}, missing("no frame reached the queue of %s", arg)
 		}
-		return numV(float64(st.QueueDrops) / in), nil
+		return expr.NumV(float64(st.QueueDrops) / in), nil
 	case "queue_peak":
-		return numV(float64(st.QueuePeak)), nil
+		return expr.NumV(float64(st.QueuePeak)), nil
 	case "engine_late_max":
-		return numV(float64(st.LateMax) / 1e6), nil
+		return expr.NumV(float64(st.LateMax) / 1e6), nil
 	case "engine_late_mean":
-		return numV(float64(st.LateMean) / 1e6), nil
+		return expr.NumV(float64(st.LateMean) / 1e6), nil
 	}
-	return value{}, fmt.Errorf("unknown link metric %s", name)
+	return expr.Value{}, fmt.Errorf("unknown link metric %s", name)
 }
 
 // nodeKeyMetric reads counter[node:Name] or sysctl[node:key].
-func (rd *runData) nodeKeyMetric(name, arg string) (value, error) {
+func (rd *runData) nodeKeyMetric(name, arg string) (expr.Value, error) {
 	node, key, _ := strings.Cut(arg, ":")
 	if strings.HasPrefix(name, "ovs_") {
 		return rd.ovsMetric(name, arg)
@@ -272,20 +271,20 @@ func (rd *runData) nodeKeyMetric(name, arg string) (value, error) {
 		c, ok := rd.res.Counters[node]
 		if !ok {
 			if !rd.isEndpoint(node) {
-				return value{}, missing("counters are recorded for flow endpoints only, and %s is not one", node)
+				return expr.Value{}, missing("counters are recorded for flow endpoints only, and %s is not one", node)
 			}
-			return value{}, missing("no kernel counters were recorded for %s in this run", node)
+			return expr.Value{}, missing("no kernel counters were recorded for %s in this run", node)
 		}
-		return numV(float64(c[key])), nil
+		return expr.NumV(float64(c[key])), nil
 	}
 	if name == "iface" {
 		return rd.ifaceSetting(node, key)
 	}
 	v, ok := rd.res.Conditions["sysctl."+node+"."+key]
 	if !ok {
-		return value{}, missing("sysctl %s was not recorded in %s (flow endpoints only, traffic's list of TCP keys)", key, node)
+		return expr.Value{}, missing("sysctl %s was not recorded in %s (flow endpoints only, traffic's list of TCP keys)", key, node)
 	}
-	return strV(v), nil
+	return expr.StrV(v), nil
 }
 
 func (rd *runData) isEndpoint(node string) bool {
@@ -297,21 +296,21 @@ func (rd *runData) isEndpoint(node string) bool {
 	return false
 }
 
-func finite(v float64) (value, error) {
+func finite(v float64) (expr.Value, error) {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return value{}, missing("not defined for this run")
+		return expr.Value{}, missing("not defined for this run")
 	}
-	return numV(v), nil
+	return expr.NumV(v), nil
 }
 
 // idleRTT is a flow's idle-path RTT, or the smallest over all flows.
-func (rd *runData) idleRTT(arg string) (value, error) {
+func (rd *runData) idleRTT(arg string) (expr.Value, error) {
 	if arg != "" {
 		v, ok := rd.idle[arg]
 		if !ok {
-			return value{}, missing("no idle ping reply for flow %s", arg)
+			return expr.Value{}, missing("no idle ping reply for flow %s", arg)
 		}
-		return numV(v), nil
+		return expr.NumV(v), nil
 	}
 	best := math.Inf(1)
 	for _, v := range rd.idle {
@@ -322,28 +321,28 @@ func (rd *runData) idleRTT(arg string) (value, error) {
 
 // ifaceSetting reads "gro" from the recorded "iface.node.if" condition
 // ("rx-csum=on ... gro=off mtu=1500 ...").
-func (rd *runData) ifaceSetting(node, key string) (value, error) {
+func (rd *runData) ifaceSetting(node, key string) (expr.Value, error) {
 	i := strings.LastIndex(key, ".")
 	if i <= 0 {
-		return value{}, fmt.Errorf("iface[%s:%s]: write [node:iface.key], e.g. [srv:srv-eth0.gro]", node, key)
+		return expr.Value{}, fmt.Errorf("iface[%s:%s]: write [node:iface.key], e.g. [srv:srv-eth0.gro]", node, key)
 	}
 	ifc, k := key[:i], key[i+1:]
 	desc, ok := rd.res.Conditions["iface."+node+"."+ifc]
 	if !ok {
-		return value{}, missing("interface %s of %s was not recorded (nodes on a flow's path only)", ifc, node)
+		return expr.Value{}, missing("interface %s of %s was not recorded (nodes on a flow's path only)", ifc, node)
 	}
 	for _, f := range strings.Fields(desc) {
 		if kk, v, ok := strings.Cut(f, "="); ok && kk == k {
-			return strV(v), nil
+			return expr.StrV(v), nil
 		}
 	}
-	return value{}, missing("interface %s of %s has no setting %q in %q", ifc, node, k, desc)
+	return expr.Value{}, missing("interface %s of %s has no setting %q in %q", ifc, node, k, desc)
 }
 
 // wholeAggregate is every TCP/MPTCP flow's payload over the span from
 // the first start to the last end, in Mbit/s: an upper bound that no
 // window placement can inflate.
-func (rd *runData) wholeAggregate() (value, error) {
+func (rd *runData) wholeAggregate() (expr.Value, error) {
 	var bytes, from, to float64
 	first := true
 	for _, i := range rd.flows("", false) {
@@ -359,29 +358,29 @@ func (rd *runData) wholeAggregate() (value, error) {
 		first = false
 	}
 	if first || to <= from {
-		return value{}, missing("no TCP/MPTCP flow in this run")
+		return expr.Value{}, missing("no TCP/MPTCP flow in this run")
 	}
-	return numV(bytes * 8 / (to - from) / 1e6), nil
+	return expr.NumV(bytes * 8 / (to - from) / 1e6), nil
 }
 
 // queueMetric reads what traffic recorded of a link direction's queue
 // (either backend): its discipline's drops and marks, sojourn and sampled
 // occupancy percentiles.
-func (rd *runData) queueMetric(name, key string) (value, error) {
+func (rd *runData) queueMetric(name, key string) (expr.Value, error) {
 	// the link engine's own counters cover every engine link, also those
 	// no flow's resolved path names
 	if st, ok := rd.links[key]; ok && name != "queue_p50" && name != "queue_p95" {
 		ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 		switch name {
 		case "aqm_drops":
-			return numV(float64(st.AQMDrops)), nil
+			return expr.NumV(float64(st.AQMDrops)), nil
 		case "marks":
-			return numV(float64(st.Marks)), nil
+			return expr.NumV(float64(st.Marks)), nil
 		}
 		if st.Sojourn.Packets == 0 {
-			return value{}, missing("no packet went through the queue of %s", key)
+			return expr.Value{}, missing("no packet went through the queue of %s", key)
 		}
-		return numV(map[string]float64{"sojourn_p50": ms(st.Sojourn.P50), "sojourn_p95": ms(st.Sojourn.P95), "sojourn_p99": ms(st.Sojourn.P99)}[name]), nil
+		return expr.NumV(map[string]float64{"sojourn_p50": ms(st.Sojourn.P50), "sojourn_p95": ms(st.Sojourn.P95), "sojourn_p99": ms(st.Sojourn.P99)}[name]), nil
 	}
 	a, b, _ := strings.Cut(key, "->")
 	for _, l := range rd.res.Links {
@@ -390,25 +389,25 @@ func (rd *runData) queueMetric(name, key string) (value, error) {
 		}
 		switch name {
 		case "aqm_drops":
-			return numV(float64(l.AQMDrops)), nil
+			return expr.NumV(float64(l.AQMDrops)), nil
 		case "marks":
-			return numV(float64(l.Marks)), nil
+			return expr.NumV(float64(l.Marks)), nil
 		case "queue_p50", "queue_p95":
 			if l.QueueSamples == 0 {
-				return value{}, missing("the queue of %s was not sampled (unshaped, or no rate)", key)
+				return expr.Value{}, missing("the queue of %s was not sampled (unshaped, or no rate)", key)
 			}
 			if name == "queue_p50" {
-				return numV(l.QueueP50Pkts), nil
+				return expr.NumV(l.QueueP50Pkts), nil
 			}
-			return numV(l.QueueP95Pkts), nil
+			return expr.NumV(l.QueueP95Pkts), nil
 		}
 		if l.SojournFrom == "" {
-			return value{}, missing("no queueing delay was measured on %s (unshaped, or no rate)", key)
+			return expr.Value{}, missing("no queueing delay was measured on %s (unshaped, or no rate)", key)
 		}
 		ms := map[string]float64{"sojourn_p50": l.SojournP50Ms, "sojourn_p95": l.SojournP95Ms, "sojourn_p99": l.SojournP99Ms}[name]
-		return numV(ms), nil
+		return expr.NumV(ms), nil
 	}
-	return value{}, missing("no flow crossed %s", key)
+	return expr.Value{}, missing("no flow crossed %s", key)
 }
 
 // qdiscLink stands in for engine counters on kernel-shaped links (netem):
@@ -440,7 +439,7 @@ func (rd *runData) qdiscLink(key string) (engine.DirStats, bool) {
 // stalledShare is the share of the run's delay samples (probe RTTs and
 // UDP one-way delays, in their steady windows) whose flight overlapped a
 // host stall span.
-func (rd *runData) stalledShare() (value, error) {
+func (rd *runData) stalledShare() (expr.Value, error) {
 	kept, dropped := 0, 0
 	for i := range rd.res.Probes {
 		d, n := analysis.ProbeRTTsMsUnstalled(&rd.res.Probes[i], rd.sum.Probes[i].Window, rd.stalls)
@@ -451,7 +450,7 @@ func (rd *runData) stalledShare() (value, error) {
 		kept, dropped = kept+len(d), dropped+n
 	}
 	if kept+dropped == 0 {
-		return value{}, missing("no delay samples (no probe, no UDP flow)")
+		return expr.Value{}, missing("no delay samples (no probe, no UDP flow)")
 	}
-	return numV(float64(dropped) / float64(kept+dropped)), nil
+	return expr.NumV(float64(dropped) / float64(kept+dropped)), nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/emuctl/emuctl/analysis"
+	"github.com/emuctl/emuctl/suite/expr"
 )
 
 // flowMetric computes a per-flow metric of flow i.
@@ -180,7 +181,7 @@ func b2f(b bool) float64 {
 }
 
 // probeMetric summarises the probes of a flow (or all probes).
-func (rd *runData) probeMetric(name, arg string) (value, error) {
+func (rd *runData) probeMetric(name, arg string) (expr.Value, error) {
 	var vals []float64
 	for i := range rd.res.Probes {
 		p := &rd.res.Probes[i]
@@ -199,7 +200,7 @@ func (rd *runData) probeMetric(name, arg string) (value, error) {
 		case "probe_rtt_p99_unstalled":
 			d, _ := analysis.ProbeRTTsMsUnstalled(p, ps.Window, rd.stalls)
 			if err := noDelaySample(p.ID, len(d)); err != nil {
-				return value{}, err
+				return expr.Value{}, err
 			}
 			v = analysis.Summarise(d).P99
 		case "probe_rtt_max":
@@ -211,18 +212,18 @@ func (rd *runData) probeMetric(name, arg string) (value, error) {
 		case "probe_loss":
 			v = ps.Loss
 		default:
-			return value{}, fmt.Errorf("unknown probe metric %s", name)
+			return expr.Value{}, fmt.Errorf("unknown probe metric %s", name)
 		}
 		if name != "probe_loss" && ps.RTTMs.N == 0 && name != "probe_rtt_min" {
-			return value{}, missing("probe %s got no reply after the warm-up", p.ID)
+			return expr.Value{}, missing("probe %s got no reply after the warm-up", p.ID)
 		}
 		vals = append(vals, v)
 	}
 	if len(vals) == 0 {
 		if arg != "" {
-			return value{}, missing("flow %s has no probe (add probe: icmp to it)", arg)
+			return expr.Value{}, missing("flow %s has no probe (add probe: icmp to it)", arg)
 		}
-		return value{}, missing("no probe in this run")
+		return expr.Value{}, missing("no probe in this run")
 	}
 	if name == "probe_rtt_min" {
 		m := math.Inf(1)

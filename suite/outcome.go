@@ -2,6 +2,8 @@ package suite
 
 import (
 	"time"
+
+	"github.com/emuctl/emuctl/suite/expr"
 )
 
 // Outcome is what a suite run produced: every run, every check, and
@@ -73,7 +75,7 @@ func (r *RunRecord) Valid() bool {
 func (r *RunRecord) measured() bool { return r.data != nil || r.ref != nil }
 
 // metric evaluates a metric on the run's results.
-func (r *RunRecord) metric(name, arg string) (value, error) {
+func (r *RunRecord) metric(name, arg string) (expr.Value, error) {
 	if r.ref != nil {
 		return r.ref.metric(name, arg)
 	}

@@ -28,8 +28,8 @@ var limitedNames = []string{"limited_net", "limited_rwnd", "limited_sndbuf", "li
 func standardMetrics(rd *runData) map[string]float64 {
 	out := map[string]float64{}
 	for _, n := range standardNames {
-		if v, err := rd.metric(n, ""); err == nil && !v.isStr && !math.IsNaN(v.num) {
-			out[n] = v.num
+		if v, err := rd.metric(n, ""); err == nil && !v.IsStr && !math.IsNaN(v.Num) {
+			out[n] = v.Num
 		}
 	}
 	for _, f := range rd.res.Flows {
@@ -38,14 +38,14 @@ func standardMetrics(rd *runData) map[string]float64 {
 			id = f.Group
 		}
 		if v, err := rd.metric("goodput", id); err == nil {
-			out["goodput["+id+"]"] = v.num
+			out["goodput["+id+"]"] = v.Num
 		}
 		for _, n := range limitedNames {
 			if strings.HasSuffix(n, "_fast") && f.Proto != "mptcp" {
 				continue
 			}
 			if v, err := rd.metric(n, id); err == nil {
-				out[n+"["+id+"]"] = v.num
+				out[n+"["+id+"]"] = v.Num
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/suite/expr"
 )
 
 // ovsQueue is one OVS QoS queue's kernel counters.
@@ -44,19 +45,19 @@ func ovsDeltas(before, after map[string]ovsQueue) map[string]ovsQueue {
 }
 
 // ovsMetric is ovs_queue_drops / ovs_queue_sent / ovs_drop_ratio of a port.
-func (rd *runData) ovsMetric(name, port string) (value, error) {
+func (rd *runData) ovsMetric(name, port string) (expr.Value, error) {
 	q, ok := rd.ovs[port]
 	if !ok {
-		return value{}, missing("no OVS QoS queue on %s (ports with qos: only)", port)
+		return expr.Value{}, missing("no OVS QoS queue on %s (ports with qos: only)", port)
 	}
 	switch name {
 	case "ovs_queue_drops":
-		return numV(float64(q.Drops)), nil
+		return expr.NumV(float64(q.Drops)), nil
 	case "ovs_queue_sent":
-		return numV(float64(q.Packets)), nil
+		return expr.NumV(float64(q.Packets)), nil
 	}
 	if q.Packets+q.Drops == 0 {
-		return value{}, missing("no packet reached the queue of %s", port)
+		return expr.Value{}, missing("no packet reached the queue of %s", port)
 	}
-	return numV(float64(q.Drops) / float64(q.Packets+q.Drops)), nil
+	return expr.NumV(float64(q.Drops) / float64(q.Packets+q.Drops)), nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/emuctl/emuctl/analysis"
 	"github.com/emuctl/emuctl/analysis/report"
+	"github.com/emuctl/emuctl/suite/expr"
 	"gonum.org/v1/plot"
 )
 
@@ -21,7 +22,7 @@ type figure struct {
 func makePlots(o *Outcome, p *Plan) ([]figure, error) {
 	plots := p.Suite.Plots
 	if len(plots) == 0 {
-		e, _ := parseExpr("goodput")
+		e, _ := expr.Parse("goodput")
 		plots = []*Plot{{Kind: "bars", Metric: e, Title: "Steady goodput per scenario", Unit: "Mbit/s"}}
 	}
 	var out []figure
@@ -72,8 +73,8 @@ func drawPlot(o *Outcome, p *Plan, pl *Plot, i int) ([]figure, error) {
 		for _, sc := range scens {
 			var vals []float64
 			for _, r := range validRuns(o, sc.Name) {
-				if v, err := pl.Metric.eval(runEnv{sc: sc, rec: r}); err == nil && !v.isStr {
-					vals = append(vals, v.num)
+				if v, err := pl.Metric.Eval(runEnv{sc: sc, rec: r}); err == nil && !v.IsStr {
+					vals = append(vals, v.Num)
 				}
 			}
 			if len(vals) > 0 {
@@ -183,7 +184,7 @@ func tackPlot(o *Outcome, p *Plan, pl *Plot, scens []*Scenario, base string) ([]
 				g, err1 := r.data.metric("goodput", f.ID)
 				a, err2 := r.data.metric("ack_rate", f.ID)
 				if err1 == nil && err2 == nil {
-					meas = append(meas, analysis.Measured{Name: shortName(p, sc), X: g.num, Hz: a.num})
+					meas = append(meas, analysis.Measured{Name: shortName(p, sc), X: g.Num, Hz: a.Num})
 				}
 			}
 		}

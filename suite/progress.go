@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/emuctl/emuctl/suite/expr"
 )
 
 // progress reports runs as they go: on a terminal a bar with elapsed
@@ -165,13 +167,13 @@ func runLine(rec *RunRecord) string {
 	}
 	s := ""
 	if g, ok := rec.Metrics["goodput"]; ok {
-		s = fmt.Sprintf("goodput %s Mbit/s", fmtNum(g))
+		s = fmt.Sprintf("goodput %s Mbit/s", expr.FmtNum(g))
 	}
 	if v, ok := rec.Metrics["srtt"]; ok {
-		s += fmt.Sprintf(", srtt %s ms", fmtNum(v))
+		s += fmt.Sprintf(", srtt %s ms", expr.FmtNum(v))
 	}
 	if v, ok := rec.Metrics["probe_rtt_p95"]; ok {
-		s += fmt.Sprintf(", probe p95 %s ms", fmtNum(v))
+		s += fmt.Sprintf(", probe p95 %s ms", expr.FmtNum(v))
 	}
 	if len(rec.Invalid) > 0 {
 		return "INVALID " + strings.Join(rec.Invalid, "; ") + " — " + s

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/emuctl/emuctl/suite/expr"
 )
 
 // refData is one reference-engine run converted into the suite's metric
@@ -124,24 +126,24 @@ var refUDP = map[string]bool{"udp_loss": true, "owd_mean": true, "owd_p95": true
 
 // metric evaluates one metric on the converted run, as runData.metric
 // does on a Linux run.
-func (rd *refData) metric(name, arg string) (value, error) {
+func (rd *refData) metric(name, arg string) (expr.Value, error) {
 	def, known := metricDefs[name]
 	if !known {
-		return value{}, fmt.Errorf("unknown metric %s", name)
+		return expr.Value{}, fmt.Errorf("unknown metric %s", name)
 	}
 	switch def.arg {
 	case argLink:
 		l, ok := rd.links[arg]
 		if !ok {
-			return value{}, missing("the reference program reports no link %s", arg)
+			return expr.Value{}, missing("the reference program reports no link %s", arg)
 		}
 		v, ok := l[name]
 		if !ok {
-			return value{}, missing("the reference program does not count %s", name)
+			return expr.Value{}, missing("the reference program does not count %s", name)
 		}
-		return numV(v), nil
+		return expr.NumV(v), nil
 	case argLinkOpt, argNodeKey, argNode:
-		return value{}, missing("%s is measured on a lab, not in the simulator", name)
+		return expr.Value{}, missing("%s is measured on a lab, not in the simulator", name)
 	}
 	if name == "jain" {
 		var x []float64
@@ -151,27 +153,27 @@ func (rd *refData) metric(name, arg string) (value, error) {
 			}
 		}
 		if len(x) < 2 {
-			return value{}, missing("Jain's index needs two or more TCP flows")
+			return expr.Value{}, missing("Jain's index needs two or more TCP flows")
 		}
 		s, s2 := 0.0, 0.0
 		for _, v := range x {
 			s, s2 = s+v, s2+v*v
 		}
 		if s2 == 0 {
-			return value{}, missing("no goodput")
+			return expr.Value{}, missing("no goodput")
 		}
-		return numV(s * s / (float64(len(x)) * s2)), nil
+		return expr.NumV(s * s / (float64(len(x)) * s2)), nil
 	}
 	if arg != "" {
 		f, ok := rd.flows[arg]
 		if !ok {
-			return value{}, missing("flow %q did not run in the simulator", arg)
+			return expr.Value{}, missing("flow %q did not run in the simulator", arg)
 		}
 		v, ok := f.m[name]
 		if !ok || math.IsNaN(v) {
-			return value{}, missing("the simulator does not measure %s", name)
+			return expr.Value{}, missing("the simulator does not measure %s", name)
 		}
-		return numV(v), nil
+		return expr.NumV(v), nil
 	}
 	var vals []float64
 	for _, n := range rd.names {
@@ -184,12 +186,12 @@ func (rd *refData) metric(name, arg string) (value, error) {
 		}
 	}
 	if len(vals) == 0 {
-		return value{}, missing("the simulator does not measure %s", name)
+		return expr.Value{}, missing("the simulator does not measure %s", name)
 	}
 	if refSummed[name] {
-		return numV(sum(vals)), nil
+		return expr.NumV(sum(vals)), nil
 	}
-	return numV(sum(vals) / float64(len(vals))), nil
+	return expr.NumV(sum(vals) / float64(len(vals))), nil
 }
 
 // refMetrics are a converted run's standard metrics (runs.csv, the
@@ -197,8 +199,8 @@ func (rd *refData) metric(name, arg string) (value, error) {
 func refMetrics(rd *refData) map[string]float64 {
 	out := map[string]float64{}
 	for _, n := range standardNames {
-		if v, err := rd.metric(n, ""); err == nil && !v.isStr && !math.IsNaN(v.num) {
-			out[n] = v.num
+		if v, err := rd.metric(n, ""); err == nil && !v.IsStr && !math.IsNaN(v.Num) {
+			out[n] = v.Num
 		}
 	}
 	for _, n := range rd.names {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/emuctl/emuctl/suite/expr"
 	"github.com/emuctl/emuctl/validate"
 )
 
@@ -278,7 +279,7 @@ func refView(c *Check, cr *CheckResult, named bool) *RefCheck {
 func perRunValues(items []Item) []float64 {
 	var out []float64
 	for _, it := range items {
-		if f, ok := scalarNumber(it.Value); ok {
+		if f, ok := expr.ScalarNumber(it.Value); ok {
 			out = append(out, f)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/emuctl/emuctl/suite/expr"
 )
 
 // refSuite is a sack-reno-like suite with an ns-3 reference block that
@@ -110,10 +112,10 @@ func TestCheckReference(t *testing.T) {
 // ns3Line is what sack-reno prints (fields trimmed), with goodput g, rtos
 // and loss drops.
 func ns3Line(g float64, rtos, drops int) []byte {
-	return []byte(`{"program":"sack-reno","flows":{"bulk":{"proto":"tcp","cc":"linux-reno","goodput_mbps":` + fmtNum(g) +
-		`,"goodput_whole_mbps":` + fmtNum(g*0.9) + `,"srtt_ms":5.1,"srtt_p95_ms":null,"segments_sent":1000,"retrans":50,"rtos":` +
-		fmtNum(float64(rtos)) + `,"tlps":0,"recoveries":20,"recovery_mean_ms":30,"cwnd_mean_bytes":14480}},` +
-		`"links":{"sta->srv":{"in":1000,"loss_drops":` + fmtNum(float64(drops)) + `,"queue_drops":0,"out":950,"queue_peak":3}},"cpu_s":0.25}`)
+	return []byte(`{"program":"sack-reno","flows":{"bulk":{"proto":"tcp","cc":"linux-reno","goodput_mbps":` + expr.FmtNum(g) +
+		`,"goodput_whole_mbps":` + expr.FmtNum(g*0.9) + `,"srtt_ms":5.1,"srtt_p95_ms":null,"segments_sent":1000,"retrans":50,"rtos":` +
+		expr.FmtNum(float64(rtos)) + `,"tlps":0,"recoveries":20,"recovery_mean_ms":30,"cwnd_mean_bytes":14480}},` +
+		`"links":{"sta->srv":{"in":1000,"loss_drops":` + expr.FmtNum(float64(drops)) + `,"queue_drops":0,"out":950,"queue_peak":3}},"cpu_s":0.25}`)
 }
 
 func TestRefConversion(t *testing.T) {
@@ -130,8 +132,8 @@ func TestRefConversion(t *testing.T) {
 		{"link_in", "sta->srv", 1000}, {"loss_rate", "sta->srv", 0.05}, {"queue_drop_ratio", "sta->srv", 0},
 	} {
 		v, err := rd.metric(c.name, c.arg)
-		if err != nil || v.isStr || abs(v.num-c.want) > 1e-9 {
-			t.Errorf("%s[%s] = %v, %v; want %g", c.name, c.arg, v.num, err, c.want)
+		if err != nil || v.IsStr || abs(v.Num-c.want) > 1e-9 {
+			t.Errorf("%s[%s] = %v, %v; want %g", c.name, c.arg, v.Num, err, c.want)
 		}
 	}
 	// Not measured by the simulator (null, a lab's, an unknown flow): missing, never 0.
@@ -169,8 +171,8 @@ func TestRefConversionDumbbell(t *testing.T) {
 		{"jitter", "voice", 0.5}, {"queue_drop_ratio", "hop1", 0.1},
 	} {
 		v, err := rd.metric(c.name, c.arg)
-		if err != nil || abs(v.num-c.want) > 1e-9 {
-			t.Errorf("%s[%s] = %v, %v; want %g", c.name, c.arg, v.num, err, c.want)
+		if err != nil || abs(v.Num-c.want) > 1e-9 {
+			t.Errorf("%s[%s] = %v, %v; want %g", c.name, c.arg, v.Num, err, c.want)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/analysis"
+	"github.com/emuctl/emuctl/suite/expr"
 )
 
 // reportColumns are the scenario-table metrics, in order, when present.
@@ -237,7 +238,7 @@ func scenarioTable(b *strings.Builder, o *Outcome, p *Plan) {
 			}
 			s := "—"
 			if len(vals) > 0 {
-				s = fmtNum(analysis.Median(vals))
+				s = expr.FmtNum(analysis.Median(vals))
 				if reportColumns[i].name == "cpu_total" || reportColumns[i].name == "udp_loss" {
 					s = fmtPct(analysis.Median(vals))
 				}
@@ -246,7 +247,7 @@ func scenarioTable(b *strings.Builder, o *Outcome, p *Plan) {
 			if refCol[i] {
 				s = "—"
 				if v, ok := ref[sc.Name][reportColumns[i].name]; ok {
-					s = fmtNum(v)
+					s = expr.FmtNum(v)
 					if reportColumns[i].name == "udp_loss" {
 						s = fmtPct(v)
 					}

@@ -48,15 +48,15 @@ func TestLimitedMetricsAndTable(t *testing.T) {
 	rd := runs[0].data
 	for name, want := range map[string]float64{"busy_fast": 0.6, "limited_sndbuf_fast": 0.4} {
 		v, err := rd.metric(name, "bulk")
-		if err != nil || v.num < want-1e-6 || v.num > want+1e-6 {
-			t.Errorf("%s[bulk] = %v, %v; want %g", name, v.num, err, want)
+		if err != nil || v.Num < want-1e-6 || v.Num > want+1e-6 {
+			t.Errorf("%s[bulk] = %v, %v; want %g", name, v.Num, err, want)
 		}
 	}
 	net, _ := rd.metric("limited_net", "")
 	sndbuf, _ := rd.metric("limited_sndbuf", "bulk")
 	app, _ := rd.metric("limited_app", "bulk")
-	if net.num < 0.6 || sndbuf.num < 0.25 || net.num+sndbuf.num+app.num < 0.999 {
-		t.Errorf("connection: network %.3f, send buffer %.3f, application %.3f", net.num, sndbuf.num, app.num)
+	if net.Num < 0.6 || sndbuf.Num < 0.25 || net.Num+sndbuf.Num+app.Num < 0.999 {
+		t.Errorf("connection: network %.3f, send buffer %.3f, application %.3f", net.Num, sndbuf.Num, app.Num)
 	}
 	if _, err := rd.metric("limited_rwnd", "nosuch"); err == nil {
 		t.Error("an unknown flow gave a value")

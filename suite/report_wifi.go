@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/emuctl/emuctl/analysis"
+	"github.com/emuctl/emuctl/suite/expr"
 )
 
 // wifiTables writes what the Wi-Fi medium did in each scenario (medians
@@ -31,7 +32,7 @@ func wifiTables(b *strings.Builder, o *Outcome, p *Plan) {
 				k := fkey{sc.Name, f}
 				model[k] = append(model[k], v)
 				if g, err := r.data.goodput(f); err == nil {
-					meas[k] = append(meas[k], g.num)
+					meas[k] = append(meas[k], g.Num)
 				}
 			}
 		}
@@ -69,17 +70,17 @@ func wifiTables(b *strings.Builder, o *Outcome, p *Plan) {
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", k.scen, k.node, rs[len(rs)-1].Rate,
 			fmtPct(med(func(r analysis.WiFiRadio) float64 { return r.AirtimeShare })),
-			fmtNum(med(func(r analysis.WiFiRadio) float64 { return float64(r.Frames) })),
-			fmtNum(med(func(r analysis.WiFiRadio) float64 {
+			expr.FmtNum(med(func(r analysis.WiFiRadio) float64 { return float64(r.Frames) })),
+			expr.FmtNum(med(func(r analysis.WiFiRadio) float64 {
 				if r.Frames == 0 {
 					return 0
 				}
 				return float64(r.Retries) / float64(r.Frames)
 			})),
-			fmtNum(med(func(r analysis.WiFiRadio) float64 { return float64(r.Collisions) })),
-			fmtNum(med(func(r analysis.WiFiRadio) float64 { return r.PER })),
-			fmtNum(med(func(r analysis.WiFiRadio) float64 { return float64(r.Failed) })),
-			fmtNum(med(func(r analysis.WiFiRadio) float64 { return float64(r.Dropped) })))
+			expr.FmtNum(med(func(r analysis.WiFiRadio) float64 { return float64(r.Collisions) })),
+			expr.FmtNum(med(func(r analysis.WiFiRadio) float64 { return r.PER })),
+			expr.FmtNum(med(func(r analysis.WiFiRadio) float64 { return float64(r.Failed) })),
+			expr.FmtNum(med(func(r analysis.WiFiRadio) float64 { return float64(r.Dropped) })))
 	}
 	b.WriteString("\n")
 	if len(model) == 0 {
@@ -98,7 +99,7 @@ func wifiTables(b *strings.Builder, o *Outcome, p *Plan) {
 	})
 	for _, k := range fks {
 		m, g := analysis.Median(model[k]), analysis.Median(meas[k])
-		fmt.Fprintf(b, "| %s | %s | %s Mbit/s | %s Mbit/s | %.3f |\n", k.scen, k.flow, fmtNum(round3(g)), fmtNum(round3(m)), g/m)
+		fmt.Fprintf(b, "| %s | %s | %s Mbit/s | %s Mbit/s | %.3f |\n", k.scen, k.flow, expr.FmtNum(round3(g)), expr.FmtNum(round3(m)), g/m)
 	}
 	b.WriteString("\n")
 }

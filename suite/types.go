@@ -3,6 +3,7 @@ package suite
 import (
 	"time"
 
+	"github.com/emuctl/emuctl/suite/expr"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/traffic"
 	"go.yaml.in/yaml/v3"
@@ -115,9 +116,9 @@ type Check struct {
 	For []string `json:"for,omitempty"`
 	// Expect must hold; Show is the number printed (default: the left
 	// side of Expect's comparison).
-	Expect   *Expr     `json:"expect,omitempty"`
-	Show     *Expr     `json:"show,omitempty"`
-	Monotone *Monotone `json:"monotone,omitempty"`
+	Expect   *expr.Expr `json:"expect,omitempty"`
+	Show     *expr.Expr `json:"show,omitempty"`
+	Monotone *Monotone  `json:"monotone,omitempty"`
 	// Paper is the study's value as the study states it; Note explains.
 	Paper string `json:"paper,omitempty"`
 	Note  string `json:"note,omitempty"`
@@ -129,11 +130,11 @@ type Check struct {
 
 // Monotone checks that a value grows (or shrinks) along a parameter.
 type Monotone struct {
-	Value      *Expr   `json:"value"`
-	Over       string  `json:"over"`
-	Increasing bool    `json:"increasing"`
-	Slack      float64 `json:"slack"`      // relative noise allowance, e.g. 0.1
-	Inversions int     `json:"inversions"` // steps allowed to go the wrong way within the slack
+	Value      *expr.Expr `json:"value"`
+	Over       string     `json:"over"`
+	Increasing bool       `json:"increasing"`
+	Slack      float64    `json:"slack"`      // relative noise allowance, e.g. 0.1
+	Inversions int        `json:"inversions"` // steps allowed to go the wrong way within the slack
 }
 
 // Plot is one figure of the report.
@@ -142,9 +143,9 @@ type Plot struct {
 	// cwnd (time series of the first repetition of each scenario),
 	// rtt_cdf (probe RTT CDF per scenario) or tack (the TACK model sweep
 	// with the measured ACK rates).
-	Kind   string  `json:"kind"`
-	Metric *Expr   `json:"metric,omitempty"`
-	Title  string  `json:"title,omitempty"`
-	Unit   string  `json:"unit,omitempty"`
-	Where  Binding `json:"where,omitempty"`
+	Kind   string     `json:"kind"`
+	Metric *expr.Expr `json:"metric,omitempty"`
+	Title  string     `json:"title,omitempty"`
+	Unit   string     `json:"unit,omitempty"`
+	Where  Binding    `json:"where,omitempty"`
 }

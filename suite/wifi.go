@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/analysis"
+	"github.com/emuctl/emuctl/suite/expr"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/wifi"
 	"github.com/emuctl/emuctl/wifi/model"
@@ -28,60 +29,60 @@ func (rd *runData) wifiRadio(node string) (analysis.WiFiRadio, error) {
 	return analysis.WiFiRadio{}, missing("node %s has no radio on the medium", node)
 }
 
-func (rd *runData) wifiMetric(name, node string) (value, error) {
+func (rd *runData) wifiMetric(name, node string) (expr.Value, error) {
 	r, err := rd.wifiRadio(node)
 	if err != nil {
-		return value{}, err
+		return expr.Value{}, err
 	}
 	switch name {
 	case "wifi_airtime":
-		return numV(r.AirtimeShare), nil
+		return expr.NumV(r.AirtimeShare), nil
 	case "wifi_frames":
-		return numV(float64(r.Frames)), nil
+		return expr.NumV(float64(r.Frames)), nil
 	case "wifi_retries":
 		if r.Frames == 0 {
-			return value{}, missing("node %s sent no frames", node)
+			return expr.Value{}, missing("node %s sent no frames", node)
 		}
-		return numV(float64(r.Retries) / float64(r.Frames)), nil
+		return expr.NumV(float64(r.Retries) / float64(r.Frames)), nil
 	case "wifi_collisions":
-		return numV(float64(r.Collisions)), nil
+		return expr.NumV(float64(r.Collisions)), nil
 	case "wifi_per":
-		return numV(r.PER), nil
+		return expr.NumV(r.PER), nil
 	case "wifi_lost":
-		return numV(float64(r.Failed)), nil
+		return expr.NumV(float64(r.Failed)), nil
 	case "wifi_loss":
 		if r.Frames <= r.Dropped {
-			return value{}, missing("node %s sent no frames on the air", node)
+			return expr.Value{}, missing("node %s sent no frames on the air", node)
 		}
-		return numV(float64(r.Failed) / float64(r.Frames-r.Dropped)), nil
+		return expr.NumV(float64(r.Failed) / float64(r.Frames-r.Dropped)), nil
 	case "wifi_drops":
-		return numV(float64(r.Dropped)), nil
+		return expr.NumV(float64(r.Dropped)), nil
 	case "wifi_rate":
-		return strV(r.Rate), nil
+		return expr.StrV(r.Rate), nil
 	}
-	return value{}, fmt.Errorf("unknown Wi-Fi metric %s", name)
+	return expr.Value{}, fmt.Errorf("unknown Wi-Fi metric %s", name)
 }
 
-func (rd *runData) wifiModel(flow string) (value, error) {
+func (rd *runData) wifiModel(flow string) (expr.Value, error) {
 	return modelMetric(rd.wifi, flow)
 }
 
-func modelMetric(m map[string]float64, flow string) (value, error) {
+func modelMetric(m map[string]float64, flow string) (expr.Value, error) {
 	if flow != "" {
 		v, ok := m[flow]
 		if !ok {
-			return value{}, missing("flow %s crosses no Wi-Fi hop the model predicts", flow)
+			return expr.Value{}, missing("flow %s crosses no Wi-Fi hop the model predicts", flow)
 		}
-		return numV(v), nil
+		return expr.NumV(v), nil
 	}
 	if len(m) == 0 {
-		return value{}, missing("no flow crosses a Wi-Fi hop the model predicts")
+		return expr.Value{}, missing("no flow crosses a Wi-Fi hop the model predicts")
 	}
 	s := 0.0
 	for _, v := range m {
 		s += v
 	}
-	return numV(s), nil
+	return expr.NumV(s), nil
 }
 
 // airFlow is one flow's use of a BSS: who transmits its data on the air.

@@ -1,4 +1,4 @@
-package suite
+package expr
 
 import (
 	"math"
@@ -7,12 +7,12 @@ import (
 	"github.com/emuctl/emuctl/analysis"
 )
 
-// function is a pure function usable in expressions. Rates are Mbit/s,
+// Function is a pure function usable in expressions. Rates are Mbit/s,
 // times ms, probabilities fractions, as everywhere in expressions.
-type function struct {
-	minArgs, maxArgs int
-	doc              string
-	f                func(a []float64) float64
+type Function struct {
+	MinArgs, MaxArgs int
+	Doc              string
+	F                func(a []float64) float64
 }
 
 // opt returns a[i] or def when the argument was left out.
@@ -27,7 +27,7 @@ func tackParams(a []float64, from int) analysis.TACKParams {
 	return analysis.TACKParams{Beta: opt(a, from, 4), L: opt(a, from+1, 2), MSSBytes: opt(a, from+2, 1500)}
 }
 
-var functions = map[string]function{
+var Functions = map[string]Function{
 	"abs":  {1, 1, "absolute value", func(a []float64) float64 { return math.Abs(a[0]) }},
 	"if":   {3, 3, "if(condition, a, b): a when the condition holds, else b (only that one is evaluated)", nil},
 	"sqrt": {1, 1, "square root", func(a []float64) float64 { return math.Sqrt(a[0]) }},

@@ -1,4 +1,4 @@
-package suite
+package expr
 
 import (
 	"fmt"
@@ -10,17 +10,6 @@ import (
 
 	"github.com/emuctl/emuctl/units"
 )
-
-// Expressions are small arithmetic/boolean formulas over run metrics,
-// scenario parameters and model functions:
-//
-//	goodput{sack=on} >= 1.15 * goodput{sack=off}
-//	abs(loss_rate[sta->ap] - loss) <= max(0.2%, 3 * binom_sigma(loss, link_in[sta->ap]))
-//	cc[bulk] == "reno" and sysctl[sta:net.ipv4.tcp_sack] == sack
-//
-// Numbers may carry a unit, converted to the expression units: percent
-// to a fraction (5% = 0.05), durations to milliseconds (2ms = 2,
-// 1s = 1000), rates to Mbit/s (54mbit = 54, 500kbit = 0.5).
 
 type tokKind int
 
@@ -42,7 +31,7 @@ type token struct {
 }
 
 // lex splits an expression into tokens; errors carry the byte offset.
-func lex(s string) ([]token, *exprError) {
+func lex(s string) ([]token, *Error) {
 	var out []token
 	i := 0
 	for i < len(s) {
@@ -65,14 +54,14 @@ func lex(s string) ([]token, *exprError) {
 			}
 			v, err := numberWithUnit(s[i:j], s[j:k])
 			if err != nil {
-				return nil, &exprError{off: i, msg: err.Error()}
+				return nil, &Error{Off: i, Msg: err.Error()}
 			}
 			out = append(out, token{kind: tNum, text: s[i:k], num: v, off: i})
 			i = k
 		case c == '"':
 			j := strings.IndexByte(s[i+1:], '"')
 			if j < 0 {
-				return nil, &exprError{off: i, msg: "unterminated string (a closing \" is missing)"}
+				return nil, &Error{Off: i, Msg: "unterminated string (a closing \" is missing)"}
 			}
 			out = append(out, token{kind: tStr, text: s[i+1 : i+1+j], off: i})
 			i += j + 2
@@ -91,12 +80,12 @@ func lex(s string) ([]token, *exprError) {
 			i = j
 		case c == '[' || c == '{':
 			if len(out) == 0 || out[len(out)-1].kind != tIdent && out[len(out)-1].kind != tArg {
-				return nil, &exprError{off: i, msg: fmt.Sprintf("%q must follow a metric name", string(c))}
+				return nil, &Error{Off: i, Msg: fmt.Sprintf("%q must follow a metric name", string(c))}
 			}
 			closer := map[byte]byte{'[': ']', '{': '}'}[c]
 			j := strings.IndexByte(s[i+1:], closer)
 			if j < 0 {
-				return nil, &exprError{off: i, msg: fmt.Sprintf("unclosed %q", string(c))}
+				return nil, &Error{Off: i, Msg: fmt.Sprintf("unclosed %q", string(c))}
 			}
 			kind := tArg
 			if c == '{' {
@@ -113,7 +102,7 @@ func lex(s string) ([]token, *exprError) {
 				}
 			}
 			if raw == "" {
-				return nil, &exprError{off: i, msg: fmt.Sprintf("unexpected character %q", string(rune(c)))}
+				return nil, &Error{Off: i, Msg: fmt.Sprintf("unexpected character %q", string(rune(c)))}
 			}
 			op := map[string]string{"&&": "and", "||": "or", "!": "not"}[raw]
 			if op == "" {
@@ -162,9 +151,9 @@ func unitValue(text string, v float64, unit string) (float64, error) {
 	return 0, fmt.Errorf("unknown unit %q in %q (valid: %%, ns, us, ms, s, bit, kbit, mbit, gbit)", unit, text)
 }
 
-// scalarNumber reads a parameter value such as "5%", "54mbit", "2ms",
+// ScalarNumber reads a parameter value such as "5%", "54mbit", "2ms",
 // "true" or "100" as an expression number; ok is false for other text.
-func scalarNumber(s string) (float64, bool) {
+func ScalarNumber(s string) (float64, bool) {
 	s = strings.TrimSpace(s)
 	switch strings.ToLower(s) {
 	case "true", "on", "yes":
@@ -186,10 +175,10 @@ func scalarNumber(s string) (float64, bool) {
 	return v, true
 }
 
-// exprError is a problem at a byte offset of an expression.
-type exprError struct {
-	off int
-	msg string
+// Error is a problem at a byte offset of an expression.
+type Error struct {
+	Off int
+	Msg string
 }
 
-func (e *exprError) Error() string { return e.msg }
+func (e *Error) Error() string { return e.Msg }

@@ -1,4 +1,4 @@
-package suite
+package expr
 
 import (
 	"errors"
@@ -7,33 +7,33 @@ import (
 	"testing"
 )
 
-// mapEnv resolves names from a map; a missing name is errMissing.
-type mapEnv map[string]value
+// mapEnv resolves names from a map; a missing name is ErrMissing.
+type mapEnv map[string]Value
 
-func (m mapEnv) lookup(r *ref) (value, error) {
-	key := r.name
-	if r.hasArg {
-		key += "[" + r.arg + "]"
+func (m mapEnv) Lookup(r *Ref) (Value, error) {
+	key := r.Name
+	if r.HasArg {
+		key += "[" + r.Arg + "]"
 	}
-	for _, s := range r.sel {
-		key += "{" + s.param + "=" + s.label + "}"
+	for _, s := range r.Sel {
+		key += "{" + s.Param + "=" + s.Label + "}"
 	}
 	v, ok := m[key]
 	if !ok {
-		return value{}, missing("%s", key)
+		return Value{}, Missing("%s", key)
 	}
 	return v, nil
 }
 
 func TestExprEval(t *testing.T) {
 	env := mapEnv{
-		"goodput":             numV(51.6),
-		"goodput[bulk]":       numV(9.5),
-		"goodput{sack=on}":    numV(10),
-		"goodput{sack=off}":   numV(5),
-		"cc[bulk]":            strV("reno"),
-		"sysctl[h1:tcp_sack]": strV("1"),
-		"scenario":            strV("tcp"),
+		"goodput":             NumV(51.6),
+		"goodput[bulk]":       NumV(9.5),
+		"goodput{sack=on}":    NumV(10),
+		"goodput{sack=off}":   NumV(5),
+		"cc[bulk]":            StrV("reno"),
+		"sysctl[h1:tcp_sack]": StrV("1"),
+		"scenario":            StrV("tcp"),
 	}
 	cases := []struct {
 		expr string
@@ -72,30 +72,30 @@ func TestExprEval(t *testing.T) {
 		{"round(mathis(5.5, 1%), 1)", 25.7},
 	}
 	for _, c := range cases {
-		e, perr := parseExpr(c.expr)
+		e, perr := Parse(c.expr)
 		if perr != nil {
 			t.Errorf("%s: %v", c.expr, perr)
 			continue
 		}
-		v, err := e.eval(env)
+		v, err := e.Eval(env)
 		if err != nil {
 			t.Errorf("%s: %v", c.expr, err)
 			continue
 		}
-		if f, _ := v.asNumber(); math.Abs(f-c.want) > 1e-9 {
+		if f, _ := v.AsNumber(); math.Abs(f-c.want) > 1e-9 {
 			t.Errorf("%s = %v, want %v", c.expr, f, c.want)
 		}
 	}
 }
 
 func TestExprMissingAndErrors(t *testing.T) {
-	env := mapEnv{"goodput": numV(1)}
-	e, _ := parseExpr("goodput[nope] > 0 and goodput > 0")
-	if _, err := e.eval(env); !errors.Is(err, errMissing) {
+	env := mapEnv{"goodput": NumV(1)}
+	e, _ := Parse("goodput[nope] > 0 and goodput > 0")
+	if _, err := e.Eval(env); !errors.Is(err, ErrMissing) {
 		t.Errorf("missing flow: %v", err)
 	}
-	e, _ = parseExpr("goodput / 0")
-	if _, err := e.eval(env); !errors.Is(err, errMissing) {
+	e, _ = Parse("goodput / 0")
+	if _, err := e.Eval(env); !errors.Is(err, ErrMissing) {
 		t.Errorf("division by zero: %v", err)
 	}
 	bad := []struct{ expr, msg string }{
@@ -109,36 +109,36 @@ func TestExprMissingAndErrors(t *testing.T) {
 		{"goodput # 2", "unexpected character"},
 	}
 	for _, b := range bad {
-		if _, err := parseExpr(b.expr); err == nil || !strings.Contains(err.msg, b.msg) {
+		if _, err := Parse(b.expr); err == nil || !strings.Contains(err.Msg, b.msg) {
 			t.Errorf("%q: got %v, want %q", b.expr, err, b.msg)
 		}
 	}
 }
 
 func TestExprOffsets(t *testing.T) {
-	_, err := parseExpr("goodput{sack=on} >= (1 +")
-	if err == nil || err.off != 24 {
+	_, err := Parse("goodput{sack=on} >= (1 +")
+	if err == nil || err.Off != 24 {
 		t.Fatalf("offset: %+v", err)
 	}
-	e, _ := parseExpr("abs(loss_rate[sta->ap] - loss)")
-	var refs []*ref
-	walk(e.root, func(n node) {
-		if r, ok := n.(*ref); ok {
+	e, _ := Parse("abs(loss_rate[sta->ap] - loss)")
+	var refs []*Ref
+	Walk(e.Root, func(n Node) {
+		if r, ok := n.(*Ref); ok {
 			refs = append(refs, r)
 		}
 	})
-	if len(refs) != 2 || refs[0].arg != "sta->ap" || refs[0].off != 4 || refs[0].argOff != 14 || refs[1].off != 25 {
+	if len(refs) != 2 || refs[0].Arg != "sta->ap" || refs[0].Off != 4 || refs[0].ArgOff != 14 || refs[1].Off != 25 {
 		t.Errorf("refs: %+v %+v", refs[0], refs[1])
 	}
 }
 
 func TestScalarNumber(t *testing.T) {
 	for in, want := range map[string]float64{"5%": 0.05, "0%": 0, "54mbit": 54, "2ms": 2, "100": 100, "true": 1, "off": 0, "1.5s": 1500} {
-		if got, ok := scalarNumber(in); !ok || math.Abs(got-want) > 1e-12 {
+		if got, ok := ScalarNumber(in); !ok || math.Abs(got-want) > 1e-12 {
 			t.Errorf("%s: %v %v, want %v", in, got, ok, want)
 		}
 	}
-	if _, ok := scalarNumber("cubic"); ok {
+	if _, ok := ScalarNumber("cubic"); ok {
 		t.Error("cubic read as a number")
 	}
 }

@@ -119,6 +119,12 @@ func New(ns netns.NsHandle, ifA, ifB string, aToB, bToA tc.Dir, seed uint64) (*E
 	}
 	e.ab = newDirection(e, "a→b", e.sockA, e.sockB, aToB, links[1].Attrs().MTU, seed, 1)
 	e.ba = newDirection(e, "b→a", e.sockB, e.sockA, bToA, links[0].Attrs().MTU, seed, 2)
+	for _, d := range []*direction{e.ab, e.ba} {
+		if d.wakeFd, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+			e.Close()
+			return nil, fmt.Errorf("eventfd: %w", err)
+		}
+	}
 	return e, nil
 }
 
@@ -194,15 +200,27 @@ func (e *Engine) Run(ctx context.Context) error {
 	return err
 }
 
-// Update replaces both directions' parameters at run time. Queued and
-// delayed frames keep the times already computed for them; new frames
-// see the new parameters.
+// Update replaces both directions' parameters at run time. A new rate
+// re-times the frames in the drop-tail queue (the one being serialised
+// sends its remaining bits at the new rate, those behind it follow at the
+// new rate); frames past the queue, on the delay line, keep their times;
+// new frames see the new parameters.
 func (e *Engine) Update(aToB, bToA tc.Dir) error {
 	if err := errors.Join(checkDir("a→b", aToB), checkDir("b→a", bToA)); err != nil {
 		return err
 	}
-	e.ab.reconfigure(aToB)
-	e.ba.reconfigure(bToA)
+	e.fdMu.RLock()
+	defer e.fdMu.RUnlock()
+	for _, x := range []struct {
+		d   *direction
+		cfg tc.Dir
+	}{{e.ab, aToB}, {e.ba, bToA}} {
+		x.d.reconfigure(x.cfg)
+		if !e.closed {
+			// frames may have moved earlier: the loop must not sleep past them
+			_, _ = unix.Write(x.d.wakeFd, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+		}
+	}
 	return nil
 }
 
@@ -247,6 +265,11 @@ func (e *Engine) Close() error {
 		}
 		if e.stopFd >= 0 {
 			unix.Close(e.stopFd)
+		}
+		for _, d := range []*direction{e.ab, e.ba} {
+			if d != nil && d.wakeFd >= 0 {
+				unix.Close(d.wakeFd)
+			}
 		}
 	})
 	return nil

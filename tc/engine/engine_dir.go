@@ -34,6 +34,7 @@ type direction struct {
 	out  *pktSock
 	mtu  int
 
+	wakeFd  int       // eventfd: readable = parameters changed, recompute the sleep
 	origins uint32    // numbers the GSO frames cut by this direction
 	pending []*packet // due frames the egress socket had no room for
 
@@ -66,15 +67,21 @@ func (l *lateness) add(ns int64) {
 }
 
 func newDirection(e *Engine, name string, in, out *pktSock, cfg tc.Dir, mtu int, seed, stream uint64) *direction {
-	d := &direction{e: e, name: name, in: in, out: out, mtu: mtu, cfg: cfg}
+	d := &direction{e: e, name: name, in: in, out: out, mtu: mtu, cfg: cfg, wakeFd: -1}
 	d.pl = newPipeline(cfg, mtu, newRand(seed, stream))
 	d.line = newLine(cfg.Reorder, nil)
 	return d
 }
 
-func (d *direction) reconfigure(cfg tc.Dir) {
+// reconfigure applies cfg; it reports whether queued frames were re-timed
+// (then the loop must be woken).
+func (d *direction) reconfigure(cfg tc.Dir) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	moved := d.pl.retime(d.e.now(), cfg)
+	if moved {
+		d.reorderLine()
+	}
 	if cfg.Reorder != d.cfg.Reorder {
 		d.line = newLine(cfg.Reorder, d.line)
 	}
@@ -84,6 +91,7 @@ func (d *direction) reconfigure(cfg tc.Dir) {
 		d.toLine(p, due)
 	})
 	d.releaseDropped()
+	return moved
 }
 
 // dropAfter counts and releases a packet dropped after the queue (a
@@ -95,6 +103,25 @@ func (d *direction) dropAfter(p *packet, v verdict) {
 		d.c.queueDrops += uint64(p.segs)
 	}
 	p.release()
+}
+
+// reorderLine restores the line's order after queued packets moved
+// (a rate change): without Reorder no frame may overtake the one before
+// it, so each due time is at least its predecessor's; a heap is rebuilt.
+func (d *direction) reorderLine() {
+	if fl, ok := d.line.(*fifoLine); ok {
+		var prev int64
+		for i := 0; i < fl.n; i++ {
+			p := fl.ring[(fl.head+i)%len(fl.ring)]
+			p.due = max(p.due, prev)
+			prev = p.due
+		}
+		if fl.n > 0 {
+			d.pl.delay.last = prev
+		}
+		return
+	}
+	d.line = newLine(true, d.line)
 }
 
 // toLine puts a packet on the delay line, due at due.
@@ -181,7 +208,8 @@ func (d *direction) loop(stopFd int) error {
 	tx := newMmsgBatch(txBatch)
 	batch := make([]*packet, 0, txBatch)
 	var pkts []*packet
-	fds := []unix.PollFd{{Fd: int32(d.in.fd), Events: unix.POLLIN}, {Fd: int32(stopFd), Events: unix.POLLIN}, {Fd: int32(d.out.fd)}}
+	fds := []unix.PollFd{{Fd: int32(d.in.fd), Events: unix.POLLIN}, {Fd: int32(stopFd), Events: unix.POLLIN}, {Fd: int32(d.out.fd)}, {Fd: int32(d.wakeFd), Events: unix.POLLIN}}
+	var wakeBuf [8]byte
 	rxMore := false
 	for {
 		next, deq := d.transmit(tx, batch)
@@ -204,12 +232,15 @@ func (d *direction) loop(stopFd int) error {
 				t := unix.NsecToTimespec(max(0, wait))
 				ts = &t
 			}
-			fds[0].Revents, fds[1].Revents, fds[2].Revents = 0, 0, 0
+			fds[0].Revents, fds[1].Revents, fds[2].Revents, fds[3].Revents = 0, 0, 0, 0
 			if _, err := unix.Ppoll(fds, ts, nil); err != nil && err != unix.EINTR {
 				return err
 			}
 			if fds[1].Revents != 0 {
 				return nil
+			}
+			if fds[3].Revents != 0 {
+				_, _ = unix.Read(d.wakeFd, wakeBuf[:])
 			}
 			if (fds[0].Revents|fds[2].Revents)&unix.POLLNVAL != 0 {
 				return errors.New("socket closed under the engine")

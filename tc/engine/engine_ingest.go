@@ -84,6 +84,7 @@ func (d *direction) schedule(pkts []*packet, now int64) {
 			due, v := d.pl.run(q, now)
 			if v == pass && d.lineBytes+int64(len(q.buf)) > lineCapBytes {
 				v = dropQueue
+				d.pl.queue.forget(q)
 			}
 			switch v {
 			case pass:

@@ -251,3 +251,21 @@ func (pl *pipeline) held() int {
 	}
 	return pl.aqm.q.len()
 }
+
+// retime re-times the drop-tail queue's packets for d's rate at now
+// (see queueStage.retime); it reports whether any moved. Disciplines
+// serialise at dequeue, so their waiting packets take a new rate anyway
+// (the frame in service keeps its end); a trace has no rate.
+func (pl *pipeline) retime(now int64, d tc.Dir) bool {
+	if pl.aqmOn || pl.traceOn || aqmActive(d) || d.Trace != nil || d.Rate == pl.queue.rate {
+		return false
+	}
+	if !pl.queue.retime(now, d.Rate) {
+		return false
+	}
+	// the delay line's order follows the newest packet's new time
+	if e := pl.queue.ring[(pl.queue.head+pl.queue.n-1)%len(pl.queue.ring)]; e.p != nil {
+		pl.delay.last = e.p.due
+	}
+	return true
+}

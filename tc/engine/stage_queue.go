@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"math"
+	"math/bits"
+
 	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/units"
 )
@@ -29,8 +32,10 @@ type queueStage struct {
 }
 
 type qent struct {
-	dep  int64
-	wire int
+	start int64 // when its transmission starts
+	dep   int64
+	wire  int
+	p     *packet // for retime; nil once the direction let it go
 }
 
 func (q *queueStage) reconfigure(d tc.Dir, mtu int) {
@@ -70,7 +75,7 @@ func (q *queueStage) admit(p *packet, t int64) (int64, verdict) {
 	num := uint64(p.wire)*8_000_000_000 + frac
 	dep := start + int64(num/uint64(q.rate))
 	q.last, q.frac = dep, num%uint64(q.rate)
-	q.push(qent{dep: dep, wire: p.wire})
+	q.push(qent{start: start, dep: dep, wire: p.wire, p: p})
 	q.bytes += int64(p.wire)
 	q.peak = max(q.peak, q.n)
 	if q.frac > 0 {
@@ -103,4 +108,64 @@ func (q *queueStage) push(e qent) {
 func (q *queueStage) length(t int64) int {
 	q.expire(t)
 	return q.n
+}
+
+// forget drops the link to p, the newest packet, which the direction did
+// not keep (its transmission stays booked).
+func (q *queueStage) forget(p *packet) {
+	if q.n > 0 {
+		if e := &q.ring[(q.head+q.n-1)%len(q.ring)]; e.p == p {
+			e.p = nil
+		}
+	}
+}
+
+// retime moves the link to rate at now: the frame being serialised
+// sends its remaining bits at the new rate, the frames waiting behind it
+// follow back to back at the new rate (0: at once), and each packet's
+// due time moves with its departure. It reports whether any packet
+// moved; the caller restores the line's order.
+func (q *queueStage) retime(now int64, rate units.BitRate) bool {
+	q.expire(now)
+	old := q.rate
+	q.rate = rate
+	if q.n == 0 || old == 0 {
+		q.frac = 0
+		return false
+	}
+	t, frac := now, uint64(0)
+	for i := 0; i < q.n; i++ {
+		e := &q.ring[(q.head+i)%len(q.ring)]
+		var dep int64
+		switch {
+		case rate == 0:
+			dep = now
+		case e.start <= now: // in service: its remaining bits at the new rate
+			hi, lo := bits.Mul64(uint64(e.dep-now), uint64(old))
+			quo, rem := bits.Div64(hi, lo, uint64(rate))
+			dep, t = now+int64(quo), now+int64(quo)
+			if rem > 0 {
+				dep++
+				t++
+			}
+		default:
+			e.start = t
+			num := uint64(e.wire)*8_000_000_000 + frac
+			t += int64(num / uint64(rate))
+			frac = num % uint64(rate)
+			dep = t
+			if frac > 0 {
+				dep++
+			}
+		}
+		if e.p != nil {
+			e.p.due += dep - e.dep
+		}
+		e.dep = dep
+	}
+	q.last, q.frac = t, frac
+	if rate == 0 {
+		q.last, q.frac = math.MinInt64/2, 0
+	}
+	return true
 }

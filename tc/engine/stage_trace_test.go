@@ -258,3 +258,43 @@ func TestTraceMatchesMahimahi(t *testing.T) {
 	}
 	t.Logf("%d cases, %d packets, %d drops: departures and drops identical to the mahimahi model", len(cases), totalPkts, totalDrops)
 }
+
+// TestTraceStageOrder: mahimahi's shells nest, so "mm-delay 30 mm-link"
+// runs link then delay on the uplink and delay then link on the
+// downlink; with opportunities at 10, 50 and 100 ms a packet sent at 5 ms
+// leaves the uplink at 10 + 30 ms and the downlink at 50 ms.
+func TestTraceStageOrder(t *testing.T) {
+	tr := &tc.Trace{File: "t", Loop: true, Ms: []uint32{10, 50, 100}}
+	ms := int64(time.Millisecond)
+	for _, c := range []struct {
+		order []string
+		want  int64
+	}{
+		{[]string{tc.StageLink, tc.StageLoss, tc.StageDelay}, 40 * ms},
+		{[]string{tc.StageDelay, tc.StageLoss, tc.StageLink}, 50 * ms},
+		{nil, 40 * ms}, // emuctl's: loss, link, delay
+	} {
+		for _, head := range []bool{false, true} {
+			d := tc.Dir{Trace: tr, Delay: 30 * time.Millisecond, Order: c.order, QueuePackets: 10}
+			if head {
+				d.AQM = &tc.AQM{Discipline: tc.DropHead}
+			}
+			if err := d.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			pl := newPipeline(d, 1500, newRand(1, 1))
+			due, v := pl.run(wirePacket(1514), 5*ms)
+			if v == queued {
+				var got []int64
+				pl.advance(1e12, func(_ *packet, due int64) { got = append(got, due) }, func(*packet, verdict) {})
+				if len(got) != 1 {
+					t.Fatalf("order %v drop-head: %d packets out", c.order, len(got))
+				}
+				due, v = got[0], pass
+			}
+			if v != pass || due != c.want {
+				t.Errorf("order %v (drop-head %v): leaves at %v (%v), want %v", c.order, head, time.Duration(due), v, time.Duration(c.want))
+			}
+		}
+	}
+}

@@ -313,14 +313,17 @@ func (d *deployer) shaping(ctx context.Context) error {
 	if err := d.save(); err != nil {
 		return err
 	}
-	p, err := startSupervisor(ctx, d.spec.Name, d.j)
+	// The lab's one supervisor (supervisor.go) runs the engines; it reads
+	// the saved links as it starts, so it must not predate them: this phase
+	// comes before the Wi-Fi daemons and the medium, which join it later.
+	started, err := d.ensureSupervisor(ctx)
 	if err != nil {
 		return err
 	}
-	d.stMu.Lock()
-	d.st.Procs = append(d.st.Procs, *p)
-	d.stMu.Unlock()
-	d.log.Debug("supervisor started", "pid", p.PID, "engines", engines)
+	if !started {
+		return fmt.Errorf("link engines: the lab's supervisor started before its %d engine link(s) were recorded, so it does not run them", engines)
+	}
+	d.log.Debug("supervisor started", "pid", d.supervisorPID(), "engines", engines)
 	return nil
 }
 

@@ -134,6 +134,18 @@ func (d *deployer) ensureSupervisor(ctx context.Context) (started bool, err erro
 	return true, d.save()
 }
 
+// supervisorPID is the recorded pid of the lab's supervisor, 0 if none.
+func (d *deployer) supervisorPID() int {
+	d.stMu.Lock()
+	defer d.stMu.Unlock()
+	for _, p := range d.st.Procs {
+		if p.Command == "supervisor" {
+			return p.PID
+		}
+	}
+	return 0
+}
+
 // runSupervisor is the supervisor process's main: start one engine per
 // userspace link, say READY on fd 3, serve the control socket, and stop
 // everything on SIGTERM.

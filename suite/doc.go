@@ -28,8 +28,9 @@
 // line and column (topo's error style); a value reached through a
 // parameter is reported where the parameter's value is written.
 //
-// Checks are expressions over per-run metrics (catalogue.go), parameters
-// and model functions (functions.go). A per-run check judges each run; a
+// Checks are expressions (package suite/expr: the language, its
+// functions and evaluation) over per-run metrics (catalogue.go),
+// parameters and model functions. A per-run check judges each run; a
 // scenario-level check compares scenarios, each metric being the median
 // over the scenario's valid repetitions, selected by where:, for: and a
 // reference's own {param=label}. Classes: physics and behaviour gate the
@@ -49,6 +50,15 @@
 // analysis/, and report.md with the check table, medians per scenario
 // and what limited each TCP/MPTCP flow and subflow (report_limited.go).
 //
-// It changes the host only through emu (labs) and its own tracefs
-// instance, and touches nothing outside the labs it builds.
+// A reference: block names a simulator program for the same scenarios
+// (reference.go: emuctl's own ns-3 programs in validate/ns3, the flags
+// per scenario); with Options.Reference the runner builds it first and
+// runs it after the labs (reference_run.go), converts its JSON into the
+// metric names (reference_data.go), judges every check but the fidelity
+// ones on those runs too, and the report shows them in an ns-3 column
+// beside Linux and the paper (report_reference.go).
+//
+// It changes the host only through emu (labs), its own tracefs instance
+// and the reference programs' build directory, and touches nothing
+// outside the labs it builds.
 package suite

@@ -110,7 +110,7 @@
 //	      queue: 2bdp
 //	      backend: auto                   # auto (default) | kernel (tc only) | userspace (link engine)
 //	      a->b: {rate: 10mbit}            # a = endpoints[0], b = endpoints[1]
-//	      b->a: {rate: 1mbit, delay: 20ms}
+//	      b->a: {rate: 1mbit, delay: 20ms, queue: {discipline: codel, target: 5ms, ecn: true}}   # or "codel target 5ms ecn"
 //	  - endpoints: [r1, s2]
 //	    link:
 //	      delay: 10ms
@@ -136,7 +136,11 @@
 // and 1-k = good_loss (default 0%); it excludes loss in the same mapping,
 // and either replaces the other at a more specific level. A queue is
 // packets (100), bytes (150kB, 64KiB) or a bandwidth-delay multiple (2bdp,
-// needing rate and delay). backend (auto, the default; kernel; userspace)
+// needing rate and delay), or a discipline: {discipline: droptail |
+// drophead | codel | fq_codel | pie | red | cake, limit, ecn, target,
+// interval, flows, quantum, tupdate, alpha, beta, min, max, probability,
+// weight, gentle}, each discipline taking only its own parameters, or
+// tc's words as a string ("fq_codel limit 1000 ecn"). backend (auto, the default; kernel; userspace)
 // chooses netem/tc or the userspace link engine per link, not per
 // direction; defaults.link.backend sets it lab-wide. The --link string
 // takes the same keys: "delay=5ms,jitter=1ms,jitter_dist=normal,ge=1%/25%".

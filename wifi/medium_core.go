@@ -74,13 +74,21 @@ func (c *mediumCore) Stats() MediumStats {
 	defer c.mu.Unlock()
 	st := c.stats
 	st.Radios = map[string]model.RadioStats{}
+	st.PerLink = nil
 	for i, r := range c.cfg.Radios {
 		if rs, ok := c.m.Stats(i); ok {
 			st.Radios[r.Node] = rs
 		}
+		if ls := c.m.LinkStats(i); ls != nil {
+			if st.PerLink == nil {
+				st.PerLink = map[string]map[int]model.RadioStats{}
+			}
+			st.PerLink[r.Node] = ls
+		}
 	}
 	if c.lateN > 0 {
 		st.LateMeanUs = c.lateSum / float64(c.lateN)
+		st.LateSumUs, st.LateEvents = c.lateSum, uint64(c.lateN)
 	}
 	if !c.start.IsZero() {
 		st.Uptime = time.Since(c.start)

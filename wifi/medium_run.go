@@ -27,6 +27,15 @@ type MediumRadio struct {
 	// driver's rate control, minstrel, chooses and sees every attempt;
 	// on the engine backend, the ideal rate for the link's SNR).
 	Fixed *model.Rate `json:"fixed,omitempty"`
+	// MLO: a multi-link radio (an 802.11be MLD, one mac80211_hwsim radio
+	// for all its links): every channel it uses is a link with its own
+	// channel access on the medium (model.Medium.AddMultiLinkRadio).
+	// Links are its links' channels: the fixed rate on each (Fixed does
+	// not apply), or without one the ideal rate for the link's width and
+	// SNR — hwsim's multi-link radios have no rate control, so mac80211
+	// names no rate for their data frames.
+	MLO   bool         `json:"mlo,omitempty"`
+	Links []MediumLink `json:"links,omitempty"`
 
 	// The engine backend's radios (ether.go): Port is the radio's veth
 	// end in the medium namespace, MAC its node interface's address (the
@@ -43,6 +52,13 @@ type MediumRadio struct {
 	// CryptoBytes are added to every data MPDU (CCMP header and MIC: 16
 	// with WPA2 or WPA3).
 	CryptoBytes int `json:"crypto_bytes,omitempty"`
+}
+
+// MediumLink is one link of a multi-link radio.
+type MediumLink struct {
+	FreqMHz  int         `json:"freq_mhz"` // primary 20 MHz channel
+	WidthMHz int         `json:"width_mhz"`
+	Fixed    *model.Rate `json:"fixed,omitempty"`
 }
 
 // MediumConfig is what the medium of one lab models.
@@ -99,6 +115,9 @@ func pairLookup(m map[[2]string]float64, a, b string) (float64, bool) {
 // MediumStats is a snapshot of a running medium.
 type MediumStats struct {
 	Radios map[string]model.RadioStats `json:"radios"` // by node
+	// PerLink: a multi-link radio's counters per channel (MHz) it used,
+	// each link's own (its Radios entry is their sum).
+	PerLink map[string]map[int]model.RadioStats `json:"per_link,omitempty"`
 	// Frames from the kernel, deliveries and statuses sent, error
 	// replies (deliveries the kernel refused), unknown transmitters.
 	FramesIn   uint64 `json:"frames_in"`
@@ -111,10 +130,17 @@ type MediumStats struct {
 	NoRate uint64 `json:"no_rate"`
 	// ADDBADropped counts Block Ack agreement requests not delivered.
 	ADDBADropped uint64 `json:"addba_dropped"`
+	// Reordered counts multi-link frames held for an earlier one of
+	// their sender (the receiver MLD's reorder buffer, medium_reorder.go).
+	Reordered uint64 `json:"reordered,omitempty"`
 	// LateMeanUs / LateMaxUs: how late the medium acted on its events
 	// (real time behind medium time).
-	LateMeanUs float64       `json:"late_mean_us"`
-	LateMaxUs  float64       `json:"late_max_us"`
+	LateMeanUs float64 `json:"late_mean_us"`
+	LateMaxUs  float64 `json:"late_max_us"`
+	// LateSumUs over LateEvents is LateMeanUs: the difference of two
+	// snapshots gives the mean over the time between them.
+	LateSumUs  float64       `json:"late_sum_us,omitempty"`
+	LateEvents uint64        `json:"late_events,omitempty"`
 	Uptime     time.Duration `json:"uptime_ns"`
 	// Engine backend: frames for no associated station (dropped, as an
 	// access point drops them), frames the kernel would not send, and
@@ -152,6 +178,8 @@ type MediumServer struct {
 	band   map[int]model.Band // radio → band of its last frame
 	chains map[uint64]chain   // medium cookie → the kernel frame's chain
 	cookie uint64
+	ideal  map[[2]int]*idealTable // by {band, width}: multi-link radios' rates
+	reo    *reorder               // multi-link receivers' reorder buffers
 }
 
 // NewMediumServer prepares a medium on a registered socket.
@@ -164,10 +192,15 @@ func NewMediumServer(sock *MediumSocket, cfg MediumConfig) (*MediumServer, error
 	if err != nil {
 		return nil, err
 	}
-	s := &MediumServer{mediumCore: core, sock: sock, perm: map[[6]byte]int{}, band: map[int]model.Band{}, chains: map[uint64]chain{}}
+	s := &MediumServer{mediumCore: core, sock: sock, perm: map[[6]byte]int{}, band: map[int]model.Band{}, chains: map[uint64]chain{},
+		ideal: map[[2]int]*idealTable{}, reo: newReorder()}
 	for i, r := range cfg.Radios {
 		s.perm[r.Perm] = i
-		s.m.AddRadio(i, 0)
+		if r.MLO {
+			s.m.AddMultiLinkRadio(i)
+		} else {
+			s.m.AddRadio(i, 0)
+		}
 		s.m.LearnAddr(r.Perm, i)
 		for _, a := range r.Addrs {
 			s.m.LearnAddr(a, i)
@@ -193,6 +226,12 @@ func (s *MediumServer) schedule(ctx context.Context) error {
 	var in []*HwFrame
 	var addrs []*HwAddr
 	var sendErr error
+	deliver := func(rx [6]byte, data []byte, rate uint32, sig, freq int) {
+		if err := s.sock.Deliver(&bt, rx, data, rate, sig, freq); err != nil {
+			sendErr = err
+		}
+		s.stats.Deliveries++
+	}
 	emit := func(now time.Duration) func(any) {
 		return func(ev any) {
 			switch v := ev.(type) {
@@ -202,12 +241,17 @@ func (s *MediumServer) schedule(ctx context.Context) error {
 				s.late(now - v.At)
 				rx := s.cfg.Radios[v.To].Perm
 				b := s.band[v.Frame.Radio]
-				if err := s.sock.Deliver(&bt, rx, v.Frame.Data, RxRateIndex(v.Rate, b), int(math.Round(v.SignalDBm)), v.Frame.Freq); err != nil {
-					sendErr = err
+				if v.Frame.Freq != 0 {
+					b = bandOfFreq(v.Frame.Freq)
 				}
-				s.stats.Deliveries++
+				rate, sig := RxRateIndex(v.Rate, b), int(math.Round(v.SignalDBm))
+				if !s.reo.received(now, v.Frame, rx, rate, sig, v.Frame.Freq, deliver) {
+					return // held: an earlier frame of its sender is still on its way
+				}
+				deliver(rx, v.Frame.Data, rate, sig, v.Frame.Freq)
 			case model.Status:
 				s.late(now - v.At)
+				defer s.reo.status(v.Frame, deliver) // after the status: a frame it released follows it
 				hf := v.Frame.Cookie
 				orig := s.chains[hf]
 				delete(s.chains, hf)
@@ -289,6 +333,8 @@ func (s *MediumServer) schedule(ctx context.Context) error {
 			s.submit(now, f)
 		}
 		s.m.Advance(now, emit(now))
+		s.reo.expire(now, deliver)
+		s.stats.Reordered = s.reo.Held
 		s.mu.Unlock()
 		if err := s.sock.Flush(&bt); err != nil {
 			return err
@@ -331,7 +377,12 @@ func (s *MediumServer) submit(now time.Duration, f *HwFrame) {
 	// A fixed rate applies to unicast data frames, as `iw set bitrates`
 	// does; management and group frames keep the driver's rates.
 	unicastData := len(f.Data) >= 10 && (f.Data[0]>>2)&3 == 2 && f.Data[4]&1 == 0
-	if fx := s.cfg.Radios[i].Fixed; fx != nil && unicastData {
+	rc := &s.cfg.Radios[i]
+	fx := rc.Fixed
+	if rc.MLO {
+		fx = rc.linkFixed(f.Freq)
+	}
+	if fx != nil && unicastData {
 		lim := s.cfg.retryLimit()
 		mf.Rates[0] = model.TxRate{Rate: *fx, Count: lim}
 		c.fixed = true
@@ -343,6 +394,24 @@ func (s *MediumServer) submit(now time.Duration, f *HwFrame) {
 				c.rates[k] = r
 				k++
 			}
+		}
+		if k == 0 && rc.MLO {
+			// hwsim's multi-link radios have no rate control: mac80211
+			// names no rate for their data frames. Unicast goes at the
+			// ideal rate for the link's SNR (the engine backend's
+			// choice) with the retry limit, group frames once at the
+			// lowest basic rate.
+			x, n := lowestBasic(b), 1
+			if f.Data[4]&1 == 0 {
+				n = s.cfg.retryLimit()
+				if r, ok := s.idealFor(i, f, b); ok {
+					x = r
+				}
+			}
+			mf.Rates[0] = model.TxRate{Rate: x, Count: n}
+			c.rates[0] = HwRate{Idx: 0, Count: 1}
+			c.fixed = true
+			k = 1
 		}
 		if k == 0 { // no usable rate: the band's lowest
 			s.stats.NoRate++
@@ -358,10 +427,59 @@ func (s *MediumServer) submit(now time.Duration, f *HwFrame) {
 		}
 	}
 	s.chains[mf.Cookie] = c
+	if rc.MLO && unicastData {
+		// delivered in the order sent (medium_reorder.go)
+		var ra [6]byte
+		copy(ra[:], f.Data[4:10])
+		if rx, ok := s.m.RadioOf(ra); ok {
+			s.reo.track(mf, rx)
+		}
+	}
 	if err := s.m.Submit(now, mf); err != nil {
 		delete(s.chains, mf.Cookie)
+		s.reo.untrack(mf)
 		s.stats.NLErrors++
 	}
+}
+
+// linkFixed is a multi-link radio's fixed rate on the link at freq.
+func (r *MediumRadio) linkFixed(freq int) *model.Rate {
+	for _, l := range r.Links {
+		if l.FreqMHz == freq {
+			return l.Fixed
+		}
+	}
+	return nil
+}
+
+// idealFor is the ideal rate (ns-3's IdealWifiManager, as on the engine
+// backend) for radio i's unicast frame f on band b: the fastest of the
+// link's HE rates (one spatial stream, its width) whose bit error rate at
+// the SNR towards the receiver is ≤ 1e-6.
+func (s *MediumServer) idealFor(i int, f *HwFrame, b model.Band) (model.Rate, bool) {
+	var ra [6]byte
+	copy(ra[:], f.Data[4:10])
+	rx, ok := s.m.RadioOf(ra)
+	if !ok {
+		return model.Rate{}, false
+	}
+	width := 20
+	for _, l := range s.cfg.Radios[i].Links {
+		if l.FreqMHz == f.Freq && l.WidthMHz > 0 {
+			width = l.WidthMHz
+		}
+	}
+	key := [2]int{int(b), width}
+	t := s.ideal[key]
+	if t == nil {
+		mode := s.cfg.Radios[i].Mode
+		if mode == "" {
+			mode = "ax"
+		}
+		t = newIdealTable(mode, b, width)
+		s.ideal[key] = t
+	}
+	return t.pick(s.link(i, rx).SNRdB), true
 }
 
 func (s *MediumServer) nextCookie(*HwFrame) uint64 {

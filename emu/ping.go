@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/emuctl/emuctl/internal/inet"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -53,7 +54,7 @@ func Ping(ctx context.Context, lab, node string, dst netip.Addr, timeout time.Du
 	binary.BigEndian.PutUint16(pkt[4:], id)
 	binary.BigEndian.PutUint16(pkt[6:], seq)
 	if dst.Is4() {
-		binary.BigEndian.PutUint16(pkt[2:], icmpChecksum(pkt))
+		binary.BigEndian.PutUint16(pkt[2:], inet.Checksum(pkt))
 	}
 	var sa unix.Sockaddr
 	if dst.Is4() {
@@ -103,20 +104,6 @@ func Ping(ctx context.Context, lab, node string, dst netip.Addr, timeout time.Du
 			return time.Since(t0), nil
 		}
 	}
-}
-
-func icmpChecksum(b []byte) uint16 {
-	var s uint32
-	for i := 0; i+1 < len(b); i += 2 {
-		s += uint32(b[i])<<8 | uint32(b[i+1])
-	}
-	if len(b)%2 == 1 {
-		s += uint32(b[len(b)-1]) << 8
-	}
-	for s>>16 != 0 {
-		s = s&0xffff + s>>16
-	}
-	return ^uint16(s)
 }
 
 // PingResult is one source/destination probe of PingAll.

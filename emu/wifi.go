@@ -26,12 +26,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/wifi"
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // wifiNetns is the lab's Wi-Fi medium namespace; node names start with a
@@ -92,6 +94,9 @@ func wifiPreflight(spec *topo.Spec) []string {
 	}
 	if !engine {
 		errs = append(errs, regdomPreflight(spec)...) // wifi_regdom.go
+		if mlo := mloAP(spec); mlo != nil && spec.WiFiMedium.Enabled && hwsimMonitorUp() {
+			errs = append(errs, fmt.Sprintf("%s: access point %s is multi-link and the lab has a medium, while hwsim's monitor interface hwsim0 is up: mac80211_hwsim then reports every acknowledged frame of a multi-link radio to hwsim0 with a NULL channel (mac80211_hwsim_monitor_ack in hwsim_tx_info_frame_received_nl) and the kernel crashes; bring hwsim0 down (`emuctl capture medium` records the lab's air instead), or set wifi: {medium: false}", mlo.AP.Pos, mlo.Name))
+		}
 	}
 	tools := wifiTools(spec)
 	caps := tc.Probe()
@@ -130,6 +135,27 @@ func wifiPreflight(spec *topo.Spec) []string {
 		}
 	}
 	return errs
+}
+
+// mloAP is the lab's first multi-link access point (nil: none).
+func mloAP(spec *topo.Spec) *topo.Node {
+	for i := range spec.Nodes {
+		if n := &spec.Nodes[i]; n.AP != nil && n.AP.MLO() {
+			return n
+		}
+	}
+	return nil
+}
+
+// hwsimMonitorUp reports whether mac80211_hwsim's monitor interface
+// (hwsim0, in the root namespace) is up.
+func hwsimMonitorUp() bool {
+	b, err := os.ReadFile("/sys/class/net/hwsim0/flags")
+	if err != nil {
+		return false
+	}
+	v, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(b)), "0x")), 16, 32)
+	return err == nil && v&unix.IFF_UP != 0
 }
 
 // wifiTools probes the daemons a lab runs: those its file names (wifi:
@@ -244,20 +270,21 @@ func wifiDir(lab, node string) string { return filepath.Join(stateDir(lab), "wif
 // tx power).
 func (d *deployer) createRadio(hw *wifi.Hwsim, mediumFd int, n *node, perm [6]byte) error {
 	name := radioName(d.spec.Name, n.spec.Name, deployTag(d.st.Created))
+	// One channel even for a multi-link radio: a lone AP MLD or station
+	// MLD puts each link on its own channel context all the same (mac80211
+	// checks interface combinations only between interfaces, and the
+	// radio has one), while a radio with more than one channel anywhere on
+	// the host makes the kernel refuse every medium's registration
+	// (hwsim_register_received_nl: EOPNOTSUPP) — this lab's and others'.
 	cfg := wifi.RadioConfig{Name: name, Channels: 1, PermAddr: perm}
 	iface, txp := "", 0
 	if ap := n.spec.AP; ap != nil {
 		iface, txp = ap.Iface, ap.TxPowerMBm
-		if ap.MLO() {
-			cfg.Channels, cfg.MLO = uint32(len(ap.Links)), true
-		}
+		cfg.MLO = ap.MLO()
 	} else {
 		st := n.spec.Station
 		iface, txp = st.Iface, st.TxPowerMBm
-		if st.MLO {
-			ap := d.spec.Node(st.AP).AP
-			cfg.Channels, cfg.MLO = uint32(len(ap.Links)), true
-		}
+		cfg.MLO = st.MLO
 	}
 	if _, err := hw.NewRadio(cfg); err != nil {
 		return fmt.Errorf("node %s: create radio %s: %w", n.spec.Name, name, err)

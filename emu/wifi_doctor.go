@@ -89,7 +89,7 @@ func wifiBackends(hwsim bool) []Backend {
 		why = append(why, err.Error())
 	}
 	out = append(out, Backend{"Wi-Fi medium (wifi: {medium: ...})", "emuctl's medium in the lab's supervisor (the default): airtime, EDCA contention, collisions, retries, SNR-based errors (ns-3 Yans), A-MPDU; minstrel or fixed rates (rate:)",
-		"hwsim's own medium (instant delivery, capacity = CPU) with medium: false, and for labs with multi-link radios, which the kernel cannot give a medium; wifi: {backend: engine} runs the medium over veth pairs instead of radios"})
+		"hwsim's own medium (instant delivery, capacity = CPU) with medium: false; multi-link radios are on it too, each link on its own channel timeline (the radios have one hwsim channel each: the kernel refuses a medium while any radio has more); wifi: {backend: engine} runs the medium over veth pairs instead of radios"})
 	if len(why) == 0 {
 		out = append(out, Backend{"Wi-Fi multi-link (mode be, links:)", "MLD access points and stations", "hostapd, wpa_supplicant and mac80211_hwsim support it"})
 	} else {

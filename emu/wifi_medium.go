@@ -47,12 +47,19 @@ func (d *deployer) mediumRadios(wnodes []*node) []wifi.MediumRadio {
 		var rate string
 		var mode string
 		var ch topo.WiFiChannel
+		var links []topo.WiFiChannel // a multi-link radio's
 		if ap := n.spec.AP; ap != nil {
 			iface, rate, mode, ch = ap.Iface, ap.Rate, ap.Mode, ap.Channel
+			if ap.MLO() {
+				links = ap.Links
+			}
 		} else if st := n.spec.Station; st != nil {
 			iface, rate = st.Iface, st.Rate
 			if apn := d.spec.Node(st.AP); apn != nil && apn.AP != nil {
 				mode, ch = apn.AP.Mode, apn.AP.Channel
+				if apn.AP.MLO() && st.MLO {
+					links = apn.AP.Links
+				}
 			}
 		}
 		if ifc := findIface(n.spec, iface); ifc != nil {
@@ -60,9 +67,21 @@ func (d *deployer) mediumRadios(wnodes []*node) []wifi.MediumRadio {
 				r.Addrs = append(r.Addrs, [6]byte(mac))
 			}
 		}
-		if rate != "" {
+		if rate != "" && links == nil {
 			if x, err := topo.MediumRate(mode, ch, rate); err == nil {
 				r.Fixed = &x
+			}
+		}
+		if links != nil {
+			r.MLO, r.Mode = true, mode
+			for _, l := range links {
+				ml := wifi.MediumLink{FreqMHz: l.FreqMHz, WidthMHz: l.Width}
+				if rate != "" {
+					if x, err := topo.MediumRate(mode, l, rate); err == nil {
+						ml.Fixed = &x
+					}
+				}
+				r.Links = append(r.Links, ml)
 			}
 		}
 		out = append(out, r)

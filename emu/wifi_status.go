@@ -2,7 +2,9 @@ package emu
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -96,6 +98,17 @@ type MediumNode struct {
 	PER      float64         `json:"per"`
 	Position [3]float64      `json:"position"`
 	Links    []wifi.LinkInfo `json:"links,omitempty"` // from this radio to each other one
+	// Channels: a multi-link radio's counters per channel it used (each
+	// link has its own channel access on the medium), by frequency.
+	Channels []MediumChannel `json:"channels,omitempty"`
+}
+
+// MediumChannel is one link of a multi-link radio on the medium.
+type MediumChannel struct {
+	FreqMHz int `json:"freq_mhz"`
+	model.RadioStats
+	AirtimeShare float64 `json:"airtime_share"`
+	PER          float64 `json:"per"`
 }
 
 // mediumNodes turns a medium snapshot into per-node views.
@@ -113,6 +126,17 @@ func mediumNodes(ms *wifi.MediumStats) map[string]*MediumNode {
 			if l.From == node {
 				mn.Links = append(mn.Links, l)
 			}
+		}
+		for _, f := range slices.Sorted(maps.Keys(ms.PerLink[node])) {
+			ls := ms.PerLink[node][f]
+			c := MediumChannel{FreqMHz: f, RadioStats: ls}
+			if ms.Uptime > 0 {
+				c.AirtimeShare = float64(ls.Airtime) / float64(ms.Uptime)
+			}
+			if n := ls.Errors + ls.Delivered; n > 0 {
+				c.PER = float64(ls.Errors) / float64(n)
+			}
+			mn.Channels = append(mn.Channels, c)
 		}
 		out[node] = mn
 	}

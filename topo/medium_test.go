@@ -47,7 +47,8 @@ nodes:
 	if m := s.WiFiMedium; m == nil || !m.Enabled || !m.Explicit || m.Exponent != 3 || m.RefLossDB != 46.6777 || m.NoiseFigureDB != 7 || !m.AMPDU {
 		t.Errorf("medium: true → %+v", m)
 	}
-	// off by request; off by default with a multi-link AP, saying why
+	// off by request; on by default with a multi-link AP too (one channel
+	// timeline per link)
 	s, _ = Load("o.yaml", []byte("wifi: {medium: false}\nnodes: {ap1: {kind: ap}, sta1: {kind: station}}\n"))
 	if m := s.WiFiMedium; m == nil || m.Enabled || !m.Explicit {
 		t.Errorf("medium: false → %+v", m)
@@ -59,7 +60,7 @@ nodes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := s.WiFiMedium; m == nil || m.Enabled || m.Why == "" {
+	if m := s.WiFiMedium; m == nil || !m.Enabled || m.Why != "" {
 		t.Errorf("MLO default %+v", m)
 	}
 	if s, _ := Load("w.yaml", []byte("nodes: {h1: {}, h2: {}}\nlinks: [{endpoints: [h1, h2]}]\n")); s.WiFiMedium != nil {

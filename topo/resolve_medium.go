@@ -44,6 +44,9 @@ func ModelBand(b string) model.Band {
 func MediumRate(mode string, ch WiFiChannel, rate string) (model.Rate, error) {
 	r, err := model.ParseRate(ModelMode(mode), rate, ch.Width, 1, 800*time.Nanosecond)
 	if err != nil {
+		if mode == WiFiModeBE {
+			err = fmt.Errorf("%w: the medium sends 802.11be at 802.11ax's rates", err)
+		}
 		return r, err
 	}
 	if r.Class == model.DSSS && ch.Band != Band24 {
@@ -114,9 +117,6 @@ func (r *resolver) resolveMedium() {
 		if !m.enabled && med.Backend == WiFiBackendEngine {
 			r.d.errorf(m.loc, "medium: false is hwsim's instant medium: the engine backend is emuctl's medium and has no instant mode (use backend: hwsim, or drop medium: false)")
 		}
-		if m.enabled && mloAP != "" {
-			r.d.errorf(m.loc, "a medium cannot serve access point %s's multi-link radios: the kernel refuses a medium while any mac80211_hwsim radio on the host has more than one channel (set medium: false, or drop links:)", mloAP)
-		}
 		for _, p := range m.pairs {
 			if p.a == "" {
 				continue
@@ -144,9 +144,6 @@ func (r *resolver) resolveMedium() {
 				med.Pairs = append(med.Pairs, WiFiPair{A: p.a, B: p.b, SNRdB: p.snr, LossDB: p.loss})
 			}
 		}
-	} else if mloAP != "" {
-		med.Enabled = false
-		med.Why = fmt.Sprintf("access point %s is multi-link: the kernel refuses a medium while a hwsim radio has more than one channel", mloAP)
 	}
 	if med.Backend == WiFiBackendEngine && mloAP != "" {
 		r.d.errorf(r.doc.wifi.backendLoc, "access point %s is multi-link: the engine backend models single-link radios (multi-link needs backend: hwsim)", mloAP)
@@ -167,21 +164,39 @@ func (r *resolver) resolveMedium() {
 			rate = ""
 		}
 		var mode string
-		var ch WiFiChannel
+		var chans []WiFiChannel
 		if n.AP != nil {
 			n.AP.Position = rn.pos
-			mode, ch = n.AP.Mode, n.AP.Channel
+			mode, chans = n.AP.Mode, []WiFiChannel{n.AP.Channel}
+			if n.AP.MLO() {
+				chans = n.AP.Links
+			}
 		} else {
 			n.Station.Position = rn.pos
 			if i, ok := r.byName[n.Station.AP]; ok && r.spec.Nodes[i].AP != nil {
-				mode, ch = r.spec.Nodes[i].AP.Mode, r.spec.Nodes[i].AP.Channel
+				ap := r.spec.Nodes[i].AP
+				mode, chans = ap.Mode, []WiFiChannel{ap.Channel}
+				if ap.MLO() && n.Station.MLO {
+					chans = ap.Links
+				}
 			}
 		}
 		if rate == "" || mode == "" {
 			continue
 		}
-		if _, err := MediumRate(mode, ch, rate); err != nil {
-			r.d.errorf(rateLoc, "%v (mode %s, %s GHz, %d MHz; or rate: auto for the driver's rate control)", err, mode, ch.Band, ch.Width)
+		bad := false
+		for k, ch := range chans {
+			if _, err := MediumRate(mode, ch, rate); err != nil {
+				link := ""
+				if len(chans) > 1 {
+					link = fmt.Sprintf("link %d: ", k)
+				}
+				r.d.errorf(rateLoc, "%s%v (mode %s, %s GHz, %d MHz; or rate: auto for the driver's rate control)", link, err, mode, ch.Band, ch.Width)
+				bad = true
+				break
+			}
+		}
+		if bad {
 			continue
 		}
 		if !med.Enabled {

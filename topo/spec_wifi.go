@@ -143,8 +143,8 @@ type WiFiMedium struct {
 	// QueueLimit bounds each radio's backlog per access category (0: 128).
 	QueueLimit int `json:"queue_limit,omitempty"`
 	// Explicit: the file has wifi: {medium: ...}; otherwise the default
-	// (on, except for labs with multi-link radios, which the kernel
-	// cannot give a medium).
+	// (on; also for labs with multi-link radios, whose links each get a
+	// channel timeline of their own).
 	Explicit bool `json:"explicit,omitempty"`
 	// Why says why a defaulted medium is off.
 	Why string `json:"why,omitempty"`

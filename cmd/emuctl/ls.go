@@ -233,6 +233,15 @@ func printMedium(ws []emu.WiFiNodeStatus) {
 		}
 		fmt.Fprintf(tw, "%s\t%g,%g,%g\t%s\t%.1f %%\t%d\t%d\t%d\t%.3f\t%d\t%d\t%s\n", w.Node, m.Position[0], m.Position[1], m.Position[2],
 			rate, 100*m.AirtimeShare, m.Frames, m.Retries, m.Collisions, m.PER, m.Failed, m.Dropped, strings.Join(snr, ", "))
+		// a multi-link radio: each link on its own channel timeline
+		for _, c := range m.Channels {
+			r := c.LastDataRate
+			if r == "" {
+				r = "-"
+			}
+			fmt.Fprintf(tw, "  %d MHz\t\t%s\t%.1f %%\t%d\t%d\t%d\t%.3f\t%d\t%d\t\n", c.FreqMHz, r, 100*c.AirtimeShare,
+				c.Frames, c.Retries, c.Collisions, c.PER, c.Failed, c.Dropped)
+		}
 	}
 	tw.Flush()
 }

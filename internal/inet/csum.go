@@ -1,6 +1,6 @@
 // Package inet is the Internet checksum (RFC 1071), written once for the
 // link engine's segmentation (IP and L4 checksums) and the traffic
-// generator's ICMP probes.
+// generator's and emu's ICMP probes.
 package inet
 
 import "encoding/binary"

@@ -8,12 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/emuctl/emuctl/internal/nsutil"
+	"github.com/emuctl/emuctl/internal/testutil"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -35,33 +35,13 @@ type testNS struct {
 func newNS(t *testing.T, role string) *testNS {
 	t.Helper()
 	name := prefix + role
-	type res struct {
-		h   netns.NsHandle
-		err error
-	}
-	ch := make(chan res, 1)
-	go func() {
-		// NewNamed switches the calling thread; this one stays locked so
-		// the runtime discards it instead of reusing it elsewhere.
-		runtime.LockOSThread()
-		h, err := netns.NewNamed(name)
-		ch <- res{h, err}
-	}()
-	r := <-ch
-	if r.err != nil {
-		t.Fatalf("create netns %s: %v", name, r.err)
-	}
-	ns := &testNS{Name: name, H: r.h}
+	ns := &testNS{Name: name, H: testutil.NewNamedNetns(t, name)}
 	t.Cleanup(func() {
 		if ns.NL != nil {
 			ns.NL.Close()
 		}
-		ns.H.Close()
-		if err := netns.DeleteNamed(name); err != nil {
-			t.Errorf("delete netns %s: %v", name, err)
-		}
 	})
-	nl, err := netlink.NewHandleAt(r.h, unix.NETLINK_ROUTE, unix.NETLINK_INET_DIAG)
+	nl, err := netlink.NewHandleAt(ns.H, unix.NETLINK_ROUTE, unix.NETLINK_INET_DIAG)
 	if err != nil {
 		t.Fatalf("netlink handle in %s: %v", name, err)
 	}

@@ -3,14 +3,13 @@ package wifi
 import (
 	"errors"
 	"os"
-	"runtime"
 	"syscall"
 	"testing"
 
+	"github.com/emuctl/emuctl/internal/testutil"
 	"github.com/emuctl/emuctl/kernellab"
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
-	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -99,7 +98,7 @@ func TestHwsimRoundTrip(t *testing.T) {
 	if _, err := h.NewRadio(RadioConfig{Name: name, NoVif: true}); err != nil {
 		t.Fatal(err)
 	}
-	ns := anonNetns(t)
+	ns := testutil.NewNetns(t)
 	t.Cleanup(func() {
 		if _, err := os.Stat("/sys/class/ieee80211/" + name); err == nil {
 			for _, fd := range []int{int(ns), 0} {
@@ -137,25 +136,6 @@ func TestHwsimRoundTrip(t *testing.T) {
 	if _, err := os.Stat("/sys/class/ieee80211/" + name); err == nil {
 		t.Errorf("radio %s still exists", name)
 	}
-}
-
-// anonNetns creates an anonymous network namespace, closed when t ends.
-func anonNetns(t *testing.T) netns.NsHandle {
-	t.Helper()
-	ch := make(chan netns.NsHandle, 1)
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread is discarded
-		h, err := netns.New()
-		ch <- h
-		errc <- err
-	}()
-	h, err := <-ch, <-errc
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Close() })
-	return h
 }
 
 func errText(err error) string {

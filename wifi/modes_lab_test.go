@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/internal/nsutil"
+	"github.com/emuctl/emuctl/internal/testutil"
 	"github.com/emuctl/emuctl/kernellab"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netns"
@@ -324,28 +324,7 @@ type namedNS struct {
 
 func newNamedNS(t *testing.T, name string) *namedNS {
 	t.Helper()
-	type res struct {
-		h   netns.NsHandle
-		err error
-	}
-	ch := make(chan res, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread is discarded
-		h, err := netns.NewNamed(name)
-		ch <- res{h, err}
-	}()
-	r := <-ch
-	if r.err != nil {
-		t.Fatalf("netns %s: %v", name, r.err)
-	}
-	ns := &namedNS{name: name, h: r.h}
-	t.Cleanup(func() {
-		ns.h.Close()
-		if err := netns.DeleteNamed(name); err != nil {
-			t.Errorf("delete netns %s: %v", name, err)
-		}
-	})
-	return ns
+	return &namedNS{name: name, h: testutil.NewNamedNetns(t, name)}
 }
 
 // do runs fn on a thread in the namespace.

@@ -2,7 +2,6 @@ package sysctl_test
 
 import (
 	"os"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -10,31 +9,7 @@ import (
 	"github.com/emuctl/emuctl/internal/sysctl"
 	"github.com/emuctl/emuctl/internal/testutil"
 	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
 )
-
-// newNetns returns a handle to a fresh, unnamed namespace (freed by the
-// kernel once the handle is closed).
-func newNetns(t *testing.T) netns.NsHandle {
-	t.Helper()
-	testutil.NeedRoot(t)
-	ch := make(chan netns.NsHandle, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies in the new namespace
-		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-			ch <- netns.None()
-			return
-		}
-		h, _ := netns.Get()
-		ch <- h
-	}()
-	h := <-ch
-	if !h.IsOpen() {
-		t.Fatal("unshare failed")
-	}
-	t.Cleanup(func() { h.Close() })
-	return h
-}
 
 func fds(t *testing.T) int {
 	ents, err := os.ReadDir("/proc/self/fd")
@@ -48,7 +23,7 @@ func fds(t *testing.T) int {
 // see that namespace (not the host's, not another one's), and the
 // instance is gone when the scope ends.
 func TestPrivateProcPerNamespace(t *testing.T) {
-	a, b := newNetns(t), newNetns(t)
+	a, b := testutil.NewNetns(t), testutil.NewNetns(t)
 	const key = "net.ipv4.tcp_no_metrics_save"
 	host, err := os.ReadFile("/proc/sys/net/ipv4/tcp_no_metrics_save")
 	if err != nil {

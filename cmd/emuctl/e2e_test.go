@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/internal/testutil"
 )
 
 var bin string
@@ -75,9 +76,8 @@ func must(t *testing.T, r result, args ...string) result {
 }
 
 func needRoot(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (tier 3): run `sudo make test`")
-	}
+	t.Helper()
+	testutil.NeedRoot(t)
 }
 
 func TestValidateFiles(t *testing.T) {

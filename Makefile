@@ -68,8 +68,9 @@ lint:
 	test -z "$$(gofmt -l .)" || (gofmt -l . && false)
 	test -z "$$($(GO) run $(GOIMPORTS) -l .)" || ($(GO) run $(GOIMPORTS) -l . && false)
 	$(GO) run $(STATICCHECK) $(PKGS)
-	# the pure packages build on any OS (the planner, the schema, analysis, units)
-	GOOS=darwin $(GO) vet ./tc ./topo ./analysis ./units
+	# the pure packages build on any OS (the planner, the schema, analysis, units,
+	# the expression language, the positioned YAML decoder)
+	GOOS=darwin $(GO) vet ./tc ./topo ./analysis ./units ./suite/expr ./internal/yamlpos
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzLoad -fuzztime=60s ./topo/

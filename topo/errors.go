@@ -135,10 +135,8 @@ func SortErrors(es Errors) Errors {
 	return es
 }
 
-// choices and nameList are internal/suggest's, the one rule for every file.
+// choices is internal/suggest's, the one rule for every file.
 func choices(label, got string, valid []string) string { return suggest.Choices(label, got, valid) }
-
-func nameList(names []string) string { return suggest.List(names) }
 
 // didYouMean returns `; did you mean "x"?` when a candidate is close to s.
 func didYouMean(s string, candidates []string) string { return suggest.DidYouMean(s, candidates) }

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/tc/mmtrace"
 )
 
 // traceStage is a link driven by a mahimahi trace (tc.Trace) with
@@ -148,7 +149,7 @@ func (s *traceStage) traceTime(t int64) int64 { return max(0, t-s.base+s.offset)
 // trace time tau; it returns the cursor before its first byte and the
 // opportunity of its last, and leaves the cursor after it.
 func (s *traceStage) book(tau int64, cost int) (startK int64, startUsed int, endK int64) {
-	if s.used >= tc.TraceBytes && s.k != never {
+	if s.used >= mmtrace.Bytes && s.k != never {
 		s.k, s.used = s.k+1, 0
 	}
 	if s.k != never && s.at(s.k) <= tau {
@@ -159,7 +160,7 @@ func (s *traceStage) book(tau int64, cost int) (startK int64, startUsed int, end
 	}
 	startK, startUsed = s.k, s.used
 	for s.k != never {
-		take := min(cost, tc.TraceBytes-s.used)
+		take := min(cost, mmtrace.Bytes-s.used)
 		s.used += take
 		cost -= take
 		if cost == 0 {
@@ -198,7 +199,7 @@ func (s *traceStage) inTransit(tau int64) bool {
 
 // startOf is the opportunity of e's first byte.
 func (s *traceStage) startOf(e tent) int64 {
-	if e.startUsed >= tc.TraceBytes {
+	if e.startUsed >= mmtrace.Bytes {
 		return e.startK + 1
 	}
 	return e.startK
@@ -219,7 +220,7 @@ func (s *traceStage) full(pkts int, bytes int64, cost int) bool {
 
 func (s *traceStage) admit(p *packet, t int64) (int64, verdict) {
 	tau := s.traceTime(t)
-	cost := tc.TraceCost(p.wire)
+	cost := mmtrace.Cost(p.wire)
 	if s.hold {
 		s.run(t)
 	} else {

@@ -85,6 +85,9 @@ func Doctor() *Report {
 		r.Backends = append(r.Backends, Backend{"delay / jitter / loss / rate / queue", "userspace link engine", "no sch_netem: " + caps.Reasons["netem"]})
 	}
 	r.Backends = append(r.Backends, queueBackends(caps)...)
+	r.Backends = append(r.Backends,
+		Backend{"link trace (trace:, mahimahi:)", "userspace link engine", "netem cannot replay a delivery trace (slot batches at random): backend auto puts a traced link on the engine, a pinned kernel backend is refused"},
+		Backend{"schedules (rate, delay, loss, queue steps)", scheduleBackend(caps), "the lab's supervisor applies each step on time: tc change on netem links (queued packets keep their times), Update on engine links (queued packets re-timed to a new rate)"})
 	r.Backends = append(r.Backends, Backend{"switch (type: linux-bridge)", "Linux bridge in the switch's namespace", "always available"})
 	if err := sysctl.Probe(); err == nil {
 		r.Backends = append(r.Backends, Backend{"node sysctls", "a private procfs instance per namespace", "fsopen/fsmount work: set-up cost per node stays constant however many namespaces live"})
@@ -179,4 +182,12 @@ func toolVersion(path string) string {
 		}
 	}
 	return ""
+}
+
+// scheduleBackend says what carries out schedule steps on this kernel.
+func scheduleBackend(caps tc.Caps) string {
+	if caps.Netem {
+		return "supervisor: tc change (netem links), engine Update (engine links)"
+	}
+	return "supervisor: engine Update"
 }

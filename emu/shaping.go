@@ -42,6 +42,16 @@ func toDir(p topo.LinkParams, rtt time.Duration, mtu int) tc.Dir {
 		ge := *p.GE
 		d.GE = &ge
 	}
+	if tr := p.Trace; tr != nil {
+		d.Trace = &tc.Trace{File: tr.File, Loop: tr.Loop, Offset: tr.Offset, Ms: tr.Ms}
+		d.Order = p.Order
+		if q := p.Queue; q != nil {
+			// mahimahi's queue: limits count waiting packets, none is infinite
+			d.QueuePackets, d.QueueBytes = q.Packets, q.Bytes
+			d.AQM = QueueAQM(q, mtu)
+		}
+		return d
+	}
 	if q := p.Queue; q != nil {
 		switch {
 		case q.Packets > 0:
@@ -121,6 +131,17 @@ func planLinks(spec *topo.Spec, caps tc.Caps) ([]LinkState, []string) {
 			}
 		}
 		backend := l.Params.Backend
+		if tr := tracedAt(l); tr != "" {
+			// netem cannot replay a trace: only the engine can run the link
+			switch backend {
+			case "", topo.BackendAuto, topo.BackendUserspace:
+				ls.Backend, ls.Netns = BackendEngine, linkNetns(spec.Name, i)
+			default:
+				errs = append(errs, fmt.Sprintf("%s: backend: %s cannot replay a trace (netem has no trace mode; its slot option batches at random): use backend: auto or userspace, which run a traced link on the userspace link engine", tr, backend))
+			}
+			out = append(out, ls)
+			continue
+		}
 		qAt := queueWhere(l, where)
 		kernelQ := kernelQueueErr(caps, ls.AtoB, ls.BtoA, mtu)
 		engineQ := engineQueueErr(ls.AtoB, ls.BtoA)
@@ -203,6 +224,19 @@ func UnavailableQueues(spec *topo.Spec, caps tc.Caps) []string {
 		}
 	}
 	return out
+}
+
+// tracedAt is "file:line:col" of a link's first trace, "" if it has none.
+func tracedAt(l topo.Link) string {
+	for _, aToB := range []bool{true, false} {
+		if tr := l.Params.Dir(aToB).Trace; tr != nil {
+			if tr.At != "" {
+				return tr.At
+			}
+			return l.Pos
+		}
+	}
+	return ""
 }
 
 // queueWhere is "file:line:col" of a link's queue with a discipline (the

@@ -46,6 +46,8 @@ func (d *dec) document(root *yaml.Node) *rawDoc {
 			}
 		case "defaults":
 			d.defaults(e.V, doc)
+		case "machines", "placement", "tunnel":
+			d.clusterTop(e, doc) // decode_cluster.go
 		case "nodes":
 			nodesV = e.V
 			doc.nodesLoc = at(e.K, "nodes")
@@ -53,6 +55,8 @@ func (d *dec) document(root *yaml.Node) *rawDoc {
 			linksV = e.V
 		case "wifi":
 			d.wifiTop(e.V, doc)
+		case "schedules":
+			d.schedules(e.V, doc)
 		}
 	}
 	if nodesV == nil {

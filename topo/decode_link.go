@@ -34,6 +34,10 @@ func (d *dec) link(n *yaml.Node, path string) *rawLink {
 	for _, e := range d.fields(n, path, linkKeys) {
 		p := joinPath(path, e.Key)
 		switch e.Key {
+		case "name":
+			if s, ok := d.str(e.V, p, "a link name such as ue-enb"); ok {
+				l.name, l.nameLoc = s, at(e.V, p)
+			}
 		case "endpoints":
 			hasEnds = true
 			l.bad = !d.endpoints(e.V, p, l)
@@ -133,11 +137,13 @@ func (d *dec) linkParams(n *yaml.Node, path string, lvl linkLevel) (lp, [2]*lp, 
 	valid := linkParamKeys
 	switch lvl {
 	case levelLink:
-		valid = append(append([]string(nil), linkParamKeys...), keyAtoB, keyBtoA)
+		valid = append(append([]string(nil), linkParamKeys...), "trace", "mahimahi", keyAtoB, keyBtoA)
 	case levelDir:
-		valid = dirParamKeys
+		valid = append(append([]string(nil), dirParamKeys...), "trace")
 	}
 	var geLoc loc
+	var mmV *yaml.Node
+	var mmLoc loc
 	for _, e := range d.entries(n, path) {
 		kp := joinPath(path, keyPath(e.Key))
 		switch {
@@ -154,6 +160,14 @@ func (d *dec) linkParams(n *yaml.Node, path string, lvl linkLevel) (lp, [2]*lp, 
 			ds[j], dls[j] = &sub, at(e.K, kp)
 		case e.Key == "backend" && lvl == levelDir:
 			d.errorf(at(e.K, kp), "%s", backendPerLink)
+		case e.Key == "trace" && lvl == levelDefaults:
+			d.errorf(at(e.K, kp), "trace is per link or per direction (a->b, b->a), not a default: each link replays its own trace")
+		case e.Key == "trace":
+			p.trace = d.trace(e.V, kp)
+		case e.Key == "mahimahi" && lvl == levelLink:
+			mmV, mmLoc = e.V, at(e.K, kp)
+		case e.Key == "mahimahi":
+			d.errorf(at(e.K, kp), "mahimahi is a whole link (both directions: mahimahi's uplink is a->b), on the link's own link: block")
 		case e.Key == "reorder":
 			if b, ok := d.boolean(e.V, kp); ok {
 				p.reorder = &b
@@ -184,6 +198,18 @@ func (d *dec) linkParams(n *yaml.Node, path string, lvl linkLevel) (lp, [2]*lp, 
 	}
 	for _, m := range p.conflicts() {
 		d.errorf(geLoc, "%s", m)
+	}
+	if mmV != nil {
+		own := p
+		own.backend = nil
+		switch {
+		case !own.empty() || ds[0] != nil || ds[1] != nil:
+			d.errorf(mmLoc, "mahimahi sets the whole link (traces, queues, delay, loss): its other keys would conflict; keep only backend beside it")
+		default:
+			if mds, ok := d.mahimahi(mmV, joinPath(path, "mahimahi")); ok {
+				ds, dls = mds, [2]loc{mmLoc, mmLoc}
+			}
+		}
 	}
 	return p.soften(lvl, ds), ds, dls
 }

@@ -111,9 +111,10 @@ func (r *resolver) makeLinks() {
 		}
 		a, b := ends[li][0], ends[li][1]
 		link := Link{
-			A:   Endpoint{Node: r.spec.Nodes[a.node].Name, Iface: a.iface},
-			B:   Endpoint{Node: r.spec.Nodes[b.node].Name, Iface: b.iface},
-			Pos: posString(r.d.file, l.loc),
+			A:    Endpoint{Node: r.spec.Nodes[a.node].Name, Iface: a.iface},
+			B:    Endpoint{Node: r.spec.Nodes[b.node].Name, Iface: b.iface},
+			Name: l.name,
+			Pos:  posString(r.d.file, l.loc),
 		}
 		link.Params = r.linkParams(l)
 		idx := len(r.spec.Links)

@@ -59,6 +59,10 @@ type lp struct {
 	corrupt   *units.Percent
 	queue     *Queue
 	backend   *string
+	// trace replaces the rate (decode_trace.go); order is mahimahi's
+	// stage order when the direction came from a mahimahi: line.
+	trace *Trace
+	order []string
 	// softDist and softReorder mark a jitter_dist or reorder that is not
 	// an error without jitter: set in defaults.link (a lab-wide policy for
 	// links that have jitter) or on a link's symmetric keys while one of
@@ -75,7 +79,7 @@ type lp struct {
 // default) do not: they say how to shape, not what.
 func (p lp) empty() bool {
 	return p.rate == nil && p.delay == nil && p.jitter == nil && p.loss == nil && p.ge == nil &&
-		p.duplicate == nil && p.corrupt == nil && p.queue == nil &&
+		p.duplicate == nil && p.corrupt == nil && p.queue == nil && p.trace == nil &&
 		(p.dist == nil || p.softDist) && (p.reorder == nil || p.softReorder || !*p.reorder)
 }
 
@@ -121,6 +125,17 @@ func (p lp) over(o lp) lp {
 	if o.backend != nil {
 		p.backend = o.backend
 	}
+	if o.trace != nil {
+		// a trace is the rate, with mahimahi's queue: what the direction
+		// inherits of either does not apply
+		p.trace, p.order = o.trace, o.order
+		if o.rate == nil {
+			p.rate = nil
+		}
+		if o.queue == nil {
+			p.queue = nil
+		}
+	}
 	p.badRate = p.badRate || o.badRate
 	p.badDelay = p.badDelay || o.badDelay
 	p.badJitter = p.badJitter || o.badJitter
@@ -165,6 +180,12 @@ func (p lp) params() LinkParams {
 	}
 	if p.backend != nil {
 		out.Backend = *p.backend
+	}
+	if p.trace != nil {
+		out.Trace, out.Order = p.trace, p.order
+		if out.Queue != nil && out.Queue.Discipline == "" && out.Queue.Packets == 0 && out.Queue.Bytes == 0 {
+			out.Queue = nil // mahimahi's infinite queue
+		}
 	}
 	return out
 }
@@ -290,7 +311,11 @@ func (p lp) check() []string {
 	if p.backend != nil {
 		backend = *p.backend
 	}
-	msgs = append(msgs, queueChecks(p.queue, p.rate, backend, p.badRate)...)
+	if p.trace != nil {
+		msgs = append(msgs, traceChecks(p)...)
+	} else {
+		msgs = append(msgs, queueChecks(p.queue, p.rate, backend, p.badRate)...)
+	}
 	noJitter := (p.jitter == nil || *p.jitter == 0) && !p.badJitter
 	if noJitter && p.dist != nil && !p.softDist {
 		msgs = append(msgs, fmt.Sprintf("jitter_dist %s without jitter does nothing (it shapes the random delay variation): set jitter (and delay) too, or remove jitter_dist", *p.dist))

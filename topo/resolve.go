@@ -40,6 +40,8 @@ func resolve(d *diag, doc *rawDoc) (*Spec, error) {
 	r.makeNodes()
 	n := len(d.errs)
 	r.makeLinks()
+	r.checkLinkNames()
+	r.makeSchedules() // resolve_schedule.go
 	r.makeExternals()
 	r.makeWiFi()   // resolve_wifi.go: APs' and stations' wireless interfaces
 	r.resolveOVS() // decode_ovs.go: OVS settings and ports, once interfaces exist
@@ -49,6 +51,7 @@ func resolve(d *diag, doc *rawDoc) (*Spec, error) {
 	d.broken = d.broken || len(d.errs) > n
 	r.checkSwitchLoops()
 	r.checkMTU()
+	r.resolveCluster() // resolve_cluster.go: machines, placement, tunnels
 	// Routes and MPTCP endpoints are checked against the final addresses;
 	// when links or addresses were dropped those are incomplete, and the
 	// checks would only echo earlier errors.

@@ -8,14 +8,15 @@ import "net/netip"
 
 // Keys accepted at each level, in documentation order.
 var (
-	docKeys        = []string{"version", "name", "addressing", "routing", "defaults", "nodes", "links", "wifi"}
+	docKeys        = []string{"version", "name", "addressing", "routing", "defaults", "nodes", "links", "wifi", "schedules"}
 	addressingKeys = []string{"pool", "prefix", "p2p_prefix", "pool6", "auto"}
 	defaultsKeys   = []string{"switch", "link", "tcp"}
 	nodeKeys       = []string{"kind", "type", "stp", "routes", "sysctls", "env", "start", "tcp", "mptcp", "interfaces",
 		"datapath", "fail_mode", "controller", "protocols", "rstp", "ports", // ovs switches (decode_ovs.go)
-		"wifi", "position"} // access points and stations (decode_wifi.go, decode_medium.go)
+		"wifi", "position", // access points and stations (decode_wifi.go, decode_medium.go)
+		"machine"} // labs over several machines (decode_cluster.go)
 	ifaceKeys    = []string{"external", "force", "ip"}
-	linkKeys     = []string{"endpoints", "ip", "mtu", "link"}
+	linkKeys     = []string{"name", "endpoints", "ip", "mtu", "link"}
 	routeKeys    = []string{"to", "via", "dev"}
 	kinds        = []string{string(KindHost), string(KindRouter), string(KindSwitch), kindAP, kindStation}
 	switchTypes  = []string{SwitchLinuxBridge, SwitchOVS}
@@ -49,8 +50,12 @@ type rawDoc struct {
 	nodes      []*rawNode
 	nodesLoc   loc
 	links      []*rawLink
-	medium     *rawMedium // wifi: {medium: ...} (decode_medium.go)
-	wifi       rawWiFiTop // wifi: {backend: ...}
+	medium     *rawMedium     // wifi: {medium: ...} (decode_medium.go)
+	schedules  []*rawSchedule // schedules: (decode_schedule.go)
+	wifi       rawWiFiTop     // wifi: {backend: ...}
+
+	// machines:, placement:, tunnel: (decode_cluster.go)
+	cluster *rawCluster
 }
 
 type rawAddressing struct {
@@ -93,6 +98,10 @@ type rawNode struct {
 	pos      [3]float64 // position: (metres), Wi-Fi nodes
 	posSet   bool
 	posLoc   loc
+
+	// machine: (decode_cluster.go)
+	machine    string
+	machineLoc loc
 }
 
 type rawIface struct {
@@ -117,12 +126,14 @@ type rawRoute struct {
 }
 
 type rawLink struct {
-	loc    loc
-	bad    bool // endpoints unusable; already reported
-	ends   [2]rawEnd
-	ips    []rawIP
-	mtu    int
-	mtuLoc loc
+	loc     loc
+	name    string // optional (decode_schedule.go checks it)
+	nameLoc loc
+	bad     bool // endpoints unusable; already reported
+	ends    [2]rawEnd
+	ips     []rawIP
+	mtu     int
+	mtuLoc  loc
 	// own link parameters; dirs are the a->b and b->a overrides
 	params    lp
 	dirs      [2]*lp

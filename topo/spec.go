@@ -21,12 +21,17 @@ type Spec struct {
 	Links []Link `json:"links"`
 	// Routing is "auto" (routes across routers computed) or "none".
 	Routing string `json:"routing"`
+	// Cluster places the lab on several machines (spec_cluster.go); nil
+	// for a lab on this machine alone.
+	Cluster *Cluster `json:"cluster,omitempty"`
 	// WiFiMedium is the lab's wireless medium (spec_wifi.go); nil when the
 	// lab has no Wi-Fi node.
 	WiFiMedium *WiFiMedium `json:"wifi_medium,omitempty"`
 	// WiFiDaemons names the hostapd and wpa_supplicant to run
 	// (spec_wifi.go); nil when the file names none.
 	WiFiDaemons *WiFiDaemons `json:"wifi_daemons,omitempty"`
+	// Schedules are timed link changes (spec_schedule.go), in file order.
+	Schedules []Schedule `json:"schedules,omitempty"`
 }
 
 // NodeKind is host, router or switch.
@@ -119,6 +124,9 @@ type External struct {
 type Link struct {
 	A Endpoint `json:"a"`
 	B Endpoint `json:"b"`
+	// Name is the link's optional name (schedules and link commands use
+	// it); unique among links and distinct from every node name.
+	Name string `json:"name,omitempty"`
 	// Params are the shaping parameters (parsed now, applied by tc/).
 	Params *LinkParams `json:"params,omitempty"`
 	// Pos is "file:line:col" of the link in its source, for messages.
@@ -169,6 +177,12 @@ type LinkParams struct {
 	// "userspace" (the link engine); "" means auto. The same in both
 	// directions.
 	Backend string `json:"backend,omitempty"`
+	// Trace replaces Rate with a mahimahi delivery trace
+	// (spec_schedule.go); its queue is mahimahi's (Queue: droptail or
+	// drophead limits counting waiting packets, none = infinite). Order
+	// is the stage order when it is mahimahi's (a mahimahi: line).
+	Trace *Trace   `json:"trace,omitempty"`
+	Order []string `json:"order,omitempty"`
 	// Per-direction overrides ("a->b", "b->a"); nil when symmetric. When
 	// set they are complete (already merged with the symmetric values and
 	// defaults); use Dir to get one direction's effective parameters.

@@ -400,7 +400,9 @@ type WiFiMedium struct {
 	// DurationS is the medium time the counters cover.
 	DurationS float64 `json:"duration_s"`
 	// LateMeanUs and LateMaxUs are how late the medium acted on its
-	// events (its own timing error, over its whole life so far).
+	// events (its own timing error): the mean over the run (over its
+	// whole life so far from a medium that does not say), the maximum
+	// over its whole life so far.
 	LateMeanUs float64 `json:"late_mean_us"`
 	LateMaxUs  float64 `json:"late_max_us"`
 	// Radios are the counters' deltas over the run, by node name order.
@@ -432,6 +434,17 @@ type WiFiRadio struct {
 	PER float64 `json:"per"`
 	// Rate is the rate of the radio's last data frame.
 	Rate string `json:"rate,omitempty"`
+	// Links: a multi-link radio's counters per link (each on its own
+	// channel), by frequency.
+	Links []WiFiLink `json:"links,omitempty"`
+}
+
+// WiFiLink is one link of a multi-link radio over a run.
+type WiFiLink struct {
+	FreqMHz      int     `json:"freq_mhz"`
+	Frames       uint64  `json:"frames"`
+	Delivered    uint64  `json:"delivered"`
+	AirtimeShare float64 `json:"airtime_share"`
 }
 
 // CaptureRef points at a packet capture taken during the run.

@@ -99,7 +99,7 @@ var metricDefs = map[string]metricDef{
 	"wifi_loss":               {argNode, "", "share of a Wi-Fi node's frames that went on the air and were lost after the retry chain (the loss the IP layer sees), [node]"},
 	"wifi_drops":              {argNode, "frames", "frames its queue on the medium dropped (full), [node]"},
 	"wifi_rate":               {argNode, "", "the rate of a Wi-Fi node's last data frame, [node] (text)"},
-	"wifi_late":               {argNone, "ms", "how late the Wi-Fi medium acted on its events, mean over its life (its own timing error)"},
+	"wifi_late":               {argNone, "ms", "how late the Wi-Fi medium acted on its events, mean over the run (its own timing error)"},
 	"link_in":                 {argLink, "packets", "frames offered to the link direction (link engine)"},
 	"link_out":                {argLink, "packets", "frames it delivered"},
 	"loss_drops":              {argLink, "packets", "frames its loss model dropped"},

@@ -1,6 +1,7 @@
 package traffic
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/emuctl/emuctl/analysis"
@@ -30,6 +31,10 @@ func wifiResult(st *emu.State, before, after *wifi.MediumStats) *analysis.WiFiMe
 	}
 	span := after.Uptime - before.Uptime
 	out := &analysis.WiFiMedium{Backend: st.Medium.Backend, DurationS: span.Seconds(), LateMeanUs: after.LateMeanUs, LateMaxUs: after.LateMaxUs}
+	if n := after.LateEvents - before.LateEvents; after.LateEvents > before.LateEvents {
+		// over the run itself, not since the medium started
+		out.LateMeanUs = (after.LateSumUs - before.LateSumUs) / float64(n)
+	}
 	for node, a := range after.Radios {
 		b := before.Radios[node]
 		r := analysis.WiFiRadio{Node: node, Frames: a.Frames - b.Frames, Attempts: a.Attempts - b.Attempts, Retries: a.Retries - b.Retries,
@@ -44,6 +49,14 @@ func wifiResult(st *emu.State, before, after *wifi.MediumStats) *analysis.WiFiMe
 		}
 		if n := r.Errors + r.Delivered; n > 0 {
 			r.PER = float64(r.Errors) / float64(n)
+		}
+		for _, f := range slices.Sorted(maps.Keys(after.PerLink[node])) {
+			la, lb := after.PerLink[node][f], before.PerLink[node][f]
+			l := analysis.WiFiLink{FreqMHz: f, Frames: la.Frames - lb.Frames, Delivered: la.Delivered - lb.Delivered}
+			if span > 0 {
+				l.AirtimeShare = float64(la.Airtime-lb.Airtime) / float64(span)
+			}
+			r.Links = append(r.Links, l)
 		}
 		out.Radios = append(out.Radios, r)
 	}

@@ -176,6 +176,9 @@ func (d *diag) params(n *yaml.Node) []*Param {
 				if val.node != nil && val.node.Kind == yaml.ScalarNode {
 					val.Text = val.node.Value
 				}
+				if val.node != nil && val.node.Kind == yaml.MappingNode {
+					d.valueKeys(val, path+"."+ve.Key) // capability.go
+				}
 				p.Values = append(p.Values, val)
 			}
 		default:
@@ -194,6 +197,7 @@ func (d *diag) params(n *yaml.Node) []*Param {
 		if len(p.Values) == 0 {
 			d.errorf(e.V, path, "no values: give at least one")
 		}
+		d.checkReplaces(p, path)
 		out = append(out, p)
 	}
 	return out

@@ -29,6 +29,10 @@ type Outcome struct {
 	Verdict    string            `json:"verdict"`
 	Conditions map[string]string `json:"conditions,omitempty"`
 	Notes      []string          `json:"notes,omitempty"`
+	// Media: what carried the scenarios of each parameter value that
+	// names a medium, needs something of the machine or has a stand-in
+	// (capability.go), and whether they ran.
+	Media []Medium `json:"media,omitempty"`
 	// Reference is the reference engine's part (--reference ns3): its
 	// runs, and in Checks[i].Reference each check judged on them.
 	Reference *RefOutcome `json:"reference,omitempty"`

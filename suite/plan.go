@@ -18,6 +18,11 @@ type Plan struct {
 	Suite     *Suite      `json:"-"`
 	Profile   Profile     `json:"profile"`
 	Scenarios []*Scenario `json:"scenarios"`
+
+	// ChooseMedia's choice (capability.go)
+	chosen     bool
+	media      []Medium
+	mediaNotes []string
 }
 
 // PlanOptions override a profile.
@@ -78,14 +83,27 @@ scenarios:
 	return notes
 }
 
-// Runs is the number of runs the plan makes (without retries).
-func (p *Plan) Runs() int { return len(p.Scenarios) * p.Profile.Reps }
+// Runs is the number of runs the plan makes (without retries; a
+// scenario that runs instead of its stand-in counted once, as the
+// stand-in).
+func (p *Plan) Runs() int {
+	n := 0
+	for _, sc := range p.Scenarios {
+		if p.chosen || sc.estimated() {
+			n++
+		}
+	}
+	return n * p.Profile.Reps
+}
 
 // Estimate is the expected wall time: each run's longest flow plus a
 // per-run overhead (lab up and down, settling, analysis).
 func (p *Plan) Estimate() time.Duration {
 	var total time.Duration
 	for _, sc := range p.Scenarios {
+		if !p.chosen && !sc.estimated() {
+			continue // it runs instead of its stand-in, counted already
+		}
 		total += time.Duration(p.Profile.Reps) * (sc.span() + runOverhead)
 	}
 	return total

@@ -35,6 +35,9 @@ func writeReport(o *Outcome, p *Plan, figs []figure, anaDir string, plotErr erro
 	if o.Interrupted {
 		w("> Interrupted (Ctrl-C): the table judges the %d runs made before the stop.\n\n", len(o.Runs))
 	}
+	if len(o.Media) > 0 {
+		w("**What carried the scenarios:**\n\n%s\n", mediaText(o.Media))
+	}
 	w("%s\n", howToRead)
 	if o.Reference != nil {
 		w("## Checks\n\n| result | ID | class | check | measured (Linux) | %s | expected | paper |\n|---|---|---|---|---|---|---|---|\n",

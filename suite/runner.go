@@ -70,8 +70,13 @@ func Run(ctx context.Context, p *Plan, o Options) (*Outcome, error) {
 	}
 	out := &Outcome{Suite: p.Suite.Name, Title: p.Suite.Title, File: p.Suite.File, Profile: p.Profile, Dir: o.Dir,
 		Lab: o.Lab, Seed: o.Seed, Started: time.Now(), Notes: p.Suite.Notes, Conditions: hostConditions()}
-	// scenarios whose queue no backend can run here are left out, said so
-	out.Notes = append(slices.Clip(out.Notes), p.dropUnavailable(o.Lab)...)
+	// scenarios whose medium this machine lacks, or whose stand-in gives
+	// way to the real one here, and those whose queue no backend can run
+	// here are left out, said so
+	mediaNotes, media := p.ChooseMedia()
+	out.Media = media
+	out.Notes = append(slices.Clip(out.Notes), mediaNotes...)
+	out.Notes = append(out.Notes, p.dropUnavailable(o.Lab)...)
 	r := &runner{plan: p, opt: o, out: out, ev: newEvaluator(p, nil)}
 	if slices.Contains(p.Suite.Collect, "cong_state") {
 		t, err := startTracer()

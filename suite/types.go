@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/suite/expr"
+
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/traffic"
 	"go.yaml.in/yaml/v3"
@@ -60,7 +61,21 @@ type Value struct {
 	Label string `json:"label"`
 	// Text is the scalar value as written ("" for mappings and lists).
 	Text string `json:"value,omitempty"`
-	node *yaml.Node
+	// Medium says what carries the scenarios of this value (a mapping
+	// value's medium: key), for the report: "wired stand-in: ...", "real
+	// 802.11be multi-link ...".
+	Medium string `json:"medium,omitempty"`
+	// Needs names what the machine must have for this value's scenarios
+	// (needs: key; capabilities, capability.go: wifi-mlo). Where it lacks
+	// one, they are left out, said why.
+	Needs []string `json:"needs,omitempty"`
+	// Replaces is a label of the same parameter (replaces: key): where
+	// this value's needs are met its scenarios run instead of that
+	// value's (a stand-in for what this one really is), elsewhere that
+	// value's run and this one's are left out.
+	Replaces string `json:"replaces,omitempty"`
+	node     *yaml.Node
+	hasNeeds bool // needs: written (its names may have been wrong)
 }
 
 // Binding maps parameters to sets of labels (any of them matches).

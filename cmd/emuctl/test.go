@@ -109,6 +109,14 @@ func runTest(cmd *cobra.Command, arg string, tf testFlags) error {
 	}
 	dir := filepath.Join(tf.out, s.Name, time.Now().Format("20060102-150405"))
 	errw := cmd.ErrOrStderr()
+	// what carries the scenarios here (real multi-link or its wired
+	// stand-in, say): the counts below are of what will run
+	_, media := plan.ChooseMedia()
+	for _, m := range media {
+		if m.Ran {
+			fmt.Fprintf(errw, "%s=%s: %s\n", m.Param, m.Label, m.Medium)
+		}
+	}
 	fmt.Fprintf(errw, "%s (%s): %d scenarios × %d repetition(s) = %d runs, about %s; results in %s\n",
 		s.Name, profile, len(plan.Scenarios), plan.Profile.Reps, plan.Runs(), roundDur(plan.Estimate()), dir)
 

@@ -130,6 +130,8 @@ func (d *dec) node(name string, k, v *yaml.Node, path string) *rawNode {
 			nd.sysctls = d.sysctls(e.V, p)
 		case "env":
 			nd.env = d.env(e.V, p)
+		case "machine":
+			d.nodeMachine(nd, e.V, p) // decode_cluster.go
 		case "start":
 			for i, item := range d.list(e.V, p, true) {
 				if s, ok := d.str(item, idx(p, i), "a shell command line"); ok {

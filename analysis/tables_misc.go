@@ -110,3 +110,23 @@ func QueueTable(title string, labels []string, runs [][]Link) *Table {
 	}
 	return t
 }
+
+// StepTable lists, per run label, the schedule steps applied during the
+// run: when each took effect (s from t = 0), how late, and what it did.
+// It has no rows when no run had a schedule.
+func StepTable(title string, labels []string, runs [][]Step) *Table {
+	t := &Table{Title: title, Columns: []Column{
+		{Key: "run", Header: "run"},
+		{Key: "at_s", Header: "at", Unit: "s"},
+		{Key: "late_ms", Header: "late", Unit: "ms"},
+		{Key: "schedule", Header: "schedule"},
+		{Key: "step", Header: "step"},
+		{Key: "error", Header: "error"},
+	}}
+	for i, steps := range runs {
+		for _, s := range steps {
+			t.AddRow(labels[i], s.AtS, s.LateS*1000, s.Schedule, s.What, s.Error)
+		}
+	}
+	return t
+}

@@ -57,6 +57,9 @@ type Result struct {
 	// attempts, retries, collisions and losses (labs whose Wi-Fi runs on
 	// emuctl's medium).
 	WiFi *WiFiMedium `json:"wifi,omitempty"`
+	// Steps are the schedule steps (link changes on a timetable) applied
+	// during the run, in order: plots mark them, reports list them.
+	Steps []Step `json:"steps,omitempty"`
 	// Conditions are the recorded run conditions as text: kernel release,
 	// HZ, sysctls (tcp_sack, tcp_recovery, ...), offload settings, tool
 	// versions, capability probes, topology hash. Keys are free-form
@@ -458,4 +461,14 @@ type CaptureRef struct {
 	Snaplen int `json:"snaplen,omitempty"`
 	// Filter is the capture filter expression, if any.
 	Filter string `json:"filter,omitempty"`
+}
+
+// Step is one schedule step applied during a run.
+type Step struct {
+	Schedule string  `json:"schedule"`
+	AtS      float64 `json:"at_s"`   // when it took effect, s from the run's t = 0
+	LateS    float64 `json:"late_s"` // how long after its planned time
+	Link     int     `json:"link"`
+	What     string  `json:"what"` // e.g. "at 10s ue-enb a->b rate=2mbit"
+	Error    string  `json:"error,omitempty"`
 }

@@ -102,10 +102,11 @@ func Deploy(ctx context.Context, spec *topo.Spec, opt Options) (*State, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	log = log.With("lab", spec.Name)
-	unlock, err := lockLab(spec.Name)
+	unlockLab, err := lockLab(spec.Name)
 	if err != nil {
 		return nil, err
 	}
+	unlock := sync.OnceFunc(unlockLab)
 	defer unlock()
 	links, err := preflightAll(spec, opt)
 	if err != nil {
@@ -141,7 +142,35 @@ func Deploy(ctx context.Context, spec *topo.Spec, opt Options) (*State, error) {
 		removeLockFile(spec.Name)
 		return nil, err
 	}
+	unlock() // the schedules' steps take the lab's lock
+	if hasT0(spec, topo.T0Up) {
+		names, err := StartSchedule(spec.Name, "", topo.T0Up)
+		if err != nil {
+			return d.st, fmt.Errorf("lab %s is up, but its schedules did not start: %w (emuctl schedule start NAME)", spec.Name, err)
+		}
+		log.Debug("schedules started", "names", names)
+	}
 	return d.st, nil
+}
+
+// hasT0 reports whether spec has a schedule starting at t0.
+func hasT0(spec *topo.Spec, t0 string) bool {
+	for _, s := range spec.Schedules {
+		if s.T0 == t0 {
+			return true
+		}
+	}
+	return false
+}
+
+// schedules makes sure a lab with schedules has its supervisor, which
+// runs them (the shaping phase starts it for engine links already).
+func (d *deployer) schedules(ctx context.Context) error {
+	if len(d.spec.Schedules) == 0 {
+		return nil
+	}
+	_, err := d.ensureSupervisor(ctx)
+	return err
 }
 
 func (d *deployer) run(ctx context.Context) error {
@@ -162,6 +191,7 @@ func (d *deployer) run(ctx context.Context) error {
 		{"hosts", d.hostsFiles},
 		{"wait", d.waitUp},
 		{"start", d.startCommands},
+		{"schedules", d.schedules},
 	}
 	for _, p := range phases {
 		if err := ctx.Err(); err != nil {

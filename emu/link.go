@@ -160,7 +160,7 @@ func findLinkState(links []LinkState, li int) (LinkState, bool) {
 // linkStateFor returns the recorded shaping of link i, if any.
 func (d *deployer) linkStateFor(i int) (LinkState, bool) { return findLinkState(d.st.Links, i) }
 
-// FindLink resolves a link reference: its index ("3"), one of its ends
+// FindLink resolves a link reference: its index ("3"), its name, one of its ends
 // ("h1:h1-eth0"), its two nodes ("h1-s1" or "h1,s1"), or a station's
 // wireless hop (the station "sta1", its interface, or "sta1-ap1").
 func FindLink(spec *topo.Spec, ref string) (int, error) {
@@ -174,7 +174,7 @@ func FindLink(spec *topo.Spec, ref string) (int, error) {
 	var hits []string
 	for i := range linkCount(spec) {
 		a, b := linkEnds(spec, i)
-		ok := ref == a.String() || ref == b.String()
+		ok := ref == a.String() || ref == b.String() || i < len(spec.Links) && spec.Links[i].Name != "" && ref == spec.Links[i].Name
 		for _, sep := range []string{"-", ","} {
 			ok = ok || ref == a.Node+sep+b.Node || ref == b.Node+sep+a.Node
 		}
@@ -210,6 +210,19 @@ func SetLink(lab string, i int, dir string, change func(*tc.Dir)) (*LinkState, e
 	if err != nil {
 		return nil, err
 	}
+	ls, err := changeLink(st, i, dir, change)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeState(st); err != nil {
+		return nil, err
+	}
+	return ls, nil
+}
+
+// changeLink is SetLink on a state read under the lab's lock; the caller
+// writes the state back.
+func changeLink(st *State, i int, dir string, change func(*tc.Dir)) (*LinkState, error) {
 	if i < 0 || i >= linkCount(st.Spec) {
 		return nil, fmt.Errorf("link %d does not exist (the lab has links 0..%d)", i, linkCount(st.Spec)-1)
 	}
@@ -233,9 +246,6 @@ func SetLink(lab string, i int, dir string, change func(*tc.Dir)) (*LinkState, e
 		return nil, err
 	}
 	if err := kind.change(st, i, a, b); err != nil {
-		return nil, err
-	}
-	if err := writeState(st); err != nil {
 		return nil, err
 	}
 	ls, _ := findLinkState(st.Links, i)
@@ -266,6 +276,10 @@ func SetLinkState(lab string, i int, up bool) error {
 	if err != nil {
 		return err
 	}
+	return setLinkState(st, i, up)
+}
+
+func setLinkState(st *State, i int, up bool) error {
 	if i < 0 || i >= linkCount(st.Spec) {
 		return fmt.Errorf("link %d does not exist", i)
 	}

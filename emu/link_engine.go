@@ -25,8 +25,18 @@ func (engineLink) create(d *deployer, li int) error {
 // shaping phase, applies the parameters.
 func (engineLink) shape(*deployer, int) error { return nil }
 
+// localUpdate, set inside the supervisor process, updates one of its own
+// engines directly (a schedule's steps) instead of over its socket.
+var localUpdate func(li int, a, b tc.Dir) error
+
 func (engineLink) change(st *State, li int, a, b tc.Dir) error {
-	if _, err := supervisorCall(st.Lab, ctlRequest{Op: "update", Link: li, AtoB: &a, BtoA: &b}); err != nil {
+	var err error
+	if localUpdate != nil {
+		err = localUpdate(li, a, b)
+	} else {
+		_, err = supervisorCall(st.Lab, ctlRequest{Op: "update", Link: li, AtoB: &a, BtoA: &b})
+	}
+	if err != nil {
 		return err
 	}
 	setShaped(st, li, BackendEngine, a, b)

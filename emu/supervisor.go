@@ -202,6 +202,16 @@ func runSupervisor(lab string) error {
 			return fail(err)
 		}
 	}
+	if len(st.Spec.Schedules) > 0 {
+		sup.sched = newSchedRunner(ctx, lab, st.Spec)
+	}
+	localUpdate = func(li int, a, b tc.Dir) error {
+		e := sup.engines[li] // set before serving; never changed after
+		if e == nil {
+			return fmt.Errorf("link %d has no userspace engine", li)
+		}
+		return e.Update(a, b)
+	}
 	os.Remove(supervisorSock(lab))
 	l, err := net.Listen("unix", supervisorSock(lab))
 	if err != nil {
@@ -220,6 +230,9 @@ func runSupervisor(lab string) error {
 	}
 	stop()
 	l.Close()
+	if sup.sched != nil {
+		sup.sched.stop("")
+	}
 	sup.daemons.stopAll(daemonGrace) // before the links and the medium they use
 	for _, e := range sup.engines {
 		e.Close()
@@ -239,7 +252,8 @@ type supervisor struct {
 	ctx     context.Context
 	errc    chan error
 	medium  labMedium
-	daemons *daemons // supervisor_daemons.go
+	daemons *daemons     // supervisor_daemons.go
+	sched   *schedRunner // schedule.go; nil when the lab has no schedules
 }
 
 // labMedium is a running medium of either backend.
@@ -288,7 +302,7 @@ func (s *supervisor) startMedium(ms *MediumState) error {
 
 // ctlRequest is one request on the supervisor's control socket.
 type ctlRequest struct {
-	Op   string  `json:"op"` // "update" | "stats" | "medium" | "medium-stats" | "medium-move" | "medium-pair" | "medium-capture" | "daemon-start" | "daemons"
+	Op   string  `json:"op"` // "update" | "stats" | "medium" | "medium-stats" | "medium-move" | "medium-pair" | "medium-capture" | "daemon-start" | "daemons" | "schedule-start" | "schedule-stop" | "schedules"
 	Link int     `json:"link"`
 	AtoB *tc.Dir `json:"a_to_b,omitempty"`
 	BtoA *tc.Dir `json:"b_to_a,omitempty"`
@@ -302,6 +316,8 @@ type ctlRequest struct {
 	Loss    *float64    `json:"loss,omitempty"`
 	Snaplen int         `json:"snaplen,omitempty"`
 	// daemon-start: keep Argv running on Node as What, output to Log.
+	// schedule-start: the schedule What, or every one whose t0 is Node;
+	// schedule-stop: What ("" all).
 	What string   `json:"what,omitempty"`
 	Argv []string `json:"argv,omitempty"`
 	Log  string   `json:"log,omitempty"`
@@ -314,6 +330,8 @@ type ctlResponse struct {
 	Medium *wifi.MediumStats    `json:"medium,omitempty"`
 	// Daemons: daemon-start's new daemon (one), or every kept daemon.
 	Daemons []DaemonStatus `json:"daemons,omitempty"`
+	// Schedules: what schedule-start started, or every schedule's status.
+	Schedules []ScheduleStatus `json:"schedules,omitempty"`
 }
 
 func (s *supervisor) serve(l net.Listener) {
@@ -340,6 +358,10 @@ func (s *supervisor) serve(l net.Listener) {
 }
 
 func (s *supervisor) handle(req ctlRequest) ctlResponse {
+	switch req.Op {
+	case "schedule-start", "schedule-stop", "schedules":
+		return s.sched.handle(req) // its own lock: steps may take time
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch req.Op {
@@ -356,6 +378,7 @@ func (s *supervisor) handle(req ctlRequest) ctlResponse {
 		for i, e := range s.engines {
 			out.Stats[i] = e.Stats()
 			a, b := e.Config()
+			a.Trace, b.Trace = a.Trace.Summary(), b.Trace.Summary() // not the opportunities
 			out.Dirs[i] = [2]tc.Dir{a, b}
 		}
 		return out

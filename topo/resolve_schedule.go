@@ -228,7 +228,7 @@ func (r *resolver) linkLabel(li int) string {
 func (r *resolver) expandRamp(base Step, dir string, rp *rawRamp, cur func(int, int) *current) []Step {
 	dirs := []string{dir}
 	js := dirIndexes(dir)
-	if dir == "" && *cur(base.Link, 0) != *cur(base.Link, 1) {
+	if dir == "" && !sameStart(*cur(base.Link, 0), *cur(base.Link, 1), rp.to) {
 		dirs, js = []string{keyAtoB, keyBtoA}, []int{0, 1} // they start apart: ramp each
 	} else {
 		js = js[:1]
@@ -283,4 +283,12 @@ func (p lp) paramSet() *ParamSet {
 		s.Queue = &q
 	}
 	return s
+}
+
+// sameStart reports whether two directions start a ramp to "to" from the
+// same values (only the ramped keys count).
+func sameStart(a, b current, to lp) bool {
+	return (to.rate == nil || a.rate == b.rate) && (to.delay == nil || a.delay == b.delay) &&
+		(to.jitter == nil || a.jitter == b.jitter) && (to.loss == nil || a.loss == b.loss) &&
+		(to.duplicate == nil || a.duplicate == b.duplicate) && (to.corrupt == nil || a.corrupt == b.corrupt)
 }

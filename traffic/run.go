@@ -133,6 +133,10 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 	defer cancel()
 	qw := watchQueues(st, allHops)
 	t0 := time.Now()
+	// schedules with t0: traffic start with the flows (schedule.go in emu)
+	if _, err := emu.StartTrafficSchedules(lab); err != nil {
+		return nil, fmt.Errorf("lab %s: the schedules with t0: traffic did not start: %w", lab, err)
+	}
 	recs := make([][]analysis.Flow, len(plans))
 	probes := make([]*analysis.Probe, len(plans))
 	errs := make([]error, len(plans))
@@ -191,6 +195,7 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 		Conditions: conditions(st, planFlows(plans), shaped, allHops, before),
 		Captures:   capRefs,
 		WiFi:       wifiResult(st, mediumBefore, mediumAfter),
+		Steps:      runSteps(lab, t0),
 	}
 	for i, p := range plans {
 		bn := bottleneck(st.Spec, shaped, p.hops)
@@ -270,4 +275,14 @@ func firstError(ctx context.Context, plans []*plan, errs []error) error {
 		}
 	}
 	return first
+}
+
+// runSteps are the schedule steps the lab's supervisor applied since t0.
+func runSteps(lab string, t0 time.Time) []analysis.Step {
+	var out []analysis.Step
+	for _, s := range emu.StepsBetween(lab, t0, time.Now()) {
+		out = append(out, analysis.Step{Schedule: s.Schedule, AtS: s.Applied.Sub(t0).Seconds(), LateS: s.Late.Seconds(),
+			Link: s.Link, What: s.What, Error: s.Error})
+	}
+	return out
 }

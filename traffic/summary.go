@@ -84,6 +84,13 @@ func WriteSummary(w io.Writer, r *analysis.Result) {
 		fmt.Fprintf(w, "probe %s (%s, %s->%s, with %s): %d sent, %d lost, RTT min/mean/p95/max %.3f/%.3f/%.3f/%.3f ms\n",
 			p.ID, p.Kind, p.From, p.To, p.Flow, len(p.Samples), lost, st.Min, st.Mean, st.P95, st.Max)
 	}
+	for _, st := range r.Steps {
+		res := ""
+		if st.Error != "" {
+			res = " FAILED: " + st.Error
+		}
+		fmt.Fprintf(w, "step at %.3f s (%.1f ms late), schedule %s: %s%s\n", st.AtS, st.LateS*1000, st.Schedule, st.What, res)
+	}
 	for _, l := range r.Links {
 		if l.QueueSamples == 0 && (l.Discipline == "" || l.Discipline == "droptail") {
 			continue

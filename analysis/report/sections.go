@@ -186,6 +186,13 @@ func (b *builder) conditions() error {
 	if qt := analysis.QueueTable("Queues: disciplines, drops, CE marks, sojourn and occupancy per run", labels, links); len(qt.Rows) > 0 {
 		d.table("queues", qt)
 	}
+	var steps [][]analysis.Step
+	for _, r := range b.runs {
+		steps = append(steps, r.res.Steps)
+	}
+	if st := analysis.StepTable("Schedule steps applied during each run (link changes on a timetable)", labels, steps); len(st.Rows) > 0 {
+		d.table("steps", st)
+	}
 	return nil
 }
 

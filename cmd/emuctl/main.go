@@ -60,6 +60,7 @@ func newRoot() *cobra.Command {
 		newDoctorCmd(),
 		newVerifyCmd(),
 		newLinkCmd(),
+		newScheduleCmd(),
 		newMPTCPCmd(),
 		newTrafficCmd(),
 		newCaptureCmd(),

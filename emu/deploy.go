@@ -97,6 +97,9 @@ func Deploy(ctx context.Context, spec *topo.Spec, opt Options) (*State, error) {
 	if opt.Workers <= 0 {
 		opt.Workers = max(4, 2*runtime.NumCPU())
 	}
+	if c := spec.Cluster; c != nil && c.Slice == "" {
+		return deployCluster(ctx, spec, opt) // a lab over several machines (cluster.go)
+	}
 	log := opt.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -278,9 +281,11 @@ func (d *deployer) namespaces(ctx context.Context) error {
 	}
 	d.anchor = a
 	var mu sync.Mutex
-	nodes := make([]*topo.Node, len(d.spec.Nodes))
+	nodes := make([]*topo.Node, 0, len(d.spec.Nodes))
 	for i := range d.spec.Nodes {
-		nodes[i] = &d.spec.Nodes[i]
+		if d.spec.Here(d.spec.Nodes[i].Name) { // a worker builds its machine's nodes only
+			nodes = append(nodes, &d.spec.Nodes[i])
+		}
 	}
 	var engineLinks []LinkState
 	for _, ls := range d.st.Links {
@@ -645,7 +650,7 @@ func (d *deployer) waitUp(ctx context.Context) error {
 			}
 			var left []string
 			for _, name := range pending[n] {
-				if state[name] != netlink.OperUp {
+				if state[name] != netlink.OperUp && !(state[name] == netlink.OperUnknown && d.isTunnel(n, name)) {
 					left = append(left, name)
 				}
 			}

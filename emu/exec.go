@@ -77,6 +77,9 @@ func Command(lab, node string, argv []string) (*exec.Cmd, error) {
 	if n == nil {
 		return nil, fmt.Errorf("lab %s has no node %q (nodes: %s)", lab, node, nodeNames(st.Spec))
 	}
+	if isController(st) {
+		return clusterCommand(st, node, argv) // on its machine (cluster_worker.go)
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err

@@ -132,6 +132,9 @@ func kindOf(spec *topo.Spec, links []LinkState, li int) linkKind {
 	if li >= len(spec.Links) {
 		return wifiHop{}
 	}
+	if k := clusterKind(spec, links, li); k != nil { // labs over several machines (link_vxlan.go)
+		return k
+	}
 	ls, shaped := findLinkState(links, li)
 	if shaped && ls.Backend == BackendEngine {
 		return engineLink{}

@@ -68,6 +68,12 @@ func (d *deployer) createEngineLink(l topo.Link, li int, ls LinkState) error {
 		ep  topo.Endpoint
 		eif string
 	}{{l.A, engineIfA}, {l.B, engineIfB}} {
+		if !d.spec.Here(end.ep.Node) { // cut between machines: the far port is the tunnel (link_vxlan.go)
+			if err := d.createCutEnginePort(li, end.eif, linkMTU(d.spec, l), ln); err != nil {
+				return err
+			}
+			continue
+		}
 		n := d.nodes[end.ep.Node]
 		ifc := findIface(n.spec, end.ep.Iface)
 		la := netlink.NewLinkAttrs()

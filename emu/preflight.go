@@ -33,6 +33,8 @@ func preflightAll(spec *topo.Spec, opt Options) ([]LinkState, error) {
 		return nil, nil
 	}
 	links, errs := planLinks(spec, tc.Probe())
+	// A worker shapes its machine's part (link_vxlan.go).
+	links = sliceLinks(spec, links)
 	errs = append(errs, ovsPreflight(spec, links)...) // OVS (ovs_preflight.go)
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("lab %q cannot be deployed; nothing was changed:\n  %s", spec.Name, strings.Join(errs, "\n  "))
@@ -56,6 +58,9 @@ func preflight(spec *topo.Spec, opt Options) error {
 		return fmt.Errorf("lab %q already exists (status %s): run `emuctl down %s` first, or `emuctl clean` if it crashed: %w", spec.Name, status, spec.Name, ErrExists)
 	}
 	for _, n := range spec.Nodes {
+		if !spec.Here(n.Name) {
+			continue // on another machine of the lab
+		}
 		if n.Kind == topo.KindSwitch && n.SwitchType != "" && n.SwitchType != topo.SwitchLinuxBridge && n.SwitchType != topo.SwitchOVS {
 			errs = append(errs, fmt.Sprintf("switch %s: type %q is not supported by this version of emuctl (supported: %s, %s)", n.Name, n.SwitchType, topo.SwitchLinuxBridge, topo.SwitchOVS))
 		}

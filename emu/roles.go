@@ -15,6 +15,8 @@ import (
 //
 //	__emuctl_nsexec    <lab> <node> -- argv...   (exec.go: Command)
 //	__emuctl_supervise <lab>                     (supervisor.go)
+//	__emuctl_worker    up|teardown|exec <lab> ...  (cluster_worker.go)
+//	__emuctl_machine   <machine dir>             (cluster_local.go)
 //
 // (__emuctl_respawn, a per-daemon keeper, was the third until the
 // supervisor took the daemons over; the name is not reused.)
@@ -32,8 +34,10 @@ import (
 // roles maps a role name to its entry point, which gets the arguments after
 // the name and returns the process's exit status.
 var roles = map[string]func(args []string) int{
-	helperArg: helperRole,
-	superArg:  supervisorRole,
+	helperArg:  helperRole,
+	superArg:   supervisorRole,
+	workerArg:  workerRole,  // a machine of a lab over several machines (cluster_worker.go)
+	machineArg: machineRole, // holds a local machine's new mount namespace (cluster_local.go)
 }
 
 func init() {

@@ -62,6 +62,8 @@ func teardown(st *State, log *slog.Logger) error {
 	}
 	rec := readJournal(lab) // what a killed deploy made before recording it (journal.go)
 	var errs []string
+	// A lab over several machines: every machine's part first (cluster.go).
+	errs = append(errs, teardownMachines(lab, log)...)
 	t0, last := time.Now(), ""
 	step := func(name string) {
 		if last != "" {
@@ -207,6 +209,7 @@ func teardown(st *State, log *slog.Logger) error {
 	if ownDirs[etcNetnsDir] {
 		os.Remove(etcNetnsDir) // made by this lab; only succeeds when empty
 	}
+	errs = append(errs, unmountUnder(stateDir(lab))...) // local machines' mounts (cluster_local.go)
 	if len(errs) > 0 {
 		return fmt.Errorf("lab %s: teardown incomplete (run `emuctl clean`): %s", lab, strings.Join(errs, "; "))
 	}

@@ -1,0 +1,310 @@
+package emu
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/emuctl/emuctl/internal/proc"
+	"github.com/emuctl/emuctl/topo"
+	"golang.org/x/sys/unix"
+)
+
+// A lab over several machines (topo.Cluster) is deployed by a controller
+// — the emuctl that runs `up` — and one worker per machine:
+//
+//   - the controller resolves the Spec once, records it in its own state
+//     dir (the lab's, on this host), makes the machines it owns (ssh:
+//     local: cluster_local.go), then starts a worker on every machine at
+//     once with the Spec and the machine's name (Spec.SliceFor);
+//   - a worker (cluster_worker.go, the role __emuctl_worker) is emuctl's
+//     ordinary Deploy on that machine, building only the nodes placed
+//     there; a link cut between two machines becomes a VXLAN tunnel end
+//     (link_vxlan.go), shaped on its sending side before encapsulation;
+//   - if any worker fails, the controller tears every machine down
+//     (teardown's first step runs each worker's teardown), then its own
+//     objects: a failed up leaves nothing on any machine.
+//
+// A local machine is a network namespace on this host (its "root"
+// namespace: the underlay address and the tunnels' sockets live there)
+// with a mount namespace of its own whose /run/netns, /etc/netns and
+// /run/emuctl are directories in the controller's state dir — so each
+// machine has its own namespaces, hosts files and state, exactly as a
+// separate host would, and its worker's clean or teardown never sees
+// another machine's objects, although every machine marks them alike
+// (emuctl:<lab>). Machines reached over SSH are refused in this version.
+
+// workerStarted, set by tests only, is told each worker's pid as it starts.
+var workerStarted func(machine string, pid int)
+
+// isController reports whether st is a controller's record of a lab over
+// several machines.
+func isController(st *State) bool {
+	return st != nil && st.Spec != nil && st.Spec.Cluster != nil && st.Spec.Cluster.Slice == ""
+}
+
+// deployCluster is Deploy for a lab over several machines, on the
+// controller.
+func deployCluster(ctx context.Context, spec *topo.Spec, opt Options) (*State, error) {
+	log := opt.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("lab", spec.Name)
+	unlock, err := lockLab(spec.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := clusterPreflight(spec); err != nil {
+		if _, serr := os.Stat(stateDir(spec.Name)); serr != nil {
+			removeLockFile(spec.Name)
+		}
+		return nil, err
+	}
+	start, _ := proc.Start(os.Getpid())
+	d := &deployer{
+		spec: spec, opt: opt, log: log, marker: Marker(spec.Name), nodes: map[string]*node{}, linkNodes: map[int]*node{},
+		pool: newHandlePool(maxOpenNodes),
+		st:   &State{Lab: spec.Name, Status: StatusDeploying, PID: os.Getpid(), PIDStart: start, Created: time.Now().UTC(), Spec: spec},
+	}
+	if err := writeState(d.st); err != nil {
+		os.RemoveAll(stateDir(spec.Name))
+		return nil, fmt.Errorf("state dir: %w", err)
+	}
+	if d.j, err = openJournal(spec.Name); err == nil {
+		err = d.runCluster(ctx)
+	}
+	d.pool.closeAll(d.allNodes())
+	d.anchor.remove()
+	d.j.close()
+	if err != nil {
+		log.Debug("deploy failed, rolling back every machine", "err", err)
+		if rerr := teardown(d.st, log); rerr != nil {
+			return nil, fmt.Errorf("%w (rollback also failed: %v; run `emuctl clean`)", err, rerr)
+		}
+		removeLockFile(spec.Name)
+		return nil, err
+	}
+	return d.st, nil
+}
+
+// clusterPreflight refuses what this version cannot do before anything is
+// made.
+func clusterPreflight(spec *topo.Spec) error {
+	if os.Geteuid() != 0 {
+		return errors.New("emuctl needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN) to create namespaces: run it with sudo")
+	}
+	if _, err := os.Stat(stateDir(spec.Name)); err == nil {
+		return fmt.Errorf("lab %q already exists: run `emuctl down %s` first, or `emuctl clean` if it crashed: %w", spec.Name, spec.Name, ErrExists)
+	}
+	var errs []string
+	for _, m := range spec.Cluster.Machines {
+		if !m.Local() {
+			errs = append(errs, fmt.Sprintf("%s: machine %s: ssh: %s: machines reached over SSH are not supported by this version yet; use ssh: local (a namespace machine on this host) to try a lab over several machines", m.Pos, m.Name, m.SSH))
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(NetnsDir, machineNetns(spec.Name, m.Name))); err == nil {
+			errs = append(errs, fmt.Sprintf("network namespace %q already exists and is not part of a known lab; emuctl will not touch it", machineNetns(spec.Name, m.Name)))
+		}
+	}
+	if _, err := exec.LookPath("nsenter"); err != nil {
+		errs = append(errs, "local machines are entered with nsenter (util-linux), which is not installed: "+err.Error())
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("lab %q cannot be deployed; nothing was changed:\n  %s", spec.Name, strings.Join(errs, "\n  "))
+	}
+	return nil
+}
+
+func (d *deployer) runCluster(ctx context.Context) error {
+	for _, p := range []struct {
+		name string
+		fn   func(context.Context) error
+	}{{"machines", d.localMachines}, {"workers", d.startWorkers}} {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("interrupted before %s: %w", p.name, err)
+		}
+		if d.opt.FaultAt == p.name {
+			return fmt.Errorf("injected fault at phase %q", p.name)
+		}
+		if err := d.j.add("phase", p.name); err != nil {
+			return err
+		}
+		if err := p.fn(ctx); err != nil {
+			return err
+		}
+		if err := d.save(); err != nil {
+			return err
+		}
+	}
+	d.st.Status = StatusUp
+	d.st.Ready = time.Now().UTC()
+	return d.save()
+}
+
+// startWorkers deploys every machine's slice at once and waits for all:
+// any failure fails the deploy (and the caller tears every machine down).
+func (d *deployer) startWorkers(ctx context.Context) error {
+	machines := d.spec.Cluster.Machines
+	return parallel(ctx, len(machines), machines, func(m topo.Machine) error {
+		in, err := json.Marshal(d.spec.SliceFor(m.Name))
+		if err != nil {
+			return err
+		}
+		out, err := runWorker(ctx, d.spec.Name, m.Name, in, "up", d.spec.Name)
+		if err != nil {
+			return fmt.Errorf("machine %s: %w", m.Name, err)
+		}
+		d.log.Debug("machine up", "machine", m.Name, "worker", strings.TrimSpace(out))
+		return nil
+	})
+}
+
+// workerCommand is the command that runs the worker role with args on a
+// machine of the lab: nsenter into a local machine's mount and network
+// namespaces (nsenter execs, so the command's pid is the worker's).
+func workerCommand(lab, machine string, args ...string) (*exec.Cmd, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	dir := machineDir(lab, machine)
+	argv := append([]string{"--mount=" + filepath.Join(dir, "mnt"), "--net=" + filepath.Join(NetnsDir, machineNetns(lab, machine)), "--", self, workerArg}, args...)
+	cmd := exec.Command("nsenter", argv...)
+	// The machine's run dir is its /run/emuctl: never the controller's.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "EMUCTL_RUN_DIR=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	return cmd, nil
+}
+
+// runWorker runs the worker role on a machine with stdin, returning its
+// stdout; its stderr's last lines make the error.
+func runWorker(ctx context.Context, lab, machine string, stdin []byte, args ...string) (string, error) {
+	cmd, err := workerCommand(lab, machine, args...)
+	if err != nil {
+		return "", err
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(stdin), &stdout, &stderr
+	// A process the worker leaves running (its lab's supervisor) must not
+	// hold the output open.
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	if workerStarted != nil {
+		workerStarted(machine, cmd.Process.Pid)
+	}
+	// Interrupted, a worker rolls its machine back itself (SIGTERM).
+	stop := context.AfterFunc(ctx, func() { cmd.Process.Signal(syscall.SIGTERM) })
+	err = cmd.Wait()
+	stop()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ProcessState != nil {
+			if ws, ok := ee.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				msg = fmt.Sprintf("its worker (pid %d) was killed by signal %d (%s)", cmd.Process.Pid, int(ws.Signal()), ws.Signal())
+				if s := strings.TrimSpace(stderr.String()); s != "" {
+					msg += ": " + s
+				}
+			}
+		}
+		return stdout.String(), errors.New(msg)
+	}
+	return stdout.String(), nil
+}
+
+// teardownMachines runs the worker's teardown on every machine of a
+// controller's lab that still exists (found on the file system, so a lost
+// state is no obstacle) and returns what failed. Each worker removes its
+// machine's part by its marker and journal, as a lone lab's teardown does.
+func teardownMachines(lab string, log *slog.Logger) []string {
+	ents, err := os.ReadDir(machinesDir(lab))
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, e := range ents {
+		if e.IsDir() && machineExists(lab, e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	var errs []string
+	perr := parallel(context.Background(), max(1, len(names)), names, func(m string) error {
+		if _, err := runWorker(context.Background(), lab, m, nil, "teardown", lab); err != nil {
+			return fmt.Errorf("machine %s: %w", m, err)
+		}
+		log.Debug("machine torn down", "machine", m)
+		return nil
+	})
+	if perr != nil {
+		errs = append(errs, perr.Error())
+	}
+	return errs
+}
+
+// unmountUnder unmounts every mount below dir, deepest first (a local
+// machine's mount namespace file, the private bind of its directory).
+func unmountUnder(dir string) []string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return []string{err.Error()}
+	}
+	defer f.Close()
+	var mounts []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		fs := strings.Fields(sc.Text())
+		if len(fs) > 4 && (fs[4] == dir || strings.HasPrefix(fs[4], dir+"/")) {
+			mounts = append(mounts, unescapeMount(fs[4]))
+		}
+	}
+	sort.Slice(mounts, func(i, j int) bool { return len(mounts[i]) > len(mounts[j]) })
+	var errs []string
+	for _, m := range mounts {
+		if err := unix.Unmount(m, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+			errs = append(errs, fmt.Sprintf("unmount %s: %v", m, err))
+		}
+	}
+	return errs
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			var c byte
+			if _, err := fmt.Sscanf(s[i+1:i+4], "%3o", &c); err == nil {
+				b.WriteByte(c)
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

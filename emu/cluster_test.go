@@ -1,0 +1,471 @@
+package emu
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/emuctl/emuctl/internal/nsutil"
+	"github.com/emuctl/emuctl/topo"
+	"github.com/vishvananda/netns"
+)
+
+// Labs over several machines, on one host: every "machine" a local
+// machine (its own network and mount namespaces, /run/netns, /etc/netns
+// and /run/emuctl), joined by a veth underlay; cut links are real VXLAN
+// tunnels between the machines' underlay addresses.
+
+// clusterExec runs argv in a node wherever it is and returns its output.
+func clusterExec(lab, node string, argv ...string) (string, error) {
+	cmd, err := Command(lab, node, argv)
+	if err != nil {
+		return "", err
+	}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// pingAllHosts pings every host from every other (one probe each way).
+func pingAllHosts(t *testing.T, spec *topo.Spec) {
+	t.Helper()
+	var hosts []*topo.Node
+	for i := range spec.Nodes {
+		if spec.Nodes[i].Kind == topo.KindHost {
+			hosts = append(hosts, &spec.Nodes[i])
+		}
+	}
+	type pair struct{ from, to string }
+	var pairs []pair
+	for _, a := range hosts {
+		for _, b := range hosts {
+			if a != b {
+				pairs = append(pairs, pair{a.Name, b.Name})
+			}
+		}
+	}
+	var mu sync.Mutex
+	var bad []string
+	err := parallel(context.Background(), 4, pairs, func(p pair) error {
+		dst, _ := PrimaryAddr(spec.Node(p.to))
+		out, err := clusterExec(spec.Name, p.from, "ping", "-n", "-c", "1", "-W", "2", dst.String())
+		if err != nil {
+			mu.Lock()
+			bad = append(bad, fmt.Sprintf("%s -> %s (%s on %s): %v %s", p.from, p.to, dst, spec.Cluster.Nodes[p.to], err, strings.TrimSpace(out)))
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(bad)
+	if len(bad) > 0 {
+		t.Fatalf("%d of %d pings failed:\n%s", len(bad), len(pairs), strings.Join(bad, "\n"))
+	}
+	t.Logf("%d pings between %d hosts on %d machines: all answered", len(pairs), len(hosts), len(spec.Cluster.Machines))
+}
+
+// dfPingCuts sends a 1472-byte ping with DF set (a full 1500-byte
+// packet) across every cut link, both ways: from the first host of one of
+// its machines to the first host of the other. It must cross each tunnel
+// unfragmented, with no path MTU lowered.
+func dfPingCuts(t *testing.T, spec *topo.Spec) {
+	t.Helper()
+	first := map[string]*topo.Node{}
+	for i := range spec.Nodes {
+		n := &spec.Nodes[i]
+		if m := spec.Cluster.Nodes[n.Name]; n.Kind == topo.KindHost && first[m] == nil {
+			first[m] = n
+		}
+	}
+	for _, cut := range spec.Cluster.Cuts {
+		for _, e := range [][2]string{{cut.A, cut.B}, {cut.B, cut.A}} {
+			from, to := first[e[0]], first[e[1]]
+			if from == nil || to == nil {
+				t.Fatalf("VNI %d: no host on machine %s or %s", cut.VNI, e[0], e[1])
+			}
+			dst, _ := PrimaryAddr(to)
+			out, err := clusterExec(spec.Name, from.Name, "ping", "-n", "-c", "1", "-W", "2", "-M", "do", "-s", "1472", dst.String())
+			if err != nil {
+				t.Errorf("VNI %d: 1472-byte DF ping %s (%s) -> %s (%s): %v %s", cut.VNI, from.Name, e[0], to.Name, e[1], err, out)
+				continue
+			}
+			if out, _ := clusterExec(spec.Name, from.Name, "ip", "route", "get", dst.String()); strings.Contains(out, "mtu") {
+				t.Errorf("%s caches a path MTU towards %s: %s", from.Name, dst, out)
+			}
+		}
+	}
+}
+
+// requireClusterGone checks that nothing of the lab remains on the host
+// (namespaces, state dir with its machines, mounts) and that no process
+// runs in a namespace the lab made.
+func requireClusterGone(t *testing.T, lab string) {
+	t.Helper()
+	requireGone(t, lab)
+	b, _ := os.ReadFile("/proc/self/mountinfo")
+	if strings.Contains(string(b), stateDir(lab)+"/") || strings.Contains(string(b), stateDir(lab)+" ") {
+		t.Errorf("mounts of lab %s remain:\n%s", lab, b)
+	}
+}
+
+func clusterLab(t *testing.T, lab, text string) *topo.Spec {
+	t.Helper()
+	spec := loadYAML(t, lab, text)
+	if spec.Cluster == nil {
+		t.Fatal("no cluster in the spec")
+	}
+	return spec
+}
+
+const twoMachines = `
+machines:
+  m1: {ssh: local, underlay: 192.168.250.1}
+  m2: {ssh: local, underlay: 192.168.250.2}
+`
+
+// A linear lab split over two machines: automatic placement cuts one
+// switch-to-switch link; every host reaches every other; a 1472-byte
+// DF ping crosses the tunnel; down leaves nothing.
+func TestClusterLinearTwoMachines(t *testing.T) {
+	needRoot(t)
+	spec := clusterLab(t, "cl2", "name: cl2\n"+twoMachines+`
+placement: auto
+nodes:
+  h1: {}
+  h2: {}
+  h3: {}
+  h4: {}
+  s1: {kind: switch}
+  s2: {kind: switch}
+  s3: {kind: switch}
+  s4: {kind: switch}
+links:
+  - endpoints: [h1, s1]
+  - endpoints: [h2, s2]
+  - endpoints: [h3, s3]
+  - endpoints: [h4, s4]
+  - endpoints: [s1, s2]
+  - endpoints: [s2, s3]
+  - endpoints: [s3, s4]
+`)
+	if len(spec.Cluster.Cuts) != 1 {
+		t.Fatalf("placement %v cuts %d links, want 1", spec.Cluster.Nodes, len(spec.Cluster.Cuts))
+	}
+	t0 := time.Now()
+	st, err := Deploy(context.Background(), spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("up over 2 machines in %v; placement %v", time.Since(t0).Round(time.Millisecond), spec.Cluster.Nodes)
+	defer func() {
+		if err := Down("cl2", nil); err != nil {
+			t.Errorf("down: %v", err)
+		}
+		requireClusterGone(t, "cl2")
+	}()
+	if st.Status != StatusUp {
+		t.Fatalf("status %s", st.Status)
+	}
+	pingAllHosts(t, spec)
+	dfPingCuts(t, spec)
+	// The tunnel end really is a VXLAN device with the link's VNI, MTU
+	// and no learning, inside its node.
+	cut := spec.Cluster.Cuts[0]
+	l := spec.Links[cut.Link]
+	out, err := clusterExec("cl2", l.A.Node, "ip", "-d", "link", "show", l.A.Iface)
+	if err != nil {
+		t.Fatal(err, out)
+	}
+	for _, want := range []string{fmt.Sprintf("vxlan id %d", cut.VNI), "mtu 1500", "nolearning", "dstport 4789"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%s: %q missing in\n%s", l.A, want, out)
+		}
+	}
+	// A machine's namespaces are its own: the host sees none of its nodes.
+	if _, err := os.Lstat(filepath.Join(NetnsDir, topo.Namespace("cl2", "h1"))); err == nil {
+		t.Errorf("node h1's namespace is visible on the host")
+	}
+}
+
+// A tree over three machines: every host reaches every other.
+func TestClusterTreeThreeMachines(t *testing.T) {
+	needRoot(t)
+	spec := gen(t, "tree,2,3", "cl3")
+	text := "name: cl3\n" + twoMachines + "  m3: {ssh: local, underlay: 192.168.250.3}\nplacement: auto\nnodes:\n"
+	for _, n := range spec.Nodes {
+		text += fmt.Sprintf("  %s: {kind: %s}\n", n.Name, n.Kind)
+	}
+	text += "links:\n"
+	for _, l := range spec.Links {
+		text += fmt.Sprintf("  - endpoints: [%s, %s]\n", l.A.Node, l.B.Node)
+	}
+	spec = clusterLab(t, "cl3", text)
+	if len(spec.Cluster.Cuts) != 2 {
+		t.Errorf("placement %v cuts %d links, want 2", spec.Cluster.Nodes, len(spec.Cluster.Cuts))
+	}
+	if _, err := Deploy(context.Background(), spec, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := Down("cl3", nil); err != nil {
+			t.Errorf("down: %v", err)
+		}
+		requireClusterGone(t, "cl3")
+	}()
+	pingAllHosts(t, spec)
+	dfPingCuts(t, spec)
+}
+
+// nodeNetns returns a handle on a node's network namespace wherever its
+// machine is: a process started in the node reports its pid, and its
+// /proc/<pid>/ns/net is the node's namespace. The process ends with the
+// test.
+func nodeNetns(t *testing.T, lab, node string) netns.NsHandle {
+	t.Helper()
+	cmd, err := Command(lab, node, []string{"/bin/sh", "-c", "echo $$; exec sleep 600"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatalf("pid of a process in %s: %q", node, line)
+	}
+	h, err := netns.GetFromPath(fmt.Sprintf("/proc/%d/ns/net", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		h.Close()
+		syscall.Kill(pid, syscall.SIGKILL) // the sleep this test started
+		cmd.Wait()
+	})
+	return h
+}
+
+// tcpGoodput sends bulk TCP from one namespace to an address in another
+// for dur and returns the receiver's goodput after warm, in bit/s.
+func tcpGoodput(t *testing.T, from, to netns.NsHandle, dst netip.Addr, dur, warm time.Duration) float64 {
+	t.Helper()
+	var ln net.Listener
+	if err := nsutil.Do(to, func() (err error) {
+		ln, err = net.Listen("tcp", net.JoinHostPort(dst.String(), "0"))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var conn net.Conn
+	if err := nsutil.Do(from, func() (err error) {
+		conn, err = net.DialTimeout("tcp", ln.Addr().String(), 5*time.Second)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	srv, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	done := make(chan struct{})
+	go func() {
+		buf := make([]byte, 1<<16)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			conn.SetWriteDeadline(time.Now().Add(time.Second))
+			if _, err := conn.Write(buf); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+				return
+			}
+		}
+	}()
+	defer close(done)
+	t0 := time.Now()
+	var aT, bT time.Time
+	var total, aN, bN int64
+	buf := make([]byte, 1<<16)
+	for time.Since(t0) < dur {
+		srv.SetReadDeadline(time.Now().Add(time.Second))
+		n, err := srv.Read(buf)
+		now := time.Now()
+		total += int64(n)
+		if now.Sub(t0) >= warm {
+			if aT.IsZero() {
+				aT, aN = now, total
+			}
+			bT, bN = now, total
+		}
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatal(err)
+		}
+	}
+	return float64(bN-aN) * 8 / bT.Sub(aT).Seconds()
+}
+
+// A shaped cut link (10 Mbit/s, 5 ms each way): each direction is shaped
+// on its sending machine before encapsulation, so the link behaves as a
+// local one: TCP goodput R x 1448/1514 within 3 %, the idle RTT floor
+// 2 x 5 ms (at most 2 ms above), a 1472-byte DF ping crosses it.
+func TestClusterShapedCut(t *testing.T) {
+	needRoot(t)
+	spec := clusterLab(t, "cls", "name: cls\n"+twoMachines+`
+nodes:
+  h1: {machine: m1}
+  h2: {machine: m2}
+links:
+  - endpoints: [h1, h2]
+    link: {rate: 10mbit, delay: 5ms}
+`)
+	st, err := Deploy(context.Background(), spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = st
+	defer func() {
+		if err := Down("cls", nil); err != nil {
+			t.Errorf("down: %v", err)
+		}
+		requireClusterGone(t, "cls")
+	}()
+	dfPingCuts(t, spec)
+	dst, _ := PrimaryAddr(spec.Node("h2"))
+	out, err := clusterExec("cls", "h1", "ping", "-n", "-c", "20", "-i", "0.05", dst.String())
+	if err != nil {
+		t.Fatal(err, out)
+	}
+	m := regexp.MustCompile(`= ([0-9.]+)/([0-9.]+)/([0-9.]+)/`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no RTT summary in %s", out)
+	}
+	minRTT, _ := strconv.ParseFloat(m[1], 64)
+	t.Logf("idle RTT min/avg/max %s/%s/%s ms (2 x delay = 10 ms)", m[1], m[2], m[3])
+	if minRTT < 10 || minRTT > 12 {
+		t.Errorf("RTT floor %.3f ms, want 10 .. 12 ms", minRTT)
+	}
+	h1, h2 := nodeNetns(t, "cls", "h1"), nodeNetns(t, "cls", "h2")
+	got := tcpGoodput(t, h1, h2, dst, 6*time.Second, 2*time.Second)
+	want := 10e6 * 1448 / 1514
+	t.Logf("goodput h1 -> h2 over the tunnel: %.3f Mbit/s = %.3f x capacity %.3f Mbit/s", got/1e6, got/want, want/1e6)
+	if got < 0.97*want || got > 1.03*want {
+		t.Errorf("goodput %.3f Mbit/s, want %.3f ± 3 %%", got/1e6, want/1e6)
+	}
+	h1src, _ := PrimaryAddr(spec.Node("h1"))
+	back := tcpGoodput(t, h2, h1, h1src, 6*time.Second, 2*time.Second)
+	t.Logf("goodput h2 -> h1: %.3f Mbit/s = %.3f x capacity", back/1e6, back/want)
+	if back < 0.97*want || back > 1.03*want {
+		t.Errorf("reverse goodput %.3f Mbit/s, want %.3f ± 3 %%", back/1e6, want/1e6)
+	}
+}
+
+// A worker killed (SIGKILL) in the middle of its machine's up: up fails
+// naming it, every machine is rolled back, and nothing remains — after
+// up's own rollback and after clean; a namespace named like the lab's but
+// not emuctl's survives.
+func TestClusterWorkerKilled(t *testing.T) {
+	needRoot(t)
+	decoy, err := exec.Command("ip", "netns", "add", "clk.decoy").CombinedOutput()
+	if err != nil {
+		t.Fatalf("decoy: %v %s", err, decoy)
+	}
+	defer exec.Command("ip", "netns", "del", "clk.decoy").Run()
+	spec := clusterLab(t, "clk", "name: clk\n"+twoMachines+`
+nodes:
+  h1: {machine: m1}
+  s1: {kind: switch, machine: m1}
+  h2: {machine: m2}
+  s2: {kind: switch, machine: m2}
+links:
+  - endpoints: [h1, s1]
+  - endpoints: [s1, s2]
+    link: {rate: 10mbit, delay: 5ms}
+  - endpoints: [s2, h2]
+`)
+	var mu sync.Mutex
+	pids := map[string]int{}
+	workerStarted = func(m string, pid int) {
+		mu.Lock()
+		pids[m] = pid
+		mu.Unlock()
+	}
+	defer func() { workerStarted = nil }()
+	killed := make(chan string, 1)
+	go func() {
+		// Kill m2's worker once its journal shows it making links.
+		journal := filepath.Join(machineDir("clk", "m2"), "run", "clk", "journal")
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			b, _ := os.ReadFile(journal)
+			mu.Lock()
+			pid := pids["m2"]
+			mu.Unlock()
+			if pid > 0 && strings.Contains(string(b), "phase links") {
+				syscall.Kill(pid, syscall.SIGKILL) // the worker this test's up started
+				killed <- string(b)
+				return
+			}
+		}
+		killed <- ""
+	}()
+	_, err = Deploy(context.Background(), spec, Options{})
+	j := <-killed
+	if j == "" {
+		t.Fatal("m2's worker never reached its links phase")
+	}
+	if err == nil {
+		t.Fatal("up succeeded with a worker killed")
+	}
+	t.Logf("up failed as it should: %v", err)
+	if !strings.Contains(err.Error(), "machine m2") || !strings.Contains(err.Error(), "killed") {
+		t.Errorf("error does not say machine m2's worker was killed: %v", err)
+	}
+	requireClusterGone(t, "clk")
+	if _, err := Clean(false, nil); err != nil {
+		t.Errorf("clean: %v", err)
+	}
+	requireClusterGone(t, "clk")
+	if m, err := netnsMarker("clk.decoy"); err != nil || m != "" {
+		t.Errorf("decoy namespace clk.decoy: marker %q, %v (want it untouched)", m, err)
+	}
+}
+
+// ssh: machines are refused at up, naming the machine, changing nothing.
+func TestClusterRefusesSSH(t *testing.T) {
+	needRoot(t)
+	spec := clusterLab(t, "clr", `name: clr
+machines:
+  m1: {ssh: local, underlay: 192.168.250.1}
+  m2: {ssh: root@192.0.2.7, underlay: 192.0.2.7, mtu: 1550}
+nodes: {h1: {machine: m1}, h2: {machine: m2}}
+links: [{endpoints: [h1, h2]}]
+`)
+	_, err := Deploy(context.Background(), spec, Options{})
+	if err == nil || !strings.Contains(err.Error(), "machine m2: ssh: root@192.0.2.7: machines reached over SSH are not supported") || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("want a refusal naming m2, got %v", err)
+	}
+	requireClusterGone(t, "clr")
+}

@@ -1,0 +1,104 @@
+package emu
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+
+	"github.com/emuctl/emuctl/topo"
+)
+
+// workerArg is the role of emuctl on one machine of a lab over several
+// machines (roles.go), run by the controller through the machine's
+// transport (cluster.go):
+//
+//	__emuctl_worker up <lab>                 deploy the slice read from stdin (a Spec with Cluster.Slice set)
+//	__emuctl_worker teardown <lab>           remove the machine's part (Down: by marker and journal)
+//	__emuctl_worker exec <lab> <node> -- argv  run a command in a node of this machine
+const workerArg = "__emuctl_worker"
+
+func workerRole(args []string) int {
+	if len(args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: "+workerArg+" up|teardown|exec <lab> ...")
+		return 2
+	}
+	var err error
+	switch op, lab := args[0], args[1]; op {
+	case "up":
+		err = workerUp(lab)
+	case "teardown":
+		err = Down(lab, nil)
+	case "exec":
+		if len(args) < 5 || args[3] != "--" {
+			fmt.Fprintln(os.Stderr, "usage: "+workerArg+" exec <lab> <node> -- cmd [args...]")
+			return 2
+		}
+		return workerExec(lab, args[2], args[4:])
+	default:
+		err = fmt.Errorf("unknown operation %q (valid: up, teardown, exec)", op)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// workerUp deploys this machine's slice; SIGTERM (the controller
+// interrupted) rolls it back as Ctrl-C does a lone up.
+func workerUp(lab string) error {
+	var spec topo.Spec
+	if err := json.NewDecoder(os.Stdin).Decode(&spec); err != nil {
+		return fmt.Errorf("worker: reading the lab's spec: %w", err)
+	}
+	if spec.Name != lab || spec.Cluster == nil || spec.Cluster.Slice == "" {
+		return errors.New("worker: the spec is not a machine's slice of this lab")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	st, err := Deploy(ctx, &spec, Options{})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("machine %s: %d namespaces\n", spec.Cluster.Slice, len(st.Namespaces))
+	return nil
+}
+
+// workerExec runs argv in a node of this machine with the caller's stdio
+// and returns its exit status.
+func workerExec(lab, node string, argv []string) int {
+	cmd, err := Command(lab, node, argv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	fmt.Fprintln(os.Stderr, err)
+	return 126
+}
+
+// clusterCommand is Command for a node of a lab over several machines:
+// the worker's exec on the node's machine.
+func clusterCommand(st *State, node string, argv []string) (*exec.Cmd, error) {
+	m := st.Spec.Cluster.Nodes[node]
+	if !machineExists(st.Lab, m) {
+		return nil, fmt.Errorf("node %s is on machine %s, which does not exist (any more): is lab %s up?", node, m, st.Lab)
+	}
+	return workerCommand(st.Lab, m, append([]string{"exec", st.Lab, node, "--"}, argv...)...)
+}

@@ -1,13 +1,18 @@
 package analysis
 
 import (
+	"image/color"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 )
 
 // ThroughputPlot is goodput vs time, one line per flow, in Mbit/s.
 func ThroughputPlot(r *Result, title string) (*plot.Plot, error) {
 	p := newPlot(title, "time (s)", "goodput (Mbit/s)")
+	ymax := 0.0
+	defer func() { markSteps(p, r.Steps, ymax) }()
 	for i := range r.Flows {
 		f := &r.Flows[i]
 		xy := make(plotter.XYs, 0, len(f.Samples))
@@ -19,6 +24,7 @@ func ThroughputPlot(r *Result, title string) (*plot.Plot, error) {
 				}
 			}
 			xy = append(xy, plotter.XY{X: s.TS, Y: g / mbit})
+			ymax = max(ymax, g/mbit)
 		}
 		if err := addLine(p, i, flowLabel(f), xy, false); err != nil {
 			return nil, err
@@ -104,4 +110,24 @@ func CDFPlot(title, x string, series []Series) (*plot.Plot, error) {
 	}
 	p.Y.Min, p.Y.Max = 0, 1
 	return p, nil
+}
+
+// markSteps draws each schedule step of the run as a dashed vertical line
+// at the time it took effect, from 0 to ymax (one legend entry).
+func markSteps(p *plot.Plot, steps []Step, ymax float64) {
+	if len(steps) == 0 || ymax <= 0 {
+		return
+	}
+	for i, st := range steps {
+		l, err := plotter.NewLine(plotter.XYs{{X: st.AtS, Y: 0}, {X: st.AtS, Y: ymax}})
+		if err != nil {
+			return
+		}
+		l.Color = color.Gray{Y: 0x80}
+		l.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+		p.Add(l)
+		if i == 0 {
+			p.Legend.Add("schedule step", l)
+		}
+	}
 }

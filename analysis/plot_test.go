@@ -41,3 +41,25 @@ func TestPlotsRender(t *testing.T) {
 		t.Fatal("gif accepted")
 	}
 }
+
+// TestThroughputPlotSteps: schedule steps are drawn as labelled markers.
+func TestThroughputPlotSteps(t *testing.T) {
+	r := &Result{Flows: []Flow{{ID: "f1", Samples: []Sample{{TS: 1, Bytes: 125000, GoodputBps: 1e6}, {TS: 2, Bytes: 250000, GoodputBps: 2e6}}}}}
+	svg := func() string {
+		p, err := ThroughputPlot(r, "steps")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := Render(p, "svg", &b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	without := svg()
+	r.Steps = []Step{{Schedule: "s", AtS: 1.5, What: "at 1.5s l rate=1mbit"}}
+	with := svg()
+	if strings.Contains(without, "schedule step") || !strings.Contains(with, "schedule step") {
+		t.Errorf("the step marker's legend: without steps %v, with %v", strings.Contains(without, "schedule step"), strings.Contains(with, "schedule step"))
+	}
+}

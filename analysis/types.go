@@ -469,6 +469,8 @@ type Step struct {
 	AtS      float64 `json:"at_s"`   // when it took effect, s from the run's t = 0
 	LateS    float64 `json:"late_s"` // how long after its planned time
 	Link     int     `json:"link"`
-	What     string  `json:"what"` // e.g. "at 10s ue-enb a->b rate=2mbit"
+	Dir      string  `json:"dir,omitempty"`      // "" both, a->b, b->a
+	RateBps  float64 `json:"rate_bps,omitempty"` // the rate it set, if any
+	What     string  `json:"what"`               // e.g. "at 10s ue-enb a->b rate=2mbit"
 	Error    string  `json:"error,omitempty"`
 }

@@ -39,6 +39,8 @@ type StepLog struct {
 	Applied  time.Time     `json:"applied"`
 	Late     time.Duration `json:"late"` // Applied − Due
 	Link     int           `json:"link"`
+	Dir      string        `json:"dir,omitempty"`      // "" both, a->b, b->a
+	RateBps  float64       `json:"rate_bps,omitempty"` // the rate it set, if any
 	What     string        `json:"what"`
 	Error    string        `json:"error,omitempty"`
 }
@@ -242,7 +244,10 @@ func (r *schedRunner) run(ctx context.Context, s *topo.Schedule, run *schedRun) 
 			err := r.apply(ctx, step)
 			now := time.Now()
 			e := StepLog{Schedule: s.Name, Rep: rep, Step: k, Planned: time.Duration(rep)*every + step.At, Due: due, Applied: now,
-				Late: now.Sub(due), Link: step.Link, What: step.String()}
+				Late: now.Sub(due), Link: step.Link, Dir: step.Dir, What: step.String()}
+			if step.Set != nil && step.Set.Rate != nil {
+				e.RateBps = float64(*step.Set.Rate)
+			}
 			if err != nil {
 				e.Error = err.Error()
 			}

@@ -253,6 +253,13 @@ func (rd *runData) linkMetric(name, arg string) (expr.Value, error) {
 		return expr.NumV(float64(st.QueueDrops) / in), nil
 	case "queue_peak":
 		return expr.NumV(float64(st.QueuePeak)), nil
+	case "trace_opps":
+		return expr.NumV(float64(st.TraceOpps)), nil
+	case "trace_use":
+		if st.TraceOpps == 0 {
+			return expr.Value{}, missing("link %s replays no trace (or it offered nothing)", arg)
+		}
+		return expr.NumV(float64(st.OutBytes-10*st.OutPackets) / (1504 * float64(st.TraceOpps))), nil
 	case "engine_late_max":
 		return expr.NumV(float64(st.LateMax) / 1e6), nil
 	case "engine_late_mean":

@@ -20,6 +20,13 @@ func (rd *runData) flowMetric(name string, i int) (float64, error) {
 		return nil
 	}
 	switch name {
+	case "sched_follow":
+		if err := need(fs.SRTTMs != nil, "RTT samples"); err != nil {
+			return 0, err
+		}
+		return rd.schedFollow(f, fs.SRTTMs.Max/1000)
+	case "sched_excess":
+		return rd.schedExcess(f)
 	case "goodput_whole":
 		return fs.GoodputBps / 1e6, nil
 	case "capacity":

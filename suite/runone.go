@@ -147,6 +147,7 @@ func deltas(before, after map[string]engine.DirStats) map[string]engine.DirStats
 		d := a
 		d.InPackets, d.InBytes = a.InPackets-b.InPackets, a.InBytes-b.InBytes
 		d.OutPackets, d.OutBytes = a.OutPackets-b.OutPackets, a.OutBytes-b.OutBytes
+		d.TraceOpps = a.TraceOpps - b.TraceOpps
 		d.LossDrops, d.QueueDrops = a.LossDrops-b.LossDrops, a.QueueDrops-b.QueueDrops
 		d.Duplicated, d.Corrupted = a.Duplicated-b.Duplicated, a.Corrupted-b.Corrupted
 		d.SendErrors, d.RecvDrops = a.SendErrors-b.SendErrors, a.RecvDrops-b.RecvDrops

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 )
 
 // traceKeys are the keys of trace: {file, loop, offset}.
-var traceKeys = []string{"file", "loop", "offset"}
+var traceKeys = []string{"file", "synthetic", "loop", "offset"}
 
 // TraceDirs are where a trace file named by a bare or relative path is
 // looked for after the topology's own directory: $EMUCTL_TRACES (a
@@ -41,6 +42,7 @@ func (d *dec) trace(n *yaml.Node, path string) *Trace {
 	}
 	var file string
 	var fileLoc loc
+	var synth []uint32
 	loop, offset := true, time.Duration(0)
 	for _, e := range d.fields(n, path, traceKeys) {
 		kp := joinPath(path, e.Key)
@@ -48,6 +50,15 @@ func (d *dec) trace(n *yaml.Node, path string) *Trace {
 		case "file":
 			if s, ok := d.str(e.V, kp, "a trace file (one ms timestamp per line)"); ok {
 				file, fileLoc = s, at(e.V, kp)
+			}
+		case "synthetic":
+			if v, ok := d.str(e.V, kp, `a generated trace such as "lte seed=7 mean=6mbit length=60s"`); ok {
+				ms, msg := synthetic(v)
+				if msg != "" {
+					d.errorf(at(e.V, kp), "%s", msg)
+				} else {
+					synth, file, fileLoc = ms, "synthetic:"+v, at(e.V, kp)
+				}
 			}
 		case "loop":
 			if b, ok := d.boolean(e.V, kp); ok {
@@ -66,9 +77,12 @@ func (d *dec) trace(n *yaml.Node, path string) *Trace {
 	}
 	if file == "" {
 		if fileLoc.line == 0 {
-			d.errorf(at(n, path), "trace needs a file (trace: {file: up.trace, loop: true, offset: 0s}): a mahimahi trace, one ms timestamp per 1504-byte delivery opportunity")
+			d.errorf(at(n, path), "trace needs a file (trace: {file: up.trace, loop: true, offset: 0s}): a mahimahi trace, one ms timestamp per 1504-byte delivery opportunity; or synthetic: \"lte seed=7 mean=6mbit length=60s\"")
 		}
 		return nil
+	}
+	if synth != nil {
+		return &Trace{File: file, Loop: loop, Offset: offset, Ms: synth, At: posString(d.file, fileLoc)}
 	}
 	return d.loadTrace(file, fileLoc, loop, offset)
 }
@@ -195,3 +209,37 @@ func traceChecks(p lp) []string {
 	}
 	return msgs
 }
+
+// synthetic generates a trace from "lte seed=N mean=RATE length=DUR"
+// (mmtrace.LTE): deterministic, so a suite or test needs no trace file.
+func synthetic(spec string) ([]uint32, string) {
+	f := strings.Fields(spec)
+	const usage = `(valid: "lte seed=N mean=RATE length=DURATION", e.g. "lte seed=7 mean=6mbit length=60s")`
+	if len(f) == 0 || f[0] != "lte" {
+		return nil, "unknown synthetic trace " + strconvQuote(spec) + " " + usage
+	}
+	seed, mean, length := uint64(1), units.BitRate(0), time.Duration(0)
+	for _, kv := range f[1:] {
+		k, v, _ := strings.Cut(kv, "=")
+		var err error
+		switch k {
+		case "seed":
+			seed, err = strconv.ParseUint(v, 10, 64)
+		case "mean":
+			mean, err = units.ParseBitRate(v)
+		case "length":
+			length, err = units.ParseDuration(v)
+		default:
+			return nil, fmt.Sprintf("unknown synthetic trace parameter %q %s", k, usage)
+		}
+		if err != nil {
+			return nil, fmt.Sprintf("synthetic trace %s: %v", k, err)
+		}
+	}
+	if mean <= 0 || length < time.Second || length > 24*time.Hour {
+		return nil, "a synthetic trace needs mean > 0 and length between 1s and 24h " + usage
+	}
+	return mmtrace.LTE(seed, float64(mean), uint32(length/time.Millisecond)), ""
+}
+
+func strconvQuote(s string) string { return strconv.Quote(s) }

@@ -282,7 +282,7 @@ func runSteps(lab string, t0 time.Time) []analysis.Step {
 	var out []analysis.Step
 	for _, s := range emu.StepsBetween(lab, t0, time.Now()) {
 		out = append(out, analysis.Step{Schedule: s.Schedule, AtS: s.Applied.Sub(t0).Seconds(), LateS: s.Late.Seconds(),
-			Link: s.Link, What: s.What, Error: s.Error})
+			Link: s.Link, Dir: s.Dir, RateBps: s.RateBps, What: s.What, Error: s.Error})
 	}
 	return out
 }

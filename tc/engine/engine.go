@@ -68,6 +68,10 @@ type DirStats struct {
 	// Sojourn is the queueing delay of the packets transmitted: how long
 	// each waited before its transmission started.
 	Sojourn Sojourn
+	// TraceOpps counts the delivery opportunities a traced direction's
+	// trace has offered so far (used or not; mmtrace.Bytes each): what
+	// OutBytes less 10 bytes a frame (mmtrace.Cost) can never exceed.
+	TraceOpps uint64 `json:",omitempty"`
 }
 
 // Stats are both directions' counters.

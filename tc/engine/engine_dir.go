@@ -180,7 +180,8 @@ func (d *direction) stats(open bool) DirStats {
 		LateMax: time.Duration(d.late.max), LateMean: time.Duration(d.late.sum / int64(max(1, d.late.n))),
 		Discipline: d.cfg.AQM.Name(),
 		QueueDrops: d.c.queueDrops + d.pl.aqm.limitDrops + d.pl.trace.headDrops, AQMDrops: d.pl.aqm.aqmDrops, Marks: d.pl.aqm.marks,
-		Sojourn: d.pl.sojourn.summary(),
+		Sojourn:   d.pl.sojourn.summary(),
+		TraceOpps: d.pl.trace.offered(d.e.now()),
 	}
 }
 

@@ -356,3 +356,19 @@ func (s *traceStage) length(now int64) int {
 	}
 	return n
 }
+
+// offered counts the opportunities the trace has offered from its start
+// to engine time now (used or not).
+func (s *traceStage) offered(now int64) uint64 {
+	if !s.on {
+		return 0
+	}
+	idx := func(tau int64) int64 {
+		k := s.firstAfter(tau)
+		if k == never {
+			return s.n
+		}
+		return k
+	}
+	return uint64(max(0, idx(s.traceTime(now))-idx(s.offset)))
+}

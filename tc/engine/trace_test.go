@@ -9,6 +9,7 @@ import (
 
 	"github.com/emuctl/emuctl/internal/nsutil"
 	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/tc/mmtrace"
 )
 
 // stepTrace is a looping 3 s trace: 1 s at 8 Mbit/s (two opportunities
@@ -133,6 +134,10 @@ func TestEngineTraceDelivery(t *testing.T) {
 	if over > 0 {
 		t.Fatalf("%d datagrams arrived ahead of the trace's opportunities", over)
 	}
+	if cost := st.OutBytes - 10*st.OutPackets; cost > mmtrace.Bytes*st.TraceOpps {
+		t.Errorf("the engine delivered %d bytes of cost in %d opportunities (%d bytes)", cost, st.TraceOpps, mmtrace.Bytes*st.TraceOpps)
+	}
+	t.Logf("engine counters: %d opportunities offered, %d frames out (%.3f of them)", st.TraceOpps, st.OutPackets, float64(st.OutPackets)/float64(st.TraceOpps))
 	if st.QueuePeak > 51 {
 		t.Errorf("queue peak %d: the limit counts 50 waiting packets plus the one in transit", st.QueuePeak)
 	}

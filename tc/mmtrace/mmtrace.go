@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -113,4 +114,38 @@ func Summarize(ms []uint32) Stats {
 		}
 	}
 	return s
+}
+
+// LTE returns a synthetic LTE-like trace of length ms, deterministic for
+// a seed: the cell's rate wanders around mean (a log-normal level redrawn
+// every 0.5–1.5 s, as a moving user's channel and load change), a
+// scheduler grants opportunities in bursts every 1–4 ms (as LTE's TTIs and
+// HARQ make them), and now and then (about once every 15 s) the link goes
+// silent for 0.2–0.8 s (a handover). Its statistics are computed, not
+// claimed: Summarize it. No mahimahi trace is used or reproduced.
+func LTE(seed uint64, meanBps float64, ms uint32) []uint32 {
+	rng := rand.New(rand.NewPCG(seed, 0x4c5445)) // "LTE"
+	perMs := meanBps / (Bytes * 8) / 1000        // opportunities per ms at the mean
+	var out []uint32
+	t, level, next := uint32(0), 1.0, uint32(0)
+	debt := 0.0
+	for t < ms {
+		if t >= next {
+			level = math.Exp(rng.NormFloat64()*0.6 - 0.18) // mean ≈ 1
+			next = t + 500 + uint32(rng.IntN(1000))
+			if rng.IntN(30) == 0 { // a handover: silence
+				gap := 200 + uint32(rng.IntN(600))
+				t += gap
+				debt = 0
+				continue
+			}
+		}
+		step := 1 + uint32(rng.IntN(4))
+		debt += perMs * level * float64(step)
+		for ; debt >= 1; debt-- {
+			out = append(out, t)
+		}
+		t += step
+	}
+	return append(out, ms)
 }

@@ -2,6 +2,7 @@ package mmtrace
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,5 +46,26 @@ func TestSummarize(t *testing.T) {
 	}
 	if s.MaxBps != 999*Bytes*8 || s.MinBps != 401*Bytes*8 {
 		t.Errorf("1-s min/max %v/%v", s.MinBps, s.MaxBps)
+	}
+}
+
+// TestLTE: the synthetic trace is deterministic, valid, near its mean,
+// varies second to second and has outages.
+func TestLTE(t *testing.T) {
+	a, b := LTE(7, 6e6, 60000), LTE(7, 6e6, 60000)
+	if len(a) != len(b) || a[len(a)/2] != b[len(b)/2] {
+		t.Fatal("LTE is not deterministic")
+	}
+	var sb strings.Builder
+	for _, v := range a {
+		sb.WriteString(strconv.FormatUint(uint64(v), 10) + "\n")
+	}
+	if _, err := Parse(strings.NewReader(sb.String())); err != nil {
+		t.Fatal(err)
+	}
+	s := Summarize(a)
+	t.Logf("LTE(7, 6 Mbit/s, 60 s): %d opportunities, mean %.2f Mbit/s, 1-s min %.2f max %.2f, longest gap %v", s.Opportunities, s.MeanBps/1e6, s.MinBps/1e6, s.MaxBps/1e6, s.LongestGap)
+	if s.MeanBps < 4e6 || s.MeanBps > 8e6 || s.MaxBps < 1.5*s.MeanBps || s.LongestGap < 200*time.Millisecond {
+		t.Errorf("LTE statistics %+v", s)
 	}
 }

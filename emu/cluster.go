@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -142,6 +143,9 @@ func (d *deployer) runCluster(ctx context.Context) error {
 		if err := d.j.add("phase", p.name); err != nil {
 			return err
 		}
+		if crashAt == p.name {
+			os.Exit(9) // tests: die like kill -9, with no rollback
+		}
 		if err := p.fn(ctx); err != nil {
 			return err
 		}
@@ -149,6 +153,7 @@ func (d *deployer) runCluster(ctx context.Context) error {
 			return err
 		}
 	}
+	crashPoint("cluster-up") // every machine up, the controller's record not yet
 	d.st.Status = StatusUp
 	d.st.Ready = time.Now().UTC()
 	return d.save()
@@ -183,6 +188,9 @@ func workerCommand(lab, machine string, args ...string) (*exec.Cmd, error) {
 	dir := machineDir(lab, machine)
 	argv := append([]string{"--mount=" + filepath.Join(dir, "mnt"), "--net=" + filepath.Join(NetnsDir, machineNetns(lab, machine)), "--", self, workerArg}, args...)
 	cmd := exec.Command("nsenter", argv...)
+	// A worker outlives no controller: it rolls its machine back on
+	// SIGTERM (nsenter execs it, so the setting reaches the worker).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	// The machine's run dir is its /run/emuctl: never the controller's.
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "EMUCTL_RUN_DIR=") {
@@ -195,6 +203,10 @@ func workerCommand(lab, machine string, args ...string) (*exec.Cmd, error) {
 // runWorker runs the worker role on a machine with stdin, returning its
 // stdout; its stderr's last lines make the error.
 func runWorker(ctx context.Context, lab, machine string, stdin []byte, args ...string) (string, error) {
+	// Pdeathsig follows the thread that forked: keep it until the worker
+	// ends, so no other goroutine's exit can end it first.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	cmd, err := workerCommand(lab, machine, args...)
 	if err != nil {
 		return "", err
@@ -210,6 +222,7 @@ func runWorker(ctx context.Context, lab, machine string, stdin []byte, args ...s
 	if workerStarted != nil {
 		workerStarted(machine, cmd.Process.Pid)
 	}
+	crashPoint("cluster-worker-started")
 	// Interrupted, a worker rolls its machine back itself (SIGTERM).
 	stop := context.AfterFunc(ctx, func() { cmd.Process.Signal(syscall.SIGTERM) })
 	err = cmd.Wait()
@@ -287,6 +300,27 @@ func unmountUnder(dir string) []string {
 		}
 	}
 	return errs
+}
+
+// removeStateDir removes a lab's state dir. A mount point in it that
+// mountinfo did not show (unmountUnder) is unmounted and the removal tried
+// again: everything mounted there is the lab's (a local machine's mount
+// namespace or its directory).
+func removeStateDir(lab string) error {
+	var err error
+	for range 4 {
+		if err = os.RemoveAll(stateDir(lab)); err == nil {
+			return nil
+		}
+		var pe *os.PathError
+		if !errors.As(err, &pe) || !errors.Is(err, unix.EBUSY) || !strings.HasPrefix(pe.Path, stateDir(lab)+"/") {
+			return err
+		}
+		if uerr := unix.Unmount(pe.Path, unix.MNT_DETACH); uerr != nil {
+			return fmt.Errorf("%w (unmount: %v)", err, uerr)
+		}
+	}
+	return err
 }
 
 // unescapeMount undoes mountinfo's octal escapes (\040 for a space).

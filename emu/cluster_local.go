@@ -91,6 +91,7 @@ func (d *deployer) localMachines(ctx context.Context) error {
 	if err := unix.Mount(md, md, "", unix.MS_BIND, ""); err != nil {
 		return fmt.Errorf("bind %s: %w", md, err)
 	}
+	crashPoint("cluster-machines-bound")
 	if err := unix.Mount("", md, "", unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make %s private: %w", md, err)
 	}
@@ -222,6 +223,7 @@ func (d *deployer) machineMountNS(m string) error {
 	if err := unix.Mount(src, target, "", unix.MS_BIND, ""); err != nil {
 		return fmt.Errorf("keep mount namespace: %w", err)
 	}
+	crashPoint("cluster-mntns")
 	d.log.Debug("local machine made", "machine", m, "dir", dir)
 	return nil
 }

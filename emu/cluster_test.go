@@ -469,3 +469,58 @@ links: [{endpoints: [h1, h2]}]
 	}
 	requireClusterGone(t, "clr")
 }
+
+// The controller killed (exit 9, no rollback) at each point of a lab's
+// up over two machines: clean removes everything on every machine, and
+// the lab comes up again. At cluster-worker-started the first worker has
+// just been started: the controller's death reaches it (SIGTERM), it
+// rolls its machine back, and clean waits for it.
+func TestClusterControllerKilled(t *testing.T) {
+	needRoot(t)
+	yaml := "name: clc\n" + twoMachines + `nodes:
+  h1: {machine: m1}
+  h2: {machine: m2}
+links:
+  - endpoints: [h1, h2]
+    link: {rate: 10mbit, delay: 1ms}
+`
+	for _, point := range []string{"machines", "cluster-machines-bound", "cluster-mntns", "workers", "cluster-worker-started", "cluster-up"} {
+		t.Run(point, func(t *testing.T) {
+			self, _ := os.Executable()
+			cmd := exec.Command(self, "-test.run=^TestCrashWindowHelper$")
+			cmd.Env = append(os.Environ(), "EMUCTL_TEST_CRASH="+point, "EMUCTL_TEST_CRASH_LAB=clc", "EMUCTL_TEST_CRASH_YAML="+yaml)
+			out, err := cmd.CombinedOutput()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 9 {
+				t.Fatalf("controller: want exit 9, got %v\n%s", err, out)
+			}
+			dep, _ := LastPhase("clc")
+			t.Logf("killed at %s (phase %q): %d objects of the lab on the host", point, dep, len(labObjects("clc")))
+			rep, err := Clean(false, nil)
+			if err != nil {
+				t.Fatalf("clean: %v", err)
+			}
+			if !slicesContains(rep.Removed, "clc") {
+				t.Errorf("clean did not remove lab clc: %+v", rep)
+			}
+			requireClusterGone(t, "clc")
+		})
+	}
+	spec := clusterLab(t, "clc", yaml)
+	if _, err := Deploy(context.Background(), spec, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	pingAllHosts(t, spec)
+	if err := Down("clc", nil); err != nil {
+		t.Fatal(err)
+	}
+	requireClusterGone(t, "clc")
+}
+
+func slicesContains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

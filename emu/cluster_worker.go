@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -32,7 +33,7 @@ func workerRole(args []string) int {
 	case "up":
 		err = workerUp(lab)
 	case "teardown":
-		err = Down(lab, nil)
+		err = workerTeardown(lab)
 	case "exec":
 		if len(args) < 5 || args[3] != "--" {
 			fmt.Fprintln(os.Stderr, "usage: "+workerArg+" exec <lab> <node> -- cmd [args...]")
@@ -47,6 +48,27 @@ func workerRole(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// workerTeardown removes this machine's part of the lab. It waits for the
+// lab's lock: a worker whose controller died may still be rolling back.
+func workerTeardown(lab string) error {
+	unlock, err := flockRun("."+lab+".lock", 0)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, err := ReadState(lab)
+	if errors.Is(err, ErrNoLab) {
+		st = &State{Lab: lab}
+	} else if err != nil {
+		st = &State{Lab: lab} // a corrupt state: teardown by marker and journal
+	}
+	if err := teardown(st, slog.New(slog.DiscardHandler)); err != nil {
+		return err
+	}
+	removeLockFile(lab)
+	return nil
 }
 
 // workerUp deploys this machine's slice; SIGTERM (the controller

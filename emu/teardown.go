@@ -215,7 +215,7 @@ func teardown(st *State, log *slog.Logger) error {
 	}
 	step("statedir")
 	crashPoint("teardown-statedir")
-	if err := os.RemoveAll(stateDir(lab)); err != nil {
+	if err := removeStateDir(lab); err != nil {
 		return err
 	}
 	return nil

@@ -369,6 +369,7 @@ func showShaped(st *State, li int, info *LinkInfo) bool {
 	ls, ok := findLinkState(st.Links, li)
 	if ok {
 		info.Backend, info.AtoB, info.BtoA, info.Warning = ls.Backend, ls.AtoB, ls.BtoA, ls.Warning
+		info.AtoB.Trace, info.BtoA.Trace = ls.AtoB.Trace.Summary(), ls.BtoA.Trace.Summary() // not every opportunity
 	}
 	return ok
 }

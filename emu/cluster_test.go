@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/internal/nsutil"
+	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netns"
 )
@@ -182,7 +183,18 @@ links:
 		t.Fatalf("status %s", st.Status)
 	}
 	pingAllHosts(t, spec)
+	requirePingAll(t, st) // PingAll (cli's pingall) pings on the nodes' machines
 	dfPingCuts(t, spec)
+	// What does not reach other machines' nodes yet says so.
+	if err := InNode("cl2", "h1", func() error { return nil }); err == nil || !strings.Contains(err.Error(), "runs on machine") {
+		t.Errorf("InNode on a node of another machine: %v", err)
+	}
+	if _, err := Verify(context.Background(), "cl2", VerifyOptions{}); err == nil || !strings.Contains(err.Error(), "several machines") {
+		t.Errorf("verify: %v", err)
+	}
+	if _, err := SetLink("cl2", spec.Cluster.Cuts[0].Link, "", func(d *tc.Dir) { d.Rate = 1e6 }); err == nil || !strings.Contains(err.Error(), "not supported yet") {
+		t.Errorf("link set: %v", err)
+	}
 	// The tunnel end really is a VXLAN device with the link's VNI, MTU
 	// and no learning, inside its node.
 	cut := spec.Cluster.Cuts[0]

@@ -6,10 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"net/netip"
 	"os"
 	"os/exec"
 	"os/signal"
+	"regexp"
+	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/emuctl/emuctl/topo"
 )
@@ -114,6 +119,48 @@ func workerExec(lab, node string, argv []string) int {
 	fmt.Fprintln(os.Stderr, err)
 	return 126
 }
+
+// clusterNodeErr says why a node of a lab over several machines cannot
+// be entered from this process (nil for other labs): it lives in its
+// machine's namespaces, which only the worker's exec reaches.
+func clusterNodeErr(lab, node string) error {
+	st, err := ReadState(lab)
+	if err != nil || !isController(st) {
+		return nil
+	}
+	return fmt.Errorf("node %s of lab %s runs on machine %s (a lab over several machines): this version reaches such nodes with exec and shell only (traffic, cli, capture and verify are not supported there yet)", node, lab, st.Spec.Cluster.Nodes[node])
+}
+
+// clusterPing is Ping for a node of a lab over several machines: ping(8)
+// in the node, on its machine, its reported round trip.
+func clusterPing(ctx context.Context, lab, node string, dst netip.Addr, timeout time.Duration) (time.Duration, error) {
+	w := max(1, int(math.Ceil(timeout.Seconds())))
+	cmd, err := Command(lab, node, []string{"ping", "-n", "-c", "1", "-W", strconv.Itoa(w), dst.String()})
+	if err != nil {
+		return 0, err
+	}
+	stop := context.AfterFunc(ctx, func() {
+		if cmd.Process != nil {
+			cmd.Process.Signal(syscall.SIGTERM)
+		}
+	})
+	defer stop()
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("node %s: ping %s: no reply", node, dst)
+	}
+	m := pingTime.FindSubmatch(out)
+	if m == nil {
+		return 0, fmt.Errorf("node %s: ping %s: no time in its output", node, dst)
+	}
+	ms, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(ms * float64(time.Millisecond)), nil
+}
+
+var pingTime = regexp.MustCompile(`time=([0-9.]+) ms`)
 
 // clusterCommand is Command for a node of a lab over several machines:
 // the worker's exec on the node's machine.

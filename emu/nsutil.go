@@ -285,6 +285,9 @@ func nsInode(path string) (uint64, error) {
 func InNode(lab, node string, fn func() error) error {
 	h, err := netns.GetFromPath(filepath.Join(NetnsDir, lab+"."+node))
 	if err != nil {
+		if cerr := clusterNodeErr(lab, node); cerr != nil {
+			return cerr
+		}
 		return fmt.Errorf("node %s of lab %s: %w", node, lab, err)
 	}
 	defer h.Close()

@@ -26,6 +26,9 @@ var ErrTimeout = errors.New("no reply")
 func Ping(ctx context.Context, lab, node string, dst netip.Addr, timeout time.Duration) (time.Duration, error) {
 	h, err := netns.GetFromPath(filepath.Join(NetnsDir, topo.Namespace(lab, node)))
 	if err != nil {
+		if st, rerr := ReadState(lab); rerr == nil && isController(st) {
+			return clusterPing(ctx, lab, node, dst, timeout) // on the node's machine (cluster_worker.go)
+		}
 		return 0, fmt.Errorf("node %s: %w", node, err)
 	}
 	defer h.Close()

@@ -138,3 +138,46 @@ func TestPlanLinksTrace(t *testing.T) {
 		t.Errorf("errors %q", errs)
 	}
 }
+
+// TestScheduleRepeats: a schedule repeated three times every 300 ms runs
+// its two steps at 0, 100, 300, 400, 600 and 700 ms of its t0, and stops
+// by itself after the third run.
+func TestScheduleRepeats(t *testing.T) {
+	needRoot(t)
+	const lab = "tschrep"
+	spec := loadYAML(t, lab, `
+name: tschrep
+nodes: {h1: {}, h2: {}}
+links:
+  - {endpoints: [h1, h2], link: {rate: 10mbit, backend: userspace}}
+schedules:
+  - name: flap
+    link: h1-h2
+    repeat: {every: 300ms, count: 3}
+    steps:
+      - {at: 0s, set: {rate: 2mbit}}
+      - {at: 100ms, set: {rate: 3mbit}}
+`)
+	up(t, spec, Options{})
+	time.Sleep(1200 * time.Millisecond)
+	log, err := ScheduleLog(lab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []time.Duration{0, 100, 300, 400, 600, 700}
+	if len(log) != len(want) {
+		t.Fatalf("%d steps logged, want %d: %+v", len(log), len(want), log)
+	}
+	for i, s := range log {
+		if s.Planned != want[i]*time.Millisecond || s.Rep != i/2 || s.Error != "" {
+			t.Errorf("step %d: planned %v rep %d (%s), want %v rep %d", i, s.Planned, s.Rep, s.Error, want[i]*time.Millisecond, i/2)
+		}
+		if got := s.Applied.Sub(log[0].Due); got < s.Planned {
+			t.Errorf("step %d took effect at %v, before its planned %v", i, got, s.Planned)
+		}
+	}
+	scheds, _ := Schedules(lab)
+	if len(scheds) != 1 || scheds[0].Running || scheds[0].Applied != 6 {
+		t.Errorf("after three runs: %+v", scheds)
+	}
+}

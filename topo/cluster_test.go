@@ -124,3 +124,21 @@ links:
 		t.Errorf("slice: Here wrong or the original changed")
 	}
 }
+
+// TestClusterExamplePlacement: topologies/cluster-linear.yaml's automatic
+// placement cuts its 10 Mbit/s link alone, leaving 4 and 2 nodes (within
+// the 10 % imbalance) rather than also cutting an unshaped host link to
+// make 3 and 3.
+func TestClusterExamplePlacement(t *testing.T) {
+	s, err := LoadFile("../topologies/cluster-linear.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Cluster
+	if len(c.Cuts) != 1 || c.Cuts[0].Link != 4 || c.Cuts[0].VNI != DefaultVNIBase {
+		t.Fatalf("cuts %+v (placement %v), want only link 4 (s3 - s2) with VNI %d", c.Cuts, c.Nodes, DefaultVNIBase)
+	}
+	if c.Nodes["h3"] != c.Nodes["s3"] || c.Nodes["s2"] == c.Nodes["s3"] || c.Nodes["h1"] != c.Nodes["s2"] {
+		t.Errorf("placement %v", c.Nodes)
+	}
+}

@@ -9,17 +9,19 @@ type WEdge struct {
 	W    float64
 }
 
-// Partition assigns n vertices to k parts of balanced size (the first
-// n mod k parts get one vertex more) so that the total weight of edges
-// between parts is small. pinned[v] >= 0 fixes v's part (nil: none).
+// Partition assigns n vertices to k parts of balanced size (each within
+// 10 % of n/k, rounded outwards) so that the total weight of edges between
+// parts is small. pinned[v] >= 0 fixes v's part (nil: none).
 //
 // It is the classic two-stage scheme of multilevel partitioners without
 // the coarsening: a greedy graph-growing seed (each part grows from its
 // pinned vertices, or from an unplaced vertex far from the placed ones,
 // taking the frontier vertex most strongly tied to it; Karypis & Kumar's
-// GGGP), then Kernighan–Lin refinement over every pair of parts (passes of
-// tentative best swaps, each vertex moved once, kept up to the best prefix,
-// repeated while a pass gains). Pinned vertices never move. The
+// GGGP) to exactly balanced sizes, then Kernighan–Lin refinement over
+// every pair of parts (passes of tentative best swaps, each vertex moved
+// once, kept up to the best prefix, repeated while a pass gains), then
+// single moves that lighten the cut within the 10 % imbalance (as
+// Fiduccia–Mattheyses moves do), and KL again. Pinned vertices never move. The
 // refinement is O(n³) per pass: it runs for n <= partitionRefineMax, above
 // that the seed stands.
 func Partition(n, k int, edges []WEdge, pinned []int) []int {
@@ -75,6 +77,9 @@ func Partition(n, k int, edges []WEdge, pinned []int) []int {
 		grow(try, size, target, adj, s)
 		if n <= partitionRefineMax {
 			refineKL(try, k, adj, pinned)
+			if moveSingles(try, k, adj, pinned, n) {
+				refineKL(try, k, adj, pinned)
+			}
 		}
 		if c := cutOf(try, adj); best == nil || c < bestCut-1e-9 {
 			best, bestCut = try, c
@@ -84,6 +89,46 @@ func Partition(n, k int, edges []WEdge, pinned []int) []int {
 		}
 	}
 	return best
+}
+
+// moveSingles moves single vertices to the part they are most tied to
+// while that lightens the cut and every part stays within 10 % of n/k
+// (rounded outwards, METIS's default imbalance for k-way): strict balance
+// would split a small lab's cheap side to even out one node. It reports
+// whether anything moved.
+func moveSingles(part []int, k int, adj []map[int]float64, pinned []int, n int) bool {
+	avg := float64(n) / float64(k)
+	lo, hi := int(avg*0.9), int(avg*1.1+0.999999)
+	size := make([]int, k)
+	for _, p := range part {
+		size[p]++
+	}
+	moved := false
+	for range n {
+		best, bestQ, bestG := -1, 0, 1e-9
+		for v := range part {
+			if pinned != nil && pinned[v] >= 0 || size[part[v]]-1 < lo {
+				continue
+			}
+			ties := make([]float64, k)
+			for u, w := range adj[v] {
+				ties[part[u]] += w
+			}
+			for q := range k {
+				if q != part[v] && size[q]+1 <= hi && ties[q]-ties[part[v]] > bestG {
+					best, bestQ, bestG = v, q, ties[q]-ties[part[v]]
+				}
+			}
+		}
+		if best < 0 {
+			break
+		}
+		size[part[best]]--
+		size[bestQ]++
+		part[best] = bestQ
+		moved = true
+	}
+	return moved
 }
 
 // partitionRefineMax bounds the graphs Kernighan–Lin refines (O(n³) a

@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/emuctl/emuctl/suite"
+	"github.com/emuctl/emuctl/tc/mmtrace"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/spf13/cobra"
 )
@@ -44,6 +46,7 @@ func newValidateCmd() *cobra.Command {
 					continue
 				}
 				fmt.Printf("%s: ok (lab %s: %d nodes, %d links)\n", f, spec.Name, len(spec.Nodes), len(spec.Links))
+				printTraces(spec)
 			}
 			if bad > 0 {
 				return exitError{1}
@@ -71,4 +74,30 @@ func validateSuite(f string) bool {
 	}
 	fmt.Println(")")
 	return true
+}
+
+// printTraces describes every traced direction's trace: length, mean
+// rate, worst and best whole second, longest outage (a warning past 10 s:
+// a TCP flow will time out in it), and the schedules' step counts.
+func printTraces(spec *topo.Spec) {
+	for i, l := range spec.Links {
+		for _, d := range []struct {
+			name string
+			aToB bool
+		}{{"a->b", true}, {"b->a", false}} {
+			tr := l.Params.Dir(d.aToB).Trace
+			if tr == nil {
+				continue
+			}
+			st := mmtrace.Summarize(tr.Ms)
+			fmt.Printf("  link %d %s %s: trace %s: %v, mean %.2f Mbit/s, 1-s min %.2f max %.2f Mbit/s, longest outage %v\n",
+				i, l.A.Node+"-"+l.B.Node, d.name, tr.File, st.Length, st.MeanBps/1e6, st.MinBps/1e6, st.MaxBps/1e6, st.LongestGap)
+			if st.LongestGap > 10*time.Second {
+				fmt.Printf("  warning: link %d %s: the trace is silent for %v: flows will time out in it\n", i, d.name, st.LongestGap)
+			}
+		}
+	}
+	for _, s := range spec.Schedules {
+		fmt.Printf("  schedule %s (t0: %s): %d steps\n", s.Name, s.T0, len(s.Steps))
+	}
 }

@@ -184,6 +184,9 @@ func annotate(res *analysis.Result, r *runner, links map[string]engine.DirStats,
 	for k, st := range links {
 		c["engine."+k] = fmt.Sprintf("in=%d out=%d loss_drops=%d queue_drops=%d queue_peak=%d late_max=%v",
 			st.InPackets, st.OutPackets, st.LossDrops, st.QueueDrops, st.QueuePeak, st.LateMax)
+		if st.TraceOpps > 0 { // a traced direction: what its trace offered against what it delivered
+			c["engine."+k] += fmt.Sprintf(" out_bytes=%d trace_opps=%d", st.OutBytes, st.TraceOpps)
+		}
 	}
 }
 

@@ -20,8 +20,10 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/internal/nsutil"
+	"github.com/emuctl/emuctl/internal/testutil"
 	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
+	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 )
 
@@ -535,4 +537,48 @@ func slicesContains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// A worker refuses, before making anything, an underlay whose MTU cannot
+// carry a cut link's frames plus VXLAN's 50 bytes (the MTU trap: the
+// kernel would lower the path MTU to 1450 and TCP its MSS to 1398), and
+// one with no route to the other machine.
+func TestClusterUnderlayMTUPreflight(t *testing.T) {
+	needRoot(t)
+	spec := clusterLab(t, "clm", "name: clm\n"+twoMachines+"nodes: {h1: {machine: m1}, h2: {machine: m2}}\nlinks: [{endpoints: [h1, h2]}]\n")
+	ns := testutil.NewNetns(t)
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	la := netlink.NewLinkAttrs()
+	la.Name, la.MTU = "u0", 1500
+	v := netlink.NewVeth(la) // this kernel has no dummy devices
+	v.PeerName, v.PeerMTU = "u0p", 1550
+	if err := h.LinkAdd(v); err != nil {
+		t.Fatal(err)
+	}
+	u0, _ := h.LinkByName("u0")
+	u0p, _ := h.LinkByName("u0p")
+	h.LinkSetUp(u0p)
+	h.AddrAdd(u0, &netlink.Addr{IPNet: &net.IPNet{IP: net.IPv4(192, 168, 250, 1), Mask: net.CIDRMask(24, 32)}})
+	saved := hostNetns
+	hostNetns = ns // the worker's root namespace, as on machine m1
+	defer func() { hostNetns = saved }()
+	slice := spec.SliceFor("m1")
+	if errs := tunnelPreflight(slice); len(errs) != 1 || !strings.Contains(errs[0], "no route") {
+		t.Errorf("underlay down: %v", errs)
+	}
+	h.LinkSetUp(u0)
+	errs := tunnelPreflight(slice)
+	if len(errs) != 1 || !strings.Contains(errs[0], "through u0 with MTU 1500") || !strings.Contains(errs[0], "needs 1550") {
+		t.Errorf("MTU 1500: %v", errs)
+	} else {
+		t.Log(errs[0])
+	}
+	h.LinkSetMTU(u0, 1550)
+	if errs := tunnelPreflight(slice); len(errs) != 0 {
+		t.Errorf("MTU 1550: %v", errs)
+	}
 }

@@ -235,3 +235,50 @@ func (d *deployer) isTunnel(n *node, iface string) bool {
 	}
 	return false
 }
+
+// tunnelPreflight checks, on a worker before anything is made, that this
+// machine reaches every other machine it has a tunnel to, through a
+// device whose MTU carries the link's frames plus VXLAN's 50 bytes: with
+// less the kernel would lower the path MTU (to 1450 at 1500) and TCP
+// would silently use a smaller MSS.
+func tunnelPreflight(spec *topo.Spec) []string {
+	c := spec.Cluster
+	if c == nil || c.Slice == "" {
+		return nil
+	}
+	h, err := netlink.NewHandleAt(hostNetns, unix.NETLINK_ROUTE)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	defer h.Close()
+	here := c.Machine(c.Slice)
+	var errs []string
+	for _, cut := range c.Cuts {
+		if cut.A != c.Slice && cut.B != c.Slice {
+			continue
+		}
+		peer := c.Machine(cut.A)
+		if cut.A == c.Slice {
+			peer = c.Machine(cut.B)
+		}
+		routes, err := h.RouteGet(peer.Underlay.AsSlice())
+		if err != nil || len(routes) == 0 {
+			errs = append(errs, fmt.Sprintf("machine %s has no route to machine %s's underlay address %s: %v", here.Name, peer.Name, peer.Underlay, err))
+			continue
+		}
+		l, err := h.LinkByIndex(routes[0].LinkIndex)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		mtu := l.Attrs().MTU
+		if routes[0].MTU > 0 && routes[0].MTU < mtu {
+			mtu = routes[0].MTU
+		}
+		if need := linkMTU(spec, spec.Links[cut.Link]) + topo.VXLANOverhead; mtu < need {
+			errs = append(errs, fmt.Sprintf("machine %s reaches machine %s through %s with MTU %d, and link %s <-> %s (VNI %d) needs %d: raise the underlay's MTU or lower the link's mtu: to %d",
+				here.Name, peer.Name, l.Attrs().Name, mtu, spec.Links[cut.Link].A, spec.Links[cut.Link].B, cut.VNI, need, mtu-topo.VXLANOverhead))
+		}
+	}
+	return errs
+}

@@ -83,7 +83,8 @@ func preflight(spec *topo.Spec, opt Options) error {
 			}
 		}
 	}
-	errs = append(errs, wifiPreflight(spec)...) // Wi-Fi (wifi.go)
+	errs = append(errs, wifiPreflight(spec)...)   // Wi-Fi (wifi.go)
+	errs = append(errs, tunnelPreflight(spec)...) // labs over several machines (link_vxlan.go)
 	if err := netcfg.Preflight(spec, netcfg.PreflightOptions{ExtendAllowedCC: opt.ExtendAllowedCC}); err != nil {
 		errs = append(errs, strings.Split(err.Error(), "\n")...)
 	}

@@ -78,6 +78,7 @@ func (r *resolver) resolveCluster() {
 		}
 	}
 	if r.d.failed() {
+		r.refuseSchedules()
 		return
 	}
 	var edges []WEdge
@@ -123,7 +124,16 @@ func (r *resolver) resolveCluster() {
 	if last := c.VNIBase + len(c.Cuts) - 1; len(c.Cuts) > 0 && last >= 1<<24 {
 		r.d.errorf(rc.vniLoc, "vni_base %d leaves no room for %d tunnels: VNIs end at %d (use %d or less)", c.VNIBase, len(c.Cuts), 1<<24-1, 1<<24-len(c.Cuts))
 	}
+	r.refuseSchedules()
 	r.spec.Cluster = c
+}
+
+// refuseSchedules: a schedule changes links at run time, which a lab over
+// several machines cannot do yet.
+func (r *resolver) refuseSchedules() {
+	for _, s := range r.doc.schedules {
+		r.d.errorf(s.loc, "schedule %s: schedules are not supported in a lab over several machines yet (a link's parameters are fixed at up there)", s.name)
+	}
 }
 
 // minMTU is the smaller known underlay MTU of two machines.

@@ -98,7 +98,8 @@ type schedRunner struct {
 	spec *topo.Spec
 	ctx  context.Context
 
-	mu      sync.Mutex
+	startMu sync.Mutex // serialises start and stop
+	mu      sync.Mutex // guards running, last and the runs' counts
 	running map[string]*schedRun
 	last    map[string]ScheduleStatus
 	logMu   sync.Mutex
@@ -121,15 +122,20 @@ func (r *schedRunner) start(name string) error {
 	if s == nil {
 		return fmt.Errorf("lab %s has no schedule %q (it has: %s)", r.lab, name, r.names())
 	}
+	r.startMu.Lock() // one start or stop at a time
+	defer r.startMu.Unlock()
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if old := r.running[name]; old != nil {
+	old := r.running[name]
+	r.mu.Unlock()
+	if old != nil { // start over: the old run ends first (it takes r.mu as it ends)
 		old.cancel()
 		<-old.done
 	}
 	ctx, cancel := context.WithCancel(r.ctx)
 	run := &schedRun{t0: time.Now(), cancel: cancel, done: make(chan struct{})}
+	r.mu.Lock()
 	r.running[name] = run
+	r.mu.Unlock()
 	go func() {
 		defer close(run.done)
 		r.run(ctx, s, run)
@@ -161,6 +167,8 @@ func (r *schedRunner) stop(name string) error {
 	if name != "" && r.spec.Schedule(name) == nil {
 		return fmt.Errorf("lab %s has no schedule %q (it has: %s)", r.lab, name, r.names())
 	}
+	r.startMu.Lock()
+	defer r.startMu.Unlock()
 	r.mu.Lock()
 	var runs []*schedRun
 	for n, run := range r.running {

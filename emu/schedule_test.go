@@ -104,6 +104,11 @@ schedules:
 	if _, err := StartSchedule(lab, "blackhole", ""); err != nil {
 		t.Fatal(err)
 	}
+	// starting a running schedule starts it over (the old run ends first)
+	t0 := time.Now()
+	if _, err := StartSchedule(lab, "blackhole", ""); err != nil || time.Since(t0) > 2*time.Second {
+		t.Fatalf("start over: %v after %v", err, time.Since(t0))
+	}
 	time.Sleep(300 * time.Millisecond)
 	if _, err := Ping(context.Background(), lab, "h1", dst, 300*time.Millisecond); err == nil {
 		t.Error("ping answered through a 100 % loss step")

@@ -37,7 +37,13 @@ func TestLeavesOutWhatThisMachineLacks(t *testing.T) {
 				t.Fatal(err)
 			}
 			all := len(p.Scenarios)
-			notes := p.dropUnavailable("tleave")
+			notes := p.LeaveOutUnavailable()
+			if again := p.LeaveOutUnavailable(); len(again) != len(notes) || len(p.Scenarios) != all-len(notes) {
+				t.Errorf("a second call changed the plan: notes %q then %q, %d scenarios", notes, again, len(p.Scenarios))
+			}
+			if p.Runs() != len(p.Scenarios)*p.Profile.Reps {
+				t.Errorf("Runs() %d, want %d × %d: the count must be of what will run", p.Runs(), len(p.Scenarios), p.Profile.Reps)
+			}
 			var names []string
 			for _, sc := range p.Scenarios {
 				names = append(names, sc.Name)

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -23,6 +24,10 @@ type Plan struct {
 	chosen     bool
 	media      []Medium
 	mediaNotes []string
+
+	// LeaveOutUnavailable's notes, once it has run
+	leftOut    bool
+	leaveNotes []string
 }
 
 // PlanOptions override a profile.
@@ -47,6 +52,18 @@ func (s *Suite) Plan(profile string, o PlanOptions) (*Plan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// LeaveOutUnavailable leaves out, once, the scenarios this machine cannot
+// run (dropUnavailable) and returns its notes, one per scenario left out
+// saying why. Run does it when emuctl test has not; emuctl test does it
+// first, so the counts it prints are of what will run.
+func (p *Plan) LeaveOutUnavailable() []string {
+	if !p.leftOut {
+		p.leaveNotes = p.dropUnavailable(fmt.Sprintf("%s-%d", p.Suite.Name, os.Getpid()))
+		p.leftOut = true
+	}
+	return p.leaveNotes
 }
 
 // dropUnavailable leaves out the scenarios this machine cannot run: a

@@ -76,7 +76,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Outcome, error) {
 	mediaNotes, media := p.ChooseMedia()
 	out.Media = media
 	out.Notes = append(slices.Clip(out.Notes), mediaNotes...)
-	out.Notes = append(out.Notes, p.dropUnavailable(o.Lab)...)
+	out.Notes = append(out.Notes, p.LeaveOutUnavailable()...)
 	r := &runner{plan: p, opt: o, out: out, ev: newEvaluator(p, nil)}
 	if slices.Contains(p.Suite.Collect, "cong_state") {
 		t, err := startTracer()

@@ -117,6 +117,11 @@ func runTest(cmd *cobra.Command, arg string, tf testFlags) error {
 			fmt.Fprintf(errw, "%s=%s: %s\n", m.Param, m.Label, m.Medium)
 		}
 	}
+	// and what this machine cannot run at all (a congestion control or
+	// queue discipline its kernel lacks), said so
+	for _, n := range plan.LeaveOutUnavailable() {
+		fmt.Fprintln(errw, n)
+	}
 	fmt.Fprintf(errw, "%s (%s): %d scenarios × %d repetition(s) = %d runs, about %s; results in %s\n",
 		s.Name, profile, len(plan.Scenarios), plan.Profile.Reps, plan.Runs(), roundDur(plan.Estimate()), dir)
 

@@ -104,6 +104,7 @@ func (c *current) apply(p lp) {
 // ramps expanded, repeats checked.
 func (r *resolver) makeSchedules() {
 	names := map[string]loc{}
+	owner := map[ownKey]owned{} // which schedule changes what
 	for i, rs := range r.doc.schedules {
 		s := Schedule{Name: rs.name, T0: rs.t0, Repeat: rs.repeat, At: posString(r.d.file, rs.loc)}
 		if rs.name == "" {
@@ -182,6 +183,7 @@ func (r *resolver) makeSchedules() {
 				end = max(end, st.at+rp.over)
 			}
 		}
+		r.checkOwners(owner, rs, s.Steps)
 		// ramps expanded per direction interleave: apply in time order
 		sort.SliceStable(s.Steps, func(a, b int) bool { return s.Steps[a].At < s.Steps[b].At })
 		if s.Repeat != nil && len(s.Steps) > 0 && s.Repeat.Every <= end {
@@ -291,4 +293,52 @@ func sameStart(a, b current, to lp) bool {
 	return (to.rate == nil || a.rate == b.rate) && (to.delay == nil || a.delay == b.delay) &&
 		(to.jitter == nil || a.jitter == b.jitter) && (to.loss == nil || a.loss == b.loss) &&
 		(to.duplicate == nil || a.duplicate == b.duplicate) && (to.corrupt == nil || a.corrupt == b.corrupt)
+}
+
+// ownKey is one parameter of one link direction (dir 0 a->b, 1 b->a).
+type ownKey struct {
+	link, dir int
+	param     string
+}
+
+type owned struct {
+	schedule string
+	line     int
+}
+
+// checkOwners reports a parameter that two schedules change: their steps
+// would overwrite each other in an order that depends on when each was
+// started.
+func (r *resolver) checkOwners(owner map[ownKey]owned, rs *rawSchedule, steps []Step) {
+	reported := map[ownKey]bool{}
+	for _, st := range steps {
+		var params []string
+		if st.State != "" {
+			params = []string{"state"}
+		}
+		if p := st.Set; p != nil {
+			for _, x := range []struct {
+				name string
+				set  bool
+			}{{"rate", p.Rate != nil}, {"delay", p.Delay != nil}, {"jitter", p.Jitter != nil}, {"loss", p.Loss != nil},
+				{"duplicate", p.Duplicate != nil}, {"corrupt", p.Corrupt != nil}, {"queue", p.Queue != nil}} {
+				if x.set {
+					params = append(params, x.name)
+				}
+			}
+		}
+		for _, name := range params {
+			for _, j := range dirIndexes(st.Dir) {
+				k := ownKey{st.Link, j, name}
+				prev, taken := owner[k]
+				switch {
+				case !taken:
+					owner[k] = owned{rs.name, rs.loc.line}
+				case prev.schedule != rs.name && !reported[k]:
+					reported[k] = true
+					r.d.errorf(rs.loc, "schedule %q changes %s of link %s %s, which schedule %q (line %d) changes too: one schedule per link parameter and direction", rs.name, name, r.linkLabel(st.Link), []string{keyAtoB, keyBtoA}[j], prev.schedule, prev.line)
+				}
+			}
+		}
+	}
 }

@@ -53,6 +53,8 @@ func CwndPlot(r *Result, title string, bytes bool) (*plot.Plot, error) {
 		return float64(t.CwndSegs)
 	}
 	k := 0
+	ymax := 0.0
+	defer func() { markSteps(p, r.Steps, ymax) }()
 	for i := range r.Flows {
 		f := &r.Flows[i]
 		var xy plotter.XYs
@@ -68,6 +70,9 @@ func CwndPlot(r *Result, title string, bytes bool) (*plot.Plot, error) {
 				}
 				sub[sf.ID] = append(sub[sf.ID], plotter.XY{X: s.TS, Y: val(&sf.TCP)})
 			}
+		}
+		for _, v := range xy {
+			ymax = max(ymax, v.Y)
 		}
 		if len(xy) > 0 {
 			if err := addLine(p, k, flowLabel(f), xy, false); err != nil {

@@ -1,11 +1,16 @@
 package traffic
 
 import (
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/emuctl/emuctl/analysis"
+	"github.com/emuctl/emuctl/emu"
 )
 
 // windowGoodput is a flow's mean goodput over the samples lying wholly
@@ -107,5 +112,60 @@ schedules:
 	t.Logf("delivered ÷ allowed by the schedule: at most %.4f over the run, %.4f at the end", worst, float64(cum)/allowed(f.Samples[len(f.Samples)-1].TS))
 	for _, s := range r.Steps {
 		t.Logf("step at %.3f s, %.1f ms late: %s", s.AtS, s.LateS*1000, s.What)
+	}
+}
+
+// TestMahimahiLinkDelivery: a Pantheon-style mahimahi: line through the
+// whole stack (topology, supervisor, engine) with a generated 3-s trace —
+// 12 Mbit/s, a 400 ms outage, 4 Mbit/s in bursts — and UDP offered at 15
+// Mbit/s in 1472-byte datagrams (one opportunity each): the receiver gets
+// no more datagrams than the trace offered opportunities, the engine
+// delivered no more bytes (at mahimahi's count) than 1504 per opportunity.
+// (The counts span the whole run, flow set-up included, so how much of
+// the trace a busy queue uses is TestEngineTraceDelivery's to check.)
+func TestMahimahiLinkDelivery(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	var b strings.Builder
+	for ms := 1; ms <= 1000; ms++ {
+		fmt.Fprintf(&b, "%d\n", ms)
+	}
+	for ms := 1400; ms < 3000; ms += 3 {
+		fmt.Fprintf(&b, "%d\n%d\n%d\n", ms, ms, ms)
+	}
+	b.WriteString("3000\n")
+	if err := os.WriteFile(filepath.Join(dir, "step.trace"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lab := yamlLab(t, fmt.Sprintf(`
+name: ttrmm
+nodes: {h1: {}, h2: {}}
+links:
+  - endpoints: [h1, h2]
+    link: {mahimahi: "mm-delay 10 mm-link %[1]s/step.trace %[1]s/step.trace --uplink-queue=droptail --uplink-queue-args=packets=60"}
+`, dir))
+	before, err := emu.ShowLinks(lab)
+	if err != nil || before[0].Stats == nil {
+		t.Fatalf("link show: %v %+v", err, before)
+	}
+	r := run(t, lab, Flow{Client: "h1", Server: "h2", Proto: UDP, Rate: 15_000_000, Size: 1472, Duration: 4 * time.Second})
+	after, err := emu.ShowLinks(lab)
+	if err != nil || after[0].Stats == nil {
+		t.Fatal(err)
+	}
+	s0, s1 := before[0].Stats.AToB, after[0].Stats.AToB
+	opps := s1.TraceOpps - s0.TraceOpps
+	pkts, bytes := s1.OutPackets-s0.OutPackets, s1.OutBytes-s0.OutBytes
+	got := r.Flows[0].UDP.Received
+	t.Logf("trace offered %d opportunities during the run; the engine sent %d frames (%d bytes, %.4f of the trace's bytes at mahimahi's count), the receiver got %d datagrams; queue drops %d",
+		opps, pkts, bytes, float64(bytes-10*pkts)/(1504*float64(opps)), got, s1.QueueDrops-s0.QueueDrops)
+	if cost := bytes - 10*pkts; cost > 1504*(opps+1) {
+		t.Errorf("the engine delivered %d bytes at mahimahi's count, more than %d opportunities carry", cost, opps)
+	}
+	if uint64(got) > opps+1 {
+		t.Errorf("%d datagrams received, more than the %d opportunities the trace offered", got, opps)
+	}
+	if pkts == 0 || got == 0 {
+		t.Errorf("nothing crossed the traced link")
 	}
 }

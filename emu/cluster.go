@@ -111,17 +111,26 @@ func clusterPreflight(spec *topo.Spec) error {
 		return fmt.Errorf("lab %q already exists: run `emuctl down %s` first, or `emuctl clean` if it crashed: %w", spec.Name, spec.Name, ErrExists)
 	}
 	var errs []string
+	local, remote := "", ""
 	for _, m := range spec.Cluster.Machines {
 		if !m.Local() {
-			errs = append(errs, fmt.Sprintf("%s: machine %s: ssh: %s: machines reached over SSH are not supported by this version yet; use ssh: local (a namespace machine on this host) to try a lab over several machines", m.Pos, m.Name, m.SSH))
+			remote = m.Name
 			continue
 		}
+		local = m.Name
 		if _, err := os.Lstat(filepath.Join(NetnsDir, machineNetns(spec.Name, m.Name))); err == nil {
 			errs = append(errs, fmt.Sprintf("network namespace %q already exists and is not part of a known lab; emuctl will not touch it", machineNetns(spec.Name, m.Name)))
 		}
 	}
-	if _, err := exec.LookPath("nsenter"); err != nil {
-		errs = append(errs, "local machines are entered with nsenter (util-linux), which is not installed: "+err.Error())
+	if local != "" && remote != "" {
+		errs = append(errs, fmt.Sprintf("machine %s is local and machine %s is reached over SSH: a lab's machines are either all local (namespaces on this host, on their own underlay) or all reached over SSH", local, remote))
+	}
+	tool, why := "nsenter", "local machines are entered with nsenter (util-linux)"
+	if remote != "" {
+		tool, why = "ssh", "machines are reached with OpenSSH's ssh"
+	}
+	if _, err := exec.LookPath(tool); err != nil {
+		errs = append(errs, why+", which is not installed: "+err.Error())
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("lab %q cannot be deployed; nothing was changed:\n  %s", spec.Name, strings.Join(errs, "\n  "))
@@ -168,7 +177,7 @@ func (d *deployer) startWorkers(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		out, err := runWorker(ctx, d.spec.Name, m.Name, in, "up", d.spec.Name)
+		out, err := runWorker(ctx, d.spec.Name, m, in, "up", d.spec.Name)
 		if err != nil {
 			return fmt.Errorf("machine %s: %w", m.Name, err)
 		}
@@ -179,14 +188,18 @@ func (d *deployer) startWorkers(ctx context.Context) error {
 
 // workerCommand is the command that runs the worker role with args on a
 // machine of the lab: nsenter into a local machine's mount and network
-// namespaces (nsenter execs, so the command's pid is the worker's).
-func workerCommand(lab, machine string, args ...string) (*exec.Cmd, error) {
+// namespaces (nsenter execs, so the command's pid is the worker's), or
+// ssh to the machine (cluster_ssh.go).
+func workerCommand(ctx context.Context, lab string, m topo.Machine, args ...string) (*exec.Cmd, error) {
+	if !m.Local() {
+		return sshWorkerCommand(ctx, m, args...)
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	dir := machineDir(lab, machine)
-	argv := append([]string{"--mount=" + filepath.Join(dir, "mnt"), "--net=" + filepath.Join(NetnsDir, machineNetns(lab, machine)), "--", self, workerArg}, args...)
+	dir := machineDir(lab, m.Name)
+	argv := append([]string{"--mount=" + filepath.Join(dir, "mnt"), "--net=" + filepath.Join(NetnsDir, machineNetns(lab, m.Name)), "--", self, workerArg}, args...)
 	cmd := exec.Command("nsenter", argv...)
 	// A worker outlives no controller: it rolls its machine back on
 	// SIGTERM (nsenter execs it, so the setting reaches the worker).
@@ -202,12 +215,12 @@ func workerCommand(lab, machine string, args ...string) (*exec.Cmd, error) {
 
 // runWorker runs the worker role on a machine with stdin, returning its
 // stdout; its stderr's last lines make the error.
-func runWorker(ctx context.Context, lab, machine string, stdin []byte, args ...string) (string, error) {
+func runWorker(ctx context.Context, lab string, m topo.Machine, stdin []byte, args ...string) (string, error) {
 	// Pdeathsig follows the thread that forked: keep it until the worker
 	// ends, so no other goroutine's exit can end it first.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	cmd, err := workerCommand(lab, machine, args...)
+	cmd, err := workerCommand(ctx, lab, m, args...)
 	if err != nil {
 		return "", err
 	}
@@ -220,7 +233,7 @@ func runWorker(ctx context.Context, lab, machine string, stdin []byte, args ...s
 		return "", err
 	}
 	if workerStarted != nil {
-		workerStarted(machine, cmd.Process.Pid)
+		workerStarted(m.Name, cmd.Process.Pid)
 	}
 	crashPoint("cluster-worker-started")
 	// Interrupted, a worker rolls its machine back itself (SIGTERM).
@@ -247,26 +260,35 @@ func runWorker(ctx context.Context, lab, machine string, stdin []byte, args ...s
 }
 
 // teardownMachines runs the worker's teardown on every machine of a
-// controller's lab that still exists (found on the file system, so a lost
-// state is no obstacle) and returns what failed. Each worker removes its
+// controller's lab and returns what failed: the local machines that still
+// exist (found on the file system, so a lost state is no obstacle) and
+// those the state names that are reached over SSH. Each worker removes its
 // machine's part by its marker and journal, as a lone lab's teardown does.
-func teardownMachines(lab string, log *slog.Logger) []string {
-	ents, err := os.ReadDir(machinesDir(lab))
-	if err != nil {
-		return nil
+func teardownMachines(st *State, log *slog.Logger) []string {
+	lab := st.Lab
+	var ms []topo.Machine
+	if ents, err := os.ReadDir(machinesDir(lab)); err == nil {
+		for _, e := range ents {
+			if e.IsDir() && machineExists(lab, e.Name()) {
+				ms = append(ms, topo.Machine{Name: e.Name(), SSH: topo.SSHLocal})
+			}
+		}
 	}
-	var names []string
-	for _, e := range ents {
-		if e.IsDir() && machineExists(lab, e.Name()) {
-			names = append(names, e.Name())
+	if isController(st) {
+		for _, m := range st.Spec.Cluster.Machines {
+			if !m.Local() {
+				ms = append(ms, m)
+			}
 		}
 	}
 	var errs []string
-	perr := parallel(context.Background(), max(1, len(names)), names, func(m string) error {
-		if _, err := runWorker(context.Background(), lab, m, nil, "teardown", lab); err != nil {
-			return fmt.Errorf("machine %s: %w", m, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	perr := parallel(ctx, max(1, len(ms)), ms, func(m topo.Machine) error {
+		if _, err := runWorker(ctx, lab, m, nil, "teardown", lab); err != nil {
+			return fmt.Errorf("machine %s: %w", m.Name, err)
 		}
-		log.Debug("machine torn down", "machine", m)
+		log.Debug("machine torn down", "machine", m.Name)
 		return nil
 	})
 	if perr != nil {

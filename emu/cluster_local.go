@@ -58,9 +58,13 @@ func machineExists(lab, m string) bool {
 	return unix.Statfs(filepath.Join(NetnsDir, machineNetns(lab, m)), &fs) == nil && fs.Type == unix.NSFS_MAGIC
 }
 
-// localMachines makes the underlay and every local machine.
+// localMachines makes the underlay and every local machine (none when
+// the machines are reached over SSH: preflight refuses a mix).
 func (d *deployer) localMachines(ctx context.Context) error {
 	lab := d.spec.Name
+	if len(d.spec.Cluster.Machines) == 0 || !d.spec.Cluster.Machines[0].Local() {
+		return nil
+	}
 	if err := ensureNetnsDir(); err != nil {
 		return err
 	}

@@ -467,8 +467,9 @@ links:
 	}
 }
 
-// ssh: machines are refused at up, naming the machine, changing nothing.
-func TestClusterRefusesSSH(t *testing.T) {
+// A lab mixing local machines and machines reached over SSH is refused
+// at up, naming both, changing nothing.
+func TestClusterRefusesMixedMachines(t *testing.T) {
 	needRoot(t)
 	spec := clusterLab(t, "clr", `name: clr
 machines:
@@ -478,8 +479,8 @@ nodes: {h1: {machine: m1}, h2: {machine: m2}}
 links: [{endpoints: [h1, h2]}]
 `)
 	_, err := Deploy(context.Background(), spec, Options{})
-	if err == nil || !strings.Contains(err.Error(), "machine m2: ssh: root@192.0.2.7: machines reached over SSH are not supported") || !strings.Contains(err.Error(), "nothing was changed") {
-		t.Fatalf("want a refusal naming m2, got %v", err)
+	if err == nil || !strings.Contains(err.Error(), "machine m1 is local and machine m2 is reached over SSH") || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("want a refusal naming m1 and m2, got %v", err)
 	}
 	requireClusterGone(t, "clr")
 }

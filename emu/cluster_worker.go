@@ -165,9 +165,12 @@ var pingTime = regexp.MustCompile(`time=([0-9.]+) ms`)
 // clusterCommand is Command for a node of a lab over several machines:
 // the worker's exec on the node's machine.
 func clusterCommand(st *State, node string, argv []string) (*exec.Cmd, error) {
-	m := st.Spec.Cluster.Nodes[node]
-	if !machineExists(st.Lab, m) {
-		return nil, fmt.Errorf("node %s is on machine %s, which does not exist (any more): is lab %s up?", node, m, st.Lab)
+	m := st.Spec.Cluster.Machine(st.Spec.Cluster.Nodes[node])
+	if m == nil {
+		return nil, fmt.Errorf("lab %s: node %s is on no machine", st.Lab, node)
 	}
-	return workerCommand(st.Lab, m, append([]string{"exec", st.Lab, node, "--"}, argv...)...)
+	if m.Local() && !machineExists(st.Lab, m.Name) {
+		return nil, fmt.Errorf("node %s is on machine %s, which does not exist (any more): is lab %s up?", node, m.Name, st.Lab)
+	}
+	return workerCommand(context.Background(), st.Lab, *m, append([]string{"exec", st.Lab, node, "--"}, argv...)...)
 }

@@ -63,7 +63,7 @@ func teardown(st *State, log *slog.Logger) error {
 	rec := readJournal(lab) // what a killed deploy made before recording it (journal.go)
 	var errs []string
 	// A lab over several machines: every machine's part first (cluster.go).
-	errs = append(errs, teardownMachines(lab, log)...)
+	errs = append(errs, teardownMachines(st, log)...)
 	t0, last := time.Now(), ""
 	step := func(name string) {
 		if last != "" {

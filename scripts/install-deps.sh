@@ -4,7 +4,9 @@
 set -euo pipefail
 PKGS=(iproute2 iputils-ping ethtool iperf3 nftables procps bash tmux openvswitch-switch hostapd wpasupplicant wireless-regdb
   libns3-dev g++ # ns-3 3.37 (Debian bookworm) and a compiler: make validate-wifi
-  tshark) # reads the Wi-Fi medium's radiotap captures back in tests
+  tshark # reads the Wi-Fi medium's radiotap captures back in tests
+  openssh-server) # labs over several machines: emu's SSH test runs sshd -i in stand-in machines (Debian enables
+  # its ssh service where systemd runs; the tests do not use it)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,189 @@
+package emu
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/emuctl/emuctl/internal/testutil"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// newSSHMachines makes stand-ins for hosts reached over SSH and returns an
+// ssh_config reaching them as root@<name>.test: each a network namespace
+// and a mount namespace with its own /run/netns, /etc/netns and
+// /run/emuctl (made by the machine role, as a local machine's), joined by
+// a veth underlay (MTU 1550, addrs[i]/24), served by Debian's OpenSSH
+// sshd in inetd mode, which ssh starts through a ProxyCommand that enters
+// both namespaces. Keys are made for the test. The binaries emuctl copies
+// go to a directory of the test (remoteBinDir).
+func newSSHMachines(t *testing.T, names, addrs []string) (config, binDir string) {
+	t.Helper()
+	sshd, err := exec.LookPath("sshd")
+	if err != nil {
+		if sshd, err = exec.LookPath("/usr/sbin/sshd"); err != nil {
+			t.Skip("needs OpenSSH's sshd: apt-get install openssh-server (scripts/install-deps.sh)")
+		}
+	}
+	base := t.TempDir()
+	// A mount namespace file can only be bound where mounts do not propagate.
+	if err := unix.Mount(base, base, "", unix.MS_BIND, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("", base, "", unix.MS_PRIVATE, ""); err != nil {
+		unix.Unmount(base, unix.MNT_DETACH)
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if errs := unmountUnder(base); len(errs) > 0 {
+			t.Errorf("unmount stand-ins: %v", errs)
+		}
+	})
+	if _, err := os.Stat("/run/sshd"); os.IsNotExist(err) { // sshd's privilege separation directory
+		os.Mkdir("/run/sshd", 0o755)
+		t.Cleanup(func() { os.Remove("/run/sshd") })
+	}
+	for _, k := range []string{"id", "host"} {
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(base, k)).CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen: %v %s", err, out)
+		}
+	}
+	pub, _ := os.ReadFile(filepath.Join(base, "id.pub"))
+	os.WriteFile(filepath.Join(base, "authorized_keys"), pub, 0o600)
+	sshdConfig := filepath.Join(base, "sshd_config")
+	os.WriteFile(sshdConfig, []byte(fmt.Sprintf("HostKey %s/host\nAuthorizedKeysFile %s/authorized_keys\nPermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPidFile none\n", base, base)), 0o600)
+	var cfg strings.Builder
+	handles := make([]*netlink.Handle, len(names))
+	for i, name := range names {
+		nsName := "clssh-" + name
+		ns := testutil.NewNamedNetns(t, nsName)
+		h, err := netlink.NewHandleAt(ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(h.Close)
+		handles[i] = h
+		dir := filepath.Join(base, name)
+		for _, sub := range []string{"netns", "etc", "run"} {
+			os.MkdirAll(filepath.Join(dir, sub), 0o755)
+		}
+		mnt := filepath.Join(dir, "mnt")
+		os.WriteFile(mnt, nil, 0o444)
+		self, _ := os.Executable()
+		cmd := exec.Command(self, machineArg, dir)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		if strings.TrimSpace(line) == "ready" {
+			err = unix.Mount(fmt.Sprintf("/proc/%d/ns/mnt", cmd.Process.Pid), mnt, "", unix.MS_BIND, "")
+		} else {
+			err = fmt.Errorf("machine role: %q", line)
+		}
+		stdin.Close()
+		cmd.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&cfg, "Host %s.test\n  ProxyCommand nsenter --net=%s --mount=%s -- %s -i -f %s\n  User root\n  IdentityFile %s/id\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n",
+			name, filepath.Join(NetnsDir, nsName), mnt, sshd, sshdConfig, base)
+	}
+	// The underlay: one veth between the first two machines.
+	la := netlink.NewLinkAttrs()
+	la.Name, la.MTU = "underlay0", 1550
+	v := netlink.NewVeth(la)
+	ns2, _ := standInNetnsFd(t, "clssh-"+names[1])
+	v.PeerName, v.PeerMTU, v.PeerNamespace = "underlay0", 1550, netlink.NsFd(ns2)
+	if err := handles[0].LinkAdd(v); err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range handles[:2] {
+		l, err := h.LinkByName("underlay0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.AddrAdd(l, &netlink.Addr{IPNet: &net.IPNet{IP: net.ParseIP(addrs[i]), Mask: net.CIDRMask(24, 32)}})
+		h.LinkSetUp(l)
+	}
+	config = filepath.Join(base, "ssh_config")
+	os.WriteFile(config, []byte(cfg.String()), 0o600)
+	binDir = filepath.Join(base, "bin")
+	return config, binDir
+}
+
+func standInNetnsFd(t *testing.T, name string) (int, error) {
+	fd, err := unix.Open(filepath.Join(NetnsDir, name), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	return fd, nil
+}
+
+// A lab over two machines reached over SSH (a real OpenSSH server on
+// each): the controller copies its binary once, each worker builds its
+// machine's part, a shaped link is cut between them; every host pings
+// every other, a 1472-byte DF ping crosses the tunnel, exec runs over
+// SSH, and down leaves nothing on either machine.
+func TestClusterOverSSH(t *testing.T) {
+	needRoot(t)
+	config, bin := newSSHMachines(t, []string{"m1", "m2"}, []string{"192.168.252.1", "192.168.252.2"})
+	t.Setenv("EMUCTL_SSH_CONFIG", config)
+	saved := remoteBinDir
+	remoteBinDir = bin
+	defer func() { remoteBinDir = saved }()
+	spec := clusterLab(t, "clh", `name: clh
+machines:
+  m1: {ssh: root@m1.test, underlay: 192.168.252.1, mtu: 1550}
+  m2: {ssh: "root@m2.test:22", underlay: 192.168.252.2, mtu: 1550}
+nodes:
+  h1: {machine: m1}
+  s1: {kind: switch, machine: m1}
+  h2: {machine: m2}
+  s2: {kind: switch, machine: m2}
+links:
+  - endpoints: [h1, s1]
+  - endpoints: [s1, s2]
+    link: {rate: 10mbit, delay: 2ms}
+  - endpoints: [s2, h2]
+`)
+	st, err := Deploy(t.Context(), spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("up over SSH: %s", st.Status)
+	defer func() {
+		if err := Down("clh", nil); err != nil {
+			t.Errorf("down: %v", err)
+		}
+		requireClusterGone(t, "clh")
+		for _, m := range []string{"m1", "m2"} {
+			for _, sub := range []string{"netns", "run"} {
+				ents, _ := os.ReadDir(filepath.Join(filepath.Dir(config), m, sub))
+				for _, e := range ents {
+					t.Errorf("machine %s: %s/%s left behind", m, sub, e.Name())
+				}
+			}
+		}
+	}()
+	pingAllHosts(t, spec)
+	dfPingCuts(t, spec)
+	out, err := clusterExec("clh", "h2", "sh", "-c", "echo \"$EMUCTL_NODE on $(hostname)\"; exit 3")
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || strings.TrimSpace(out) != "h2 on h2" {
+		t.Errorf("exec over SSH: %q, %v (want \"h2 on h2\", exit 3)", out, err)
+	}
+	ents, _ := os.ReadDir(bin)
+	if len(ents) != 1 {
+		t.Errorf("copied binaries: %d files in %s, want 1", len(ents), bin)
+	}
+}

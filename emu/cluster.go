@@ -44,7 +44,9 @@ import (
 // machine has its own namespaces, hosts files and state, exactly as a
 // separate host would, and its worker's clean or teardown never sees
 // another machine's objects, although every machine marks them alike
-// (emuctl:<lab>). Machines reached over SSH are refused in this version.
+// (emuctl:<lab>). Machines reached over SSH (cluster_ssh.go) are real
+// hosts: the worker runs there as the controller's own binary, copied
+// when the machine lacks it.
 
 // workerStarted, set by tests only, is told each worker's pid as it starts.
 var workerStarted func(machine string, pid int)

@@ -37,7 +37,7 @@ type Options struct {
 	ExtendAllowedCC bool
 	// FaultAt makes Deploy fail on purpose when it reaches the named phase
 	// ("namespaces", "nodes", "links", "externals", "shaping", "ovs", "routes",
-	// "sysctls", "netcfg", "hosts", "wait", "start", "ready"). It exists for rollback tests.
+	// "sysctls", "netcfg", "hosts", "wait", "start", "schedules", "ready"). It exists for rollback tests.
 	FaultAt string
 }
 

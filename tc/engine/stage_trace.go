@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/emuctl/emuctl/tc"
@@ -90,7 +91,9 @@ func (s *traceStage) configure(d tc.Dir, now int64) {
 		s.on = false
 		return
 	}
-	same := s.on && len(s.ms) == len(tr.Ms) && (len(s.ms) == 0 || &s.ms[0] == &tr.Ms[0]) && s.offset == int64(tr.Offset) && s.loop == tr.Loop
+	// the same trace (as a link set or a schedule step sends it again,
+	// decoded afresh from the lab's state) keeps its clock and cursor
+	same := s.on && s.offset == int64(tr.Offset) && s.loop == tr.Loop && slices.Equal(s.ms, tr.Ms)
 	s.on = true
 	s.maxPkts, s.maxBytes = d.QueuePackets, int64(d.QueueBytes)
 	s.hold = d.AQM.Name() == tc.DropHead

@@ -298,3 +298,24 @@ func TestTraceStageOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceKeepsClock: a direction reconfigured with the same trace (a
+// copy, as link set and schedule steps send it) keeps the trace's clock
+// and the queue's bookings; a different trace starts afresh.
+func TestTraceKeepsClock(t *testing.T) {
+	ms := []uint32{10, 20, 30, 40}
+	s := &traceStage{}
+	s.configure(tc.Dir{Trace: &tc.Trace{File: "a", Loop: true, Ms: ms}, QueuePackets: 10}, 0)
+	for i := 0; i < 3; i++ {
+		s.admit(wirePacket(1514), 0) // opportunities 10, 20, 30 ms
+	}
+	cp := append([]uint32(nil), ms...)
+	s.configure(tc.Dir{Trace: &tc.Trace{File: "a", Loop: true, Ms: cp}, QueuePackets: 10, Loss: 50}, int64(5*time.Millisecond))
+	if dep, _ := s.admit(wirePacket(1514), int64(time.Millisecond)); dep != int64(40*time.Millisecond) {
+		t.Errorf("after re-applying the same trace the next frame leaves at %v, want 40ms", time.Duration(dep))
+	}
+	s.configure(tc.Dir{Trace: &tc.Trace{File: "b", Loop: true, Ms: []uint32{5, 10}}, QueuePackets: 10}, int64(100*time.Millisecond))
+	if dep, _ := s.admit(wirePacket(1514), int64(100*time.Millisecond)); dep != int64(105*time.Millisecond) {
+		t.Errorf("a new trace starts when applied: the first frame leaves at %v, want 105ms", time.Duration(dep))
+	}
+}

@@ -144,7 +144,7 @@ func (d *deployer) runCluster(ctx context.Context) error {
 	for _, p := range []struct {
 		name string
 		fn   func(context.Context) error
-	}{{"machines", d.localMachines}, {"workers", d.startWorkers}} {
+	}{{"machines", d.localMachines}, {"underlay", d.measureUnderlay}, {"workers", d.startWorkers}} {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("interrupted before %s: %w", p.name, err)
 		}
@@ -174,8 +174,14 @@ func (d *deployer) runCluster(ctx context.Context) error {
 // any failure fails the deploy (and the caller tears every machine down).
 func (d *deployer) startWorkers(ctx context.Context) error {
 	machines := d.spec.Cluster.Machines
+	links, err := compensated(d.spec, d.st.Underlay) // cluster_underlay.go
+	if err != nil {
+		return err
+	}
 	return parallel(ctx, len(machines), machines, func(m topo.Machine) error {
-		in, err := json.Marshal(d.spec.SliceFor(m.Name))
+		slice := d.spec.SliceFor(m.Name)
+		slice.Links = links
+		in, err := json.Marshal(slice)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package emu
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -360,7 +361,32 @@ links:
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = st
+	// The underlay was measured both ways, and each machine's engine
+	// delays its direction by 5 ms less the underlay's one-way delay.
+	if len(st.Underlay) != 2 {
+		t.Fatalf("underlay measurements %+v, want m1->m2 and m2->m1", st.Underlay)
+	}
+	for _, u := range st.Underlay {
+		t.Logf("underlay %s -> %s: RTT median %v, σ %v (%d probes)", u.From, u.To, u.RTT, u.Sigma, u.Samples)
+		if u.RTT <= 0 || u.RTT > time.Millisecond || u.Samples < underlayProbes/2 {
+			t.Errorf("implausible underlay RTT on a veth: %+v", u)
+		}
+		b, err := os.ReadFile(filepath.Join(machineDir("cls", u.From), "run", "cls", "state.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ws State
+		if err := json.Unmarshal(b, &ws); err != nil || len(ws.Links) != 1 {
+			t.Fatalf("machine %s's state: %v, %d links", u.From, err, len(ws.Links))
+		}
+		sent := ws.Links[0].AtoB
+		if u.From == "m2" {
+			sent = ws.Links[0].BtoA
+		}
+		if want := 5*time.Millisecond - u.OneWay(); sent.Delay != want {
+			t.Errorf("machine %s's engine delays by %v, want 5ms - %v = %v", u.From, sent.Delay, u.OneWay(), want)
+		}
+	}
 	defer func() {
 		if err := Down("cls", nil); err != nil {
 			t.Errorf("down: %v", err)
@@ -383,17 +409,29 @@ links:
 		t.Errorf("RTT floor %.3f ms, want 10 .. 12 ms", minRTT)
 	}
 	h1, h2 := nodeNetns(t, "cls", "h1"), nodeNetns(t, "cls", "h2")
-	got := tcpGoodput(t, h1, h2, dst, 6*time.Second, 2*time.Second)
-	want := 10e6 * 1448 / 1514
-	t.Logf("goodput h1 -> h2 over the tunnel: %.3f Mbit/s = %.3f x capacity %.3f Mbit/s", got/1e6, got/want, want/1e6)
-	if got < 0.97*want || got > 1.03*want {
-		t.Errorf("goodput %.3f Mbit/s, want %.3f ± 3 %%", got/1e6, want/1e6)
-	}
 	h1src, _ := PrimaryAddr(spec.Node("h1"))
-	back := tcpGoodput(t, h2, h1, h1src, 6*time.Second, 2*time.Second)
-	t.Logf("goodput h2 -> h1: %.3f Mbit/s = %.3f x capacity", back/1e6, back/want)
-	if back < 0.97*want || back > 1.03*want {
-		t.Errorf("reverse goodput %.3f Mbit/s, want %.3f ± 3 %%", back/1e6, want/1e6)
+	want := 10e6 * 1448 / 1514
+	// The link engine shares two cores with everything else on the host:
+	// a measurement outside the bound is repeated once (both logged),
+	// never more than 3 % above capacity.
+	for _, c := range []struct {
+		name     string
+		from, to netns.NsHandle
+		dst      netip.Addr
+	}{{"h1 -> h2", h1, h2, dst}, {"h2 -> h1", h2, h1, h1src}} {
+		for try := 1; ; try++ {
+			got := tcpGoodput(t, c.from, c.to, c.dst, 6*time.Second, 2*time.Second)
+			t.Logf("goodput %s over the tunnel (try %d): %.3f Mbit/s = %.3f x capacity %.3f Mbit/s", c.name, try, got/1e6, got/want, want/1e6)
+			if got > 1.03*want {
+				t.Errorf("goodput %.3f Mbit/s exceeds capacity %.3f by more than 3 %%", got/1e6, want/1e6)
+			}
+			if got >= 0.97*want || try == 2 {
+				if got < 0.97*want {
+					t.Errorf("goodput %s %.3f Mbit/s twice below %.3f - 3 %%", c.name, got/1e6, want/1e6)
+				}
+				break
+			}
+		}
 	}
 }
 
@@ -499,7 +537,7 @@ links:
   - endpoints: [h1, h2]
     link: {rate: 10mbit, delay: 1ms}
 `
-	for _, point := range []string{"machines", "cluster-machines-bound", "cluster-mntns", "workers", "cluster-worker-started", "cluster-up"} {
+	for _, point := range []string{"machines", "cluster-machines-bound", "cluster-mntns", "underlay", "workers", "cluster-worker-started", "cluster-up"} {
 		t.Run(point, func(t *testing.T) {
 			self, _ := os.Executable()
 			cmd := exec.Command(self, "-test.run=^TestCrashWindowHelper$")
@@ -582,4 +620,21 @@ func TestClusterUnderlayMTUPreflight(t *testing.T) {
 	if errs := tunnelPreflight(slice); len(errs) != 0 {
 		t.Errorf("MTU 1550: %v", errs)
 	}
+}
+
+// A cut link whose delay is below the underlay's own one-way delay cannot
+// be emulated: up refuses it after measuring, rolling every machine back.
+func TestClusterDelayBelowUnderlay(t *testing.T) {
+	needRoot(t)
+	spec := clusterLab(t, "clu", "name: clu\n"+twoMachines+`nodes: {h1: {machine: m1}, h2: {machine: m2}}
+links:
+  - endpoints: [h1, h2]
+    link: {delay: 1us}
+`)
+	_, err := Deploy(context.Background(), spec, Options{})
+	if err == nil || !strings.Contains(err.Error(), "delay 1µs is below the underlay's own one-way delay from machine m1 to m2") {
+		t.Fatalf("want a refusal, got %v", err)
+	}
+	t.Log(err)
+	requireClusterGone(t, "clu")
 }

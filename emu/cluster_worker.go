@@ -26,6 +26,7 @@ import (
 //	__emuctl_worker up <lab>                 deploy the slice read from stdin (a Spec with Cluster.Slice set)
 //	__emuctl_worker teardown <lab>           remove the machine's part (Down: by marker and journal)
 //	__emuctl_worker exec <lab> <node> -- argv  run a command in a node of this machine
+//	__emuctl_worker probe <lab> <n> <addr>...  ping other machines' underlay addresses (cluster_underlay.go)
 const workerArg = "__emuctl_worker"
 
 func workerRole(args []string) int {
@@ -39,6 +40,16 @@ func workerRole(args []string) int {
 		err = workerUp(lab)
 	case "teardown":
 		err = workerTeardown(lab)
+	case "probe":
+		n := 0
+		if len(args) > 2 {
+			n, _ = strconv.Atoi(args[2])
+		}
+		if n <= 0 || len(args) < 4 {
+			fmt.Fprintln(os.Stderr, "usage: "+workerArg+" probe <lab> <count> <address>...")
+			return 2
+		}
+		err = workerProbe(n, args[3:])
 	case "exec":
 		if len(args) < 5 || args[3] != "--" {
 			fmt.Fprintln(os.Stderr, "usage: "+workerArg+" exec <lab> <node> -- cmd [args...]")

@@ -32,8 +32,14 @@ func Ping(ctx context.Context, lab, node string, dst netip.Addr, timeout time.Du
 		return 0, fmt.Errorf("node %s: %w", node, err)
 	}
 	defer h.Close()
+	return pingIn(ctx, h, node, dst, timeout)
+}
+
+// pingIn sends one ICMP echo request from namespace h (named where in
+// messages) and returns the round trip of its reply.
+func pingIn(ctx context.Context, h netns.NsHandle, where string, dst netip.Addr, timeout time.Duration) (time.Duration, error) {
 	var fd int
-	err = do(h, func() error {
+	err := do(h, func() error {
 		var err error
 		if dst.Is4() {
 			fd, err = unix.Socket(unix.AF_INET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.IPPROTO_ICMP)
@@ -43,7 +49,7 @@ func Ping(ctx context.Context, lab, node string, dst netip.Addr, timeout time.Du
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("icmp socket in %s: %w", node, err)
+		return 0, fmt.Errorf("icmp socket in %s: %w", where, err)
 	}
 	defer unix.Close(fd)
 	id := uint16(rand.Uint32())

@@ -60,6 +60,9 @@ type State struct {
 	// the station's egress, downlink on its AP's); `link set` changes it
 	// (wifi.go).
 	WiFiHops []WiFiHop `json:"wifi_hops,omitempty"`
+	// Underlay is, for a lab over several machines, the round trips
+	// measured between machines joined by tunnels (cluster_underlay.go).
+	Underlay []UnderlayPath `json:"underlay,omitempty"`
 	// Medium is the lab's Wi-Fi medium, recorded before its radios exist
 	// (wifi_medium.go); the supervisor serves it.
 	Medium *MediumState `json:"medium,omitempty"`

@@ -11,7 +11,7 @@ import (
 // The role names are recorded by running labs (journals, process lists):
 // they must never change.
 func TestRoleNamesFixed(t *testing.T) {
-	want := []string{"__emuctl_nsexec", "__emuctl_supervise"}
+	want := []string{"__emuctl_nsexec", "__emuctl_supervise", "__emuctl_worker", "__emuctl_machine"}
 	if len(roles) != len(want) {
 		t.Fatalf("%d roles, want %d", len(roles), len(want))
 	}
@@ -37,6 +37,8 @@ func TestRolesServedByInit(t *testing.T) {
 	}{
 		{[]string{superArg}, 2, "usage: __emuctl_supervise <lab>"},
 		{[]string{helperArg, "lab"}, 126, "emuctl exec: usage: __emuctl_nsexec"},
+		{[]string{workerArg}, 2, "usage: __emuctl_worker up|teardown|exec"},
+		{[]string{machineArg}, 2, "usage: __emuctl_machine <machine dir>"},
 	} {
 		cmd := exec.Command(self, c.args...)
 		out, err := cmd.CombinedOutput()

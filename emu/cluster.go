@@ -372,3 +372,20 @@ func unescapeMount(s string) string {
 	}
 	return b.String()
 }
+
+// mountLeaks lists the mounts below dir (a local machine's mount
+// namespace or directory left mounted in a lab's state dir).
+func mountLeaks(dir string) []string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		fs := strings.Fields(line)
+		if len(fs) > 4 && strings.HasPrefix(fs[4], dir+"/") {
+			out = append(out, "mount "+unescapeMount(fs[4]))
+		}
+	}
+	return out
+}

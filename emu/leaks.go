@@ -73,6 +73,7 @@ func Leaks() []string {
 			}
 		}
 	}
+	out = append(out, mountLeaks(RunDir())...) // local machines' mounts (cluster_local.go)
 	if ents, err := os.ReadDir("/etc/netns"); err == nil {
 		for _, e := range ents {
 			if t, err := os.Readlink(filepath.Join("/etc/netns", e.Name())); err == nil {

@@ -24,9 +24,17 @@
 // engines and the Wi-Fi medium (wifi_medium.go for hwsim radios,
 // wifi_engine.go for the engine backend's veth ports).
 //
+// A lab over several machines (topo.Cluster) has a controller — Deploy on
+// a Spec whose Cluster has no Slice (cluster.go) — and one worker per
+// machine, Deploy on that machine's slice (cluster_worker.go), reached by
+// nsenter into a local machine's namespaces (cluster_local.go) or over
+// SSH (cluster_ssh.go); a link cut between machines is a VXLAN tunnel end
+// (link_vxlan.go), its delay less the underlay's (cluster_underlay.go).
+//
 // Some of a lab's processes are the running binary re-executed in a
 // named role: the exec helper behind Command, the supervisor, the keeper
-// of a node's Wi-Fi daemons. Importing emu is all a program needs to serve
+// of a node's Wi-Fi daemons, a machine's worker and the holder of a local
+// machine's new mount namespace. Importing emu is all a program needs to serve
 // them: an init dispatches on the role name in os.Args and exits with the
 // role's status (roles.go). Nothing else in emu ends the process (the
 // test-only crash hooks aside) or needs to be called first.

@@ -27,6 +27,7 @@ import (
 //	__emuctl_worker teardown <lab>           remove the machine's part (Down: by marker and journal)
 //	__emuctl_worker exec <lab> <node> -- argv  run a command in a node of this machine
 //	__emuctl_worker probe <lab> <n> <addr>...  ping other machines' underlay addresses (cluster_underlay.go)
+//	__emuctl_worker linkset <lab> <link>     change a link's parameters here (cluster_linkset.go)
 const workerArg = "__emuctl_worker"
 
 func workerRole(args []string) int {
@@ -40,6 +41,12 @@ func workerRole(args []string) int {
 		err = workerUp(lab)
 	case "teardown":
 		err = workerTeardown(lab)
+	case "linkset":
+		if len(args) != 3 {
+			fmt.Fprintln(os.Stderr, "usage: "+workerArg+" linkset <lab> <link> (parameters on stdin)")
+			return 2
+		}
+		err = workerLinkSet(lab, args[2])
 	case "probe":
 		n := 0
 		if len(args) > 2 {
@@ -57,7 +64,7 @@ func workerRole(args []string) int {
 		}
 		return workerExec(lab, args[2], args[4:])
 	default:
-		err = fmt.Errorf("unknown operation %q (valid: up, teardown, exec)", op)
+		err = fmt.Errorf("unknown operation %q (valid: up, teardown, exec, probe, linkset)", op)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

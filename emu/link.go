@@ -226,6 +226,9 @@ func SetLink(lab string, i int, dir string, change func(*tc.Dir)) (*LinkState, e
 // changeLink is SetLink on a state read under the lab's lock; the caller
 // writes the state back.
 func changeLink(st *State, i int, dir string, change func(*tc.Dir)) (*LinkState, error) {
+	if isController(st) {
+		return clusterChangeLink(st, i, dir, change) // on the link's machines (cluster_linkset.go)
+	}
 	if i < 0 || i >= linkCount(st.Spec) {
 		return nil, fmt.Errorf("link %d does not exist (the lab has links 0..%d)", i, linkCount(st.Spec)-1)
 	}

@@ -124,8 +124,6 @@ func (k vxlanLink) shape(d *deployer, li int) error {
 	return nil
 }
 
-func (vxlanLink) change(*State, int, tc.Dir, tc.Dir) error { return errClusterLinkSet }
-
 func (k vxlanLink) show(st *State, li int, info *LinkInfo, _ map[int]engine.Stats) {
 	showShaped(st, li, info)
 	l := st.Spec.Links[li]
@@ -136,7 +134,7 @@ func (vxlanLink) name() string { return "vxlan" }
 
 func (vxlanLink) verifiable() bool { return false }
 
-var errClusterLinkSet = errors.New("changing a link of a lab over several machines is not supported yet: give its parameters in the topology")
+var errClusterLinkSet = errors.New("this link is changed through the lab's controller (emuctl link set on the machine that ran up)")
 
 // remoteLink is a link another machine builds.
 type remoteLink struct{}
@@ -157,6 +155,12 @@ func (clusterLink) change(*State, int, tc.Dir, tc.Dir) error { return errCluster
 func (clusterLink) show(st *State, li int, info *LinkInfo, _ map[int]engine.Stats) {
 	c := st.Spec.Cluster
 	l := st.Spec.Links[li]
+	if !showShaped(st, li, info) { // not changed since up: the Spec's parameters
+		planned, _ := planLinks(st.Spec, tc.Caps{})
+		if ls, ok := findLinkState(planned, li); ok {
+			info.AtoB, info.BtoA = ls.AtoB, ls.BtoA
+		}
+	}
 	info.Backend = "machine " + c.Nodes[l.A.Node]
 	if cut := c.CutOf(li); cut != nil {
 		info.Backend = fmt.Sprintf("vxlan %d: %s <-> %s", cut.VNI, cut.A, cut.B)

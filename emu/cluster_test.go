@@ -195,6 +195,9 @@ links:
 	if _, err := Verify(context.Background(), "cl2", VerifyOptions{}); err == nil || !strings.Contains(err.Error(), "several machines") {
 		t.Errorf("verify: %v", err)
 	}
+	if err := SetLinkState("cl2", 0, false); err == nil || !strings.Contains(err.Error(), "several machines") {
+		t.Errorf("link down: %v", err)
+	}
 	// An unshaped cut link can be shaped in place only where the kernel
 	// has netem (this one has not: each machine says so).
 	if _, err := SetLink("cl2", spec.Cluster.Cuts[0].Link, "", func(d *tc.Dir) { d.Rate = 1e6 }); err != nil && !strings.Contains(err.Error(), "no sch_netem") {

@@ -292,6 +292,9 @@ func setLinkState(st *State, i int, up bool) error {
 	if hopStation(st.Spec, i) != nil {
 		return fmt.Errorf("link %d is a wireless hop: pull it by moving the station out of range (emuctl wifi move) or stopping its wpa_supplicant", i)
 	}
+	if isController(st) {
+		return fmt.Errorf("lab %s is spread over several machines: link up/down does not reach its links yet (link set does)", st.Lab)
+	}
 	a, b := linkEnds(st.Spec, i)
 	for _, ep := range []topo.Endpoint{a, b} {
 		ns, h, name, err := openEnd(st, ep)

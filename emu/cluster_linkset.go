@@ -167,3 +167,29 @@ func (k vxlanLink) change(st *State, li int, a, b tc.Dir) error {
 	setShaped(st, li, backend, a, b)
 	return nil
 }
+
+// clusterSetLinkState is link up/down on a controller's state: each
+// machine with an end of the link sets its end (a cut link's VXLAN
+// device, or the node's veth to its engine).
+func clusterSetLinkState(st *State, i int, up bool) error {
+	c := st.Spec.Cluster
+	l := st.Spec.Links[i]
+	machines := []string{c.Nodes[l.A.Node]}
+	if m := c.Nodes[l.B.Node]; m != machines[0] {
+		machines = append(machines, m)
+	}
+	state := "down"
+	if up {
+		state = "up"
+	}
+	var errs []string
+	for _, name := range machines {
+		if _, err := runWorker(context.Background(), st.Lab, *c.Machine(name), nil, "linkstate", st.Lab, fmt.Sprint(i), state); err != nil {
+			errs = append(errs, fmt.Sprintf("machine %s: %v", name, err))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("link %d: %s", i, strings.Join(errs, "; "))
+	}
+	return nil
+}

@@ -28,6 +28,7 @@ import (
 //	__emuctl_worker exec <lab> <node> -- argv  run a command in a node of this machine
 //	__emuctl_worker probe <lab> <n> <addr>...  ping other machines' underlay addresses (cluster_underlay.go)
 //	__emuctl_worker linkset <lab> <link>     change a link's parameters here (cluster_linkset.go)
+//	__emuctl_worker linkstate <lab> <link> up|down  pull or plug this machine's ends of a link
 const workerArg = "__emuctl_worker"
 
 func workerRole(args []string) int {
@@ -47,6 +48,15 @@ func workerRole(args []string) int {
 			return 2
 		}
 		err = workerLinkSet(lab, args[2])
+	case "linkstate":
+		if len(args) != 4 || args[3] != "up" && args[3] != "down" {
+			fmt.Fprintln(os.Stderr, "usage: "+workerArg+" linkstate <lab> <link> up|down")
+			return 2
+		}
+		var li int
+		if _, err = fmt.Sscan(args[2], &li); err == nil {
+			err = SetLinkState(lab, li, args[3] == "up")
+		}
 	case "probe":
 		n := 0
 		if len(args) > 2 {
@@ -64,7 +74,7 @@ func workerRole(args []string) int {
 		}
 		return workerExec(lab, args[2], args[4:])
 	default:
-		err = fmt.Errorf("unknown operation %q (valid: up, teardown, exec, probe, linkset)", op)
+		err = fmt.Errorf("unknown operation %q (valid: up, teardown, exec, probe, linkset, linkstate)", op)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -293,10 +293,13 @@ func setLinkState(st *State, i int, up bool) error {
 		return fmt.Errorf("link %d is a wireless hop: pull it by moving the station out of range (emuctl wifi move) or stopping its wpa_supplicant", i)
 	}
 	if isController(st) {
-		return fmt.Errorf("lab %s is spread over several machines: link up/down does not reach its links yet (link set does)", st.Lab)
+		return clusterSetLinkState(st, i, up) // on the link's machines (cluster_linkset.go)
 	}
 	a, b := linkEnds(st.Spec, i)
 	for _, ep := range []topo.Endpoint{a, b} {
+		if !st.Spec.Here(ep.Node) {
+			continue // a cut link's other end: its own machine's
+		}
 		ns, h, name, err := openEnd(st, ep)
 		if err != nil {
 			return err

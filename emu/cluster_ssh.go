@@ -59,6 +59,11 @@ func sshCommand(ctx context.Context, m topo.Machine, remote string) *exec.Cmd {
 	return cmd
 }
 
+// remoteBins remembers, for this process, the machines known to have
+// this binary (user@host:port -> path), so a run of execs (cli's pingall)
+// does not check again each time.
+var remoteBins sync.Map
+
 // remoteBinary makes sure machine m has this binary and returns its path
 // there: one round trip when it has, the copy through ssh's stdin when not.
 func remoteBinary(ctx context.Context, m topo.Machine) (string, error) {
@@ -67,6 +72,10 @@ func remoteBinary(ctx context.Context, m topo.Machine) (string, error) {
 		return "", err
 	}
 	bin := path.Join(remoteBinDir, "emuctl-"+hash)
+	key := fmt.Sprintf("%s@%s:%d %s", m.User, m.Host, m.Port, bin)
+	if _, ok := remoteBins.Load(key); ok {
+		return bin, nil
+	}
 	tmp := bin + ".part.$$" // the remote shell's pid: two copies at once never share it
 	script := fmt.Sprintf("test -x %[1]s && exit 0; mkdir -p %[2]s && cat > %[3]s && chmod 755 %[3]s && mv -f %[3]s %[1]s", bin, remoteBinDir, tmp)
 	self, err := os.Executable()
@@ -83,6 +92,7 @@ func remoteBinary(ctx context.Context, m topo.Machine) (string, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("ssh %s@%s:%d: copying emuctl to %s: %v: %s", m.User, m.Host, m.Port, bin, err, strings.TrimSpace(string(out)))
 	}
+	remoteBins.Store(key, true)
 	return bin, nil
 }
 

@@ -384,9 +384,14 @@ links:
 		t.Fatalf("underlay measurements %+v, want m1->m2 and m2->m1", st.Underlay)
 	}
 	for _, u := range st.Underlay {
-		t.Logf("underlay %s -> %s: RTT median %v, σ %v (%d probes)", u.From, u.To, u.RTT, u.Sigma, u.Samples)
+		t.Logf("underlay %s -> %s: RTT median %v, σ %v (%d probes); clock offset %v (exchange RTT %v)", u.From, u.To, u.RTT, u.Sigma, u.Samples, u.Offset, u.ClockRTT)
 		if u.RTT <= 0 || u.RTT > time.Millisecond || u.Samples < underlayProbes/2 {
 			t.Errorf("implausible underlay RTT on a veth: %+v", u)
+		}
+		// Both machines read this host's clock: the offset is within
+		// the best exchange's round trip.
+		if u.ClockRTT <= 0 || u.Offset > u.ClockRTT || -u.Offset > u.ClockRTT {
+			t.Errorf("clock offset %v between machines on one host, exchange RTT %v", u.Offset, u.ClockRTT)
 		}
 		b, err := os.ReadFile(filepath.Join(machineDir("cls", u.From), "run", "cls", "state.json"))
 		if err != nil {

@@ -37,6 +37,10 @@ type UnderlayPath struct {
 	// scheduling hiccup).
 	Sigma   time.Duration `json:"rtt_sigma_ns"`
 	Samples int           `json:"samples"`
+	// Offset is To's clock minus From's (cluster_clock.go), from the
+	// exchange with the shortest round trip, ClockRTT.
+	Offset   time.Duration `json:"clock_offset_ns"`
+	ClockRTT time.Duration `json:"clock_rtt_ns"`
 }
 
 // OneWay is the path's one-way delay estimate, median RTT / 2.
@@ -83,11 +87,12 @@ func (d *deployer) measureUnderlay(ctx context.Context) error {
 		sc := bufio.NewScanner(strings.NewReader(out))
 		for k := 0; sc.Scan() && k < len(peers[m.Name]); k++ {
 			var addr string
-			var rtt, sigma, n int64
-			if _, err := fmt.Sscan(sc.Text(), &addr, &rtt, &sigma, &n); err != nil {
+			var rtt, sigma, n, off, crtt int64
+			if _, err := fmt.Sscan(sc.Text(), &addr, &rtt, &sigma, &n, &off, &crtt); err != nil {
 				return fmt.Errorf("machine %s: probe output %q: %w", m.Name, sc.Text(), err)
 			}
-			results[idx[m.Name]] = append(results[idx[m.Name]], UnderlayPath{From: m.Name, To: peers[m.Name][k], RTT: time.Duration(rtt), Sigma: time.Duration(sigma), Samples: int(n)})
+			results[idx[m.Name]] = append(results[idx[m.Name]], UnderlayPath{From: m.Name, To: peers[m.Name][k], RTT: time.Duration(rtt), Sigma: time.Duration(sigma), Samples: int(n),
+				Offset: time.Duration(off), ClockRTT: time.Duration(crtt)})
 		}
 		return nil
 	})
@@ -161,8 +166,21 @@ func compensated(spec *topo.Spec, paths []UnderlayPath) ([]topo.Link, error) {
 }
 
 // workerProbe pings each address count times from this machine's root
-// namespace and prints "addr median_ns sigma_ns samples" per address.
+// namespace, measures the clock offset to it (cluster_clock.go; answering
+// its clock requests meanwhile) and prints "addr median_ns sigma_ns
+// samples offset_ns clock_rtt_ns" per address.
 func workerProbe(count int, addrs []string) error {
+	resp, err := startClockResponder()
+	if err != nil {
+		return err
+	}
+	defer resp.stop()
+	var peers []netip.Addr
+	for _, a := range addrs {
+		if p, err := netip.ParseAddr(a); err == nil {
+			peers = append(peers, p)
+		}
+	}
 	for _, a := range addrs {
 		dst, err := netip.ParseAddr(a)
 		if err != nil {
@@ -193,7 +211,12 @@ func workerProbe(count int, addrs []string) error {
 		}
 		sort.Slice(dev, func(i, j int) bool { return dev[i] < dev[j] })
 		sigma := math.Round(1.4826 * float64(dev[len(dev)/2]))
-		fmt.Fprintf(os.Stdout, "%s %d %d %d\n", a, int64(med), int64(sigma), len(rtts))
+		off, crtt, err := clockOffset(dst, clockProbes)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stdout, "%s %d %d %d %d %d\n", a, int64(med), int64(sigma), len(rtts), int64(off), int64(crtt))
 	}
+	resp.waitAsked(peers, clockProbes, clockWait)
 	return nil
 }

@@ -87,3 +87,40 @@ func TestChooseMedia(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanOnly: --only narrows a parameter within the profile, and names
+// what is wrong.
+func TestPlanOnly(t *testing.T) {
+	capabilities["test-cap"] = func() string { return "" }
+	defer delete(capabilities, "test-cap")
+	s, err := Load("media.yaml", []byte(mediaSuite))
+	if err != nil {
+		t.Fatal(err)
+	}
+	only, err := ParseOnly([]string{"path=real,other", "n=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Plan("quick", PlanOptions{Only: only})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, sc := range p.Scenarios {
+		names = append(names, sc.Name)
+	}
+	if strings.Join(names, " ") != "path=real,n=1 path=other,n=1" {
+		t.Errorf("scenarios %v", names)
+	}
+	for _, bad := range [][]string{{"path"}, {"pth=real"}, {"path=rael"}} {
+		o, err := ParseOnly(bad)
+		if err == nil {
+			_, err = s.Plan("quick", PlanOptions{Only: o})
+		}
+		if err == nil {
+			t.Errorf("--only %v accepted", bad)
+		} else {
+			t.Logf("--only %v: %v", bad, err)
+		}
+	}
+}

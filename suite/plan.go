@@ -34,6 +34,9 @@ type Plan struct {
 type PlanOptions struct {
 	// Reps overrides the profile's repetitions when > 0.
 	Reps int
+	// Only narrows parameters to some labels (emuctl test --only;
+	// plan_only.go).
+	Only Binding
 }
 
 // Plan expands one profile (quick, default or paper).
@@ -45,6 +48,9 @@ func (s *Suite) Plan(profile string, o PlanOptions) (*Plan, error) {
 	p := &Plan{Suite: s, Profile: *prof}
 	if o.Reps > 0 {
 		p.Profile.Reps = o.Reps
+	}
+	if err := s.restrict(&p.Profile, o.Only); err != nil {
+		return nil, err
 	}
 	d := &diag{file: s.File}
 	p.Scenarios = s.expand(d, &p.Profile)

@@ -24,6 +24,7 @@ type testFlags struct {
 	out                      string
 	seed                     uint64
 	reference                string
+	only                     []string
 }
 
 func newTestCmd() *cobra.Command {
@@ -75,6 +76,7 @@ and says what differs. Without ns-3 the column says how to install it.`,
 	f.BoolVar(&tf.list, "list", false, "list the built-in suites with their run counts and estimated times")
 	f.BoolVar(&tf.json, "json", false, "print the outcome (every check and run) as JSON on stdout")
 	f.Uint64Var(&tf.seed, "seed", 0, "seed of the random run order (default: random, recorded in the report)")
+	f.StringArrayVar(&tf.only, "only", nil, "run only the scenarios with these labels of a parameter: PARAM=LABEL[,LABEL...] (repeatable), as a profile's params: does")
 	f.StringVar(&tf.reference, "reference", "", "also run the suite's scenarios in a simulator after the labs, for a third column beside Linux and the paper: ns3 (emuctl's own ns-3 programs, validate/ns3; needs libns3-dev and g++)")
 	return cmd
 }
@@ -103,7 +105,11 @@ func runTest(cmd *cobra.Command, arg string, tf testFlags) error {
 	if err != nil {
 		return err
 	}
-	plan, err := s.Plan(profile, suite.PlanOptions{Reps: tf.reps})
+	only, err := suite.ParseOnly(tf.only)
+	if err != nil {
+		return err
+	}
+	plan, err := s.Plan(profile, suite.PlanOptions{Reps: tf.reps, Only: only})
 	if err != nil {
 		return err
 	}

@@ -102,7 +102,14 @@ func (d *deployer) startWpaSupplicant(n *node, wpas wifi.Tool) error {
 		return err
 	}
 	ap := d.spec.Node(st.AP).AP
-	conf, err := wifi.WpaSupplicantConfig(st, filepath.Join(dir, "ctrl"), wifi.APFreqs(ap))
+	freqs := wifi.APFreqs(ap)
+	if ap.MLO() && !st.MLO {
+		// a station without multi-link joins an AP MLD on its first link
+		// (link 0): which one is then no choice of wpa_supplicant's
+		// scoring, and the medium's fixed rate is that link's
+		freqs = freqs[:1]
+	}
+	conf, err := wifi.WpaSupplicantConfig(st, filepath.Join(dir, "ctrl"), freqs)
 	if err != nil {
 		return fmt.Errorf("station %s: %w", n.spec.Name, err)
 	}

@@ -171,37 +171,64 @@ func wifiPredict(spec *topo.Spec, res *analysis.Result) (map[string]float64, map
 			continue
 		}
 		ap := af.ap.AP
-		rate, fixed := fixedRate(spec.Node(af.tx), ap)
-		if !fixed {
-			if res.WiFi.Backend != "engine" {
-				continue // minstrel's rates: not the model's to predict
+		// A multi-link station's frames go on every link of its AP MLD
+		// (mac80211_hwsim alternates them frame by frame): each link is a
+		// channel of its own, and the slower one bounds the flow at the
+		// number of links times its goodput. A single-link station joins
+		// an AP MLD on its first link (ap.Channel).
+		chans := []topo.WiFiChannel{ap.Channel}
+		if ap.MLO() && mloStation(spec, af) {
+			chans = ap.Links
+		}
+		var r *model.SimResult
+		var sc model.Scenario
+		var link func(tx, rx int) model.Link
+		for _, ch := range chans {
+			rate, fixed := fixedRate(spec.Node(af.tx), ap, ch)
+			if !fixed {
+				if res.WiFi.Backend != "engine" {
+					r = nil
+					break // minstrel's rates (or, multi-link, hwsim's choice): not the model's to predict
+				}
+				rate = wifi.IdealRate(ap.Mode, topo.ModelBand(ch.Band), ch.Width, cfg.Link(idx[af.tx], idx[af.rx]).SNRdB)
 			}
-			rate = wifi.IdealRate(ap.Mode, topo.ModelBand(ap.Channel.Band), ap.Channel.Width, cfg.Link(idx[af.tx], idx[af.rx]).SNRdB)
+			mac := model.DefaultMAC(topo.ModelMode(ap.Mode), topo.ModelBand(ch.Band), ap.Mode != topo.WiFiModeG)
+			mac.RetryLimit = spec.WiFiMedium.RetryLimit
+			if mac.RetryLimit == 0 {
+				mac.RetryLimit = 11
+			}
+			// radios[0..n-1] send, radios[n] receives (SimulateMedium's
+			// stations and access point)
+			n := len(radios) - 1
+			link = func(tx, rx int) model.Link { return cfg.Link(idx[radios[tx]], idx[radios[rx]]) }
+			if af.relay {
+				link = func(tx, rx int) model.Link { return cfg.Link(idx[af.tx], idx[af.rx]) }
+			}
+			sc = model.Scenario{Mode: topo.ModelMode(ap.Mode), MAC: mac, Rate: rate, Stations: n, Proto: af.proto,
+				Payload: af.payload + af.cryptoSize, AckEvery: af.ackEvery, AMPDU: spec.WiFiMedium.AMPDU && rate.Class >= model.HT,
+				Window: model.MaxAMPDUSubframes, Duration: 10 * time.Second, Seed: 1}
+			rc, err := model.SimulateMedium(sc, link, model.MediumConfig{QueueLimit: spec.WiFiMedium.QueueLimit})
+			if err != nil {
+				r = nil
+				break
+			}
+			if r == nil || rc.GoodputMbps < r.GoodputMbps {
+				r = &rc
+			}
 		}
-		mac := model.DefaultMAC(topo.ModelMode(ap.Mode), topo.ModelBand(ap.Channel.Band), ap.Mode != topo.WiFiModeG)
-		mac.RetryLimit = spec.WiFiMedium.RetryLimit
-		if mac.RetryLimit == 0 {
-			mac.RetryLimit = 11
-		}
-		// radios[0..n-1] send, radios[n] receives (SimulateMedium's
-		// stations and access point)
-		n := len(radios) - 1
-		link := func(tx, rx int) model.Link { return cfg.Link(idx[radios[tx]], idx[radios[rx]]) }
-		if af.relay {
-			link = func(tx, rx int) model.Link { return cfg.Link(idx[af.tx], idx[af.rx]) }
-		}
-		sc := model.Scenario{Mode: topo.ModelMode(ap.Mode), MAC: mac, Rate: rate, Stations: n, Proto: af.proto,
-			Payload: af.payload + af.cryptoSize, AckEvery: af.ackEvery, AMPDU: spec.WiFiMedium.AMPDU && rate.Class >= model.HT,
-			Window: model.MaxAMPDUSubframes, Duration: 10 * time.Second, Seed: 1}
-		r, err := model.SimulateMedium(sc, link, model.MediumConfig{QueueLimit: spec.WiFiMedium.QueueLimit})
-		if err != nil {
+		if r == nil {
 			continue
 		}
 		// the CCMP header and MIC were carried as payload: count only the
 		// application's bytes
 		app := float64(af.payload) / float64(af.payload+af.cryptoSize)
-		if af.wired > 0 && af.wired < r.GoodputMbps*app {
+		links := float64(len(chans))
+		if af.wired > 0 && af.wired < r.GoodputMbps*app*links {
 			continue // a wired link is the bottleneck: the hop does not decide the flow's goodput
+		}
+		if len(chans) > 1 {
+			out[af.id] = r.GoodputMbps * app * share * links
+			continue // TACK's prediction: single-link hops only
 		}
 		out[af.id] = r.GoodputMbps * app * share
 		if af.proto == "tcp" && !af.relay && minRTT[af.id] > 0 {
@@ -254,8 +281,18 @@ func senders(bss []airFlow, af airFlow) (radios []string, share float64, ok bool
 	return radios, 1 / float64(len(up)) / float64(up[af.tx]), true
 }
 
-// fixedRate is a Wi-Fi node's rate: as written.
-func fixedRate(n *topo.Node, ap *topo.WiFiAP) (model.Rate, bool) {
+// mloStation reports whether flow af's station is a multi-link one.
+func mloStation(spec *topo.Spec, af airFlow) bool {
+	for _, name := range []string{af.tx, af.rx} {
+		if n := spec.Node(name); n != nil && n.Station != nil {
+			return n.Station.MLO
+		}
+	}
+	return false
+}
+
+// fixedRate is a Wi-Fi node's rate on channel ch of its AP: as written.
+func fixedRate(n *topo.Node, ap *topo.WiFiAP, ch topo.WiFiChannel) (model.Rate, bool) {
 	var s string
 	switch {
 	case n.AP != nil:
@@ -266,7 +303,7 @@ func fixedRate(n *topo.Node, ap *topo.WiFiAP) (model.Rate, bool) {
 	if s == "" {
 		return model.Rate{}, false
 	}
-	r, err := topo.MediumRate(ap.Mode, ap.Channel, s)
+	r, err := topo.MediumRate(ap.Mode, ch, s)
 	return r, err == nil
 }
 

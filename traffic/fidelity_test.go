@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/analysis"
+	"github.com/emuctl/emuctl/internal/testutil"
 )
 
 // Fidelity against the link engine (the quality bar). These need
@@ -28,9 +29,12 @@ func TestFidelityTCPGoodput(t *testing.T) {
 		return analysis.Goodput(f, analysis.SteadyState(f, 2))
 	}
 	f := Flow{Client: "h1", Server: "h2", Duration: 8 * time.Second, Sock: SockOpts{CC: "cubic"}}
-	native := steady(run(t, lab, f))
+	// a run that lacked CPU (sender, receiver and engine share two cores
+	// with whatever else runs: a stall over 20 ms; the flow itself keeps
+	// the cores busy) is made again, then left unjudged
+	native := testutil.RetryStarved(t, "emuctl", true, func() float64 { return steady(run(t, lab, f)) })
 	f.Engine = EngineIperf3
-	iperf := steady(run(t, lab, f))
+	iperf := testutil.RetryStarved(t, "iperf3", true, func() float64 { return steady(run(t, lab, f)) })
 	t.Logf("50 Mbit/s: emuctl %.3f Mbit/s (%.4f of capacity), iperf3 %.3f Mbit/s (%.4f), ratio %.4f",
 		native/1e6, native/capacity, iperf/1e6, iperf/capacity, native/iperf)
 	if math.Abs(native/iperf-1) > 0.03 {
@@ -38,7 +42,8 @@ func TestFidelityTCPGoodput(t *testing.T) {
 	}
 	for name, g := range map[string]float64{"emuctl": native, "iperf3": iperf} {
 		// 0.93: on a 2-core machine the sender, the receiver and the link
-		// engine share the cores; a busy moment costs a few percent
+		// engine share the cores; a busy moment (short of a starved run)
+		// costs a few percent
 		if g < 0.93*capacity || g > 1.02*capacity {
 			t.Errorf("%s goodput %.3f Mbit/s outside [0.93, 1.02] × %.3f Mbit/s", name, g/1e6, capacity/1e6)
 		}

@@ -145,7 +145,7 @@ test-kernel: kernel-lab-setup build
 # The multi-link tier (kernellab/wifi_mlo_lab_test.go: an AP MLD and a
 # station MLD through emuctl, TCP over both links, a link taken down at run
 # time, 20 up/down cycles; wifi_mlo_medium_lab_test.go: per-link channel
-# timelines on the medium; cc_mlo_lab_test.go: bin/emuctl test cc-mlo over
+# timelines on the medium; wifi_mlo_suite_lab_test.go: bin/emuctl test cc-mlo over
 # real multi-link) on Debian's 6.12 kernel, ~9 min. It needs an 802.11be
 # hostapd ≥ 2.12, which no Debian package provides: give one as
 # EMUCTL_HOSTAPD=/path/to/hostapd (built with CONFIG_IEEE80211BE=y;

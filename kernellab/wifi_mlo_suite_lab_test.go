@@ -29,6 +29,11 @@ import (
 // time (a fidelity check: the medium's lateness) stays invalid and its
 // checks unjudged — that is reported, not failed. Without the binaries it
 // skips, saying what is missing (CI does).
+//
+// It runs last in the multi-link tier (this file's name): run before
+// TestLabEmuctlWiFiMLO, that test's AP (2.4 GHz + 5 GHz at 80 MHz) never
+// started — hostapd stopped in HT_SCAN five times ("Unable to setup
+// interface"), though it starts when run first; not understood yet.
 func TestLabCCMLO(t *testing.T) {
 	requireMLO(t)
 	bin := os.Getenv("EMUCTL_BIN")

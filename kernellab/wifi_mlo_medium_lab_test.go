@@ -201,6 +201,11 @@ func TestLabMLOMedium(t *testing.T) {
 			// Per-link counts: the medium's own against its capture (by
 			// radiotap frequency), at a rate the machine carries.
 			counter := startFrameCount(t, st)
+			// the saturating run's backlog drains (up to the queue's 128
+			// frames) and the capture attaches before the window opens:
+			// the first try counted 38 backlog frames delivered before
+			// the capture had them (379 against 341)
+			time.Sleep(2 * time.Second)
 			c0 := mustStats(t, spec.Name)
 			up0, _ := counter.snapshot()
 			udpFlows(t, spec.Name, []string{"sta1"}, "srv", 2e6, 4*time.Second, 0)

@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/emuctl/emuctl/wifi"
 )
@@ -83,7 +85,15 @@ func TestWiFiCLI(t *testing.T) {
 
 	pcap := filepath.Join(t.TempDir(), "air.pcapng")
 	done := make(chan result, 1)
-	go func() { done <- run(t, "", "capture", "medium", "--duration", "2s", "-w", pcap) }()
+	go func() { done <- run(t, "", "capture", "medium", "--duration", "6s", "-w", pcap) }()
+	// ping once the capture is live (its file has the pcapng header), well
+	// inside its window: started together, the first request could go out
+	// before the capture and the last reply after it
+	for t0 := time.Now(); time.Since(t0) < 3*time.Second; time.Sleep(20 * time.Millisecond) {
+		if fi, err := os.Stat(pcap); err == nil && fi.Size() > 0 {
+			break
+		}
+	}
 	must(t, run(t, "", "exec", "sta1", "--", "ping", "-c5", "-i0.2", "-W2", "srv"))
 	c := must(t, <-done)
 	if !strings.Contains(c.stderr, "bytes of pcapng written") {

@@ -106,7 +106,7 @@ demo-labs: deps build
 # cores). Each must pass its physics and behaviour checks; a suite that
 # fails is run once more (a busy machine can spoil one run) and fails the
 # target only if it fails again. Both verdicts are printed.
-SUITES ?= sack-reno asym-mptcp cc-mlo tack bufferbloat wifi-physics
+SUITES ?= sack-reno asym-mptcp cc-mlo tack bufferbloat wifi-physics handover
 test-suites: build
 	@failed=""; for s in $(SUITES); do \
 	  echo "== emuctl test $$s --quick"; \

@@ -105,11 +105,11 @@ func (e scenEnv) Lookup(r *expr.Ref) (expr.Value, error) {
 				return paramValue(sc, r.Name)
 			}
 		}
-		return expr.Value{}, missing("no scenario with %s=%s in this profile", p, label)
+		return expr.Value{}, notInProfile("no scenario with %s=%s in this profile", p, label)
 	}
 	scens := e.ev.match(e.where, sel)
 	if len(scens) == 0 {
-		return expr.Value{}, missing("no scenario with %s in this profile", bindingText(sel))
+		return expr.Value{}, notInProfile("no scenario with %s in this profile", bindingText(sel))
 	}
 	var nums []float64
 	var strs []string

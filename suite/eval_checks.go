@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -75,6 +76,9 @@ func (ev *evaluator) finish(c *Check, cr *CheckResult) {
 				cr.Holds, cr.HoldsIn, cr.Judged = &h, decided-failed, decided
 			}
 		}
+	case decided == 0 && cr.Status == "" && allAbsent(cr.Items):
+		// what it compares is not in this profile (or left out here)
+		cr.Status, cr.Reason = StatusSkip, cr.Items[0].Reason
 	case decided == 0 && cr.Status == "":
 		cr.Status = StatusNA
 		if cr.Reason == "" && len(cr.Items) > 0 {
@@ -121,8 +125,29 @@ func item(where string, ok *bool, shown expr.Value, err error) Item {
 	it := Item{Where: where, Value: shown.String(), OK: ok}
 	if err != nil {
 		it.Value, it.Reason = "n/a", strings.TrimSuffix(err.Error(), ": "+expr.ErrMissing.Error())
+		it.Reason = strings.TrimSuffix(it.Reason, ": "+errNotInProfile.Error())
+		it.absent = errors.Is(err, errNotInProfile)
 	}
 	return it
+}
+
+// errNotInProfile: an expression names scenarios the profile does not
+// have, or the machine left out (a stand-in's real counterpart) — the
+// check has nothing to judge here, which is not a missing measurement.
+var errNotInProfile = fmt.Errorf("not in this profile: %w", expr.ErrMissing)
+
+func notInProfile(format string, args ...any) error {
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), errNotInProfile)
+}
+
+// allAbsent reports whether every item names scenarios the profile lacks.
+func allAbsent(items []Item) bool {
+	for _, it := range items {
+		if !it.absent {
+			return false
+		}
+	}
+	return len(items) > 0
 }
 
 // bindings lists the label combinations of the check's for: parameters

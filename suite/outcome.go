@@ -137,6 +137,9 @@ type Item struct {
 	Value  string `json:"value"`
 	OK     *bool  `json:"ok,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// absent: the item names scenarios this profile (or this machine,
+	// which left them out) does not have — not a missing measurement
+	absent bool
 }
 
 // Gating classes decide the exit code.

@@ -17,7 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/emuctl/emuctl/internal/proc"
 	"github.com/emuctl/emuctl/topo"
 	"golang.org/x/sys/unix"
 )
@@ -76,15 +75,9 @@ func deployCluster(ctx context.Context, spec *topo.Spec, opt Options) (*State, e
 		}
 		return nil, err
 	}
-	start, _ := proc.Start(os.Getpid())
-	d := &deployer{
-		spec: spec, opt: opt, log: log, marker: Marker(spec.Name), nodes: map[string]*node{}, linkNodes: map[int]*node{},
-		pool: newHandlePool(maxOpenNodes),
-		st:   &State{Lab: spec.Name, Status: StatusDeploying, PID: os.Getpid(), PIDStart: start, Created: time.Now().UTC(), Spec: spec},
-	}
-	if err := writeState(d.st); err != nil {
-		os.RemoveAll(stateDir(spec.Name))
-		return nil, fmt.Errorf("state dir: %w", err)
+	d, err := newDeployer(spec, opt, log, nil)
+	if err != nil {
+		return nil, err
 	}
 	if d.j, err = openJournal(spec.Name); err == nil {
 		err = d.runCluster(ctx)

@@ -3,7 +3,6 @@ package emu
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -45,18 +44,7 @@ func clusterChangeLink(st *State, i int, dir string, change func(*tc.Dir)) (*Lin
 		ls = LinkState{Index: i, Name: l.A.String() + " <-> " + l.B.String(), Backend: "cluster"}
 	}
 	a, b := ls.AtoB, ls.BtoA
-	switch dir {
-	case "", "both":
-		change(&a)
-		change(&b)
-	case "a->b", "up":
-		change(&a)
-	case "b->a", "down":
-		change(&b)
-	default:
-		return nil, fmt.Errorf("direction %q (valid: a->b, b->a, both)", dir)
-	}
-	if err := errors.Join(a.Validate(), b.Validate()); err != nil {
+	if err := changeDirs(dir, &a, &b, change); err != nil {
 		return nil, err
 	}
 	c := spec.Cluster

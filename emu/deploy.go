@@ -118,15 +118,9 @@ func Deploy(ctx context.Context, spec *topo.Spec, opt Options) (*State, error) {
 		}
 		return nil, err
 	}
-	start, _ := proc.Start(os.Getpid())
-	d := &deployer{
-		spec: spec, opt: opt, log: log, marker: Marker(spec.Name), nodes: map[string]*node{}, linkNodes: map[int]*node{},
-		pool: newHandlePool(maxOpenNodes),
-		st:   &State{Lab: spec.Name, Status: StatusDeploying, PID: os.Getpid(), PIDStart: start, Created: time.Now().UTC(), Spec: spec, Links: links},
-	}
-	if err := writeState(d.st); err != nil {
-		os.RemoveAll(stateDir(spec.Name))
-		return nil, fmt.Errorf("state dir: %w", err)
+	d, err := newDeployer(spec, opt, log, links)
+	if err != nil {
+		return nil, err
 	}
 	if d.j, err = openJournal(spec.Name); err == nil {
 		err = d.run(ctx)
@@ -684,4 +678,21 @@ func (d *deployer) waitUp(ctx context.Context) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// newDeployer is the deploy's start, shared by one machine's lab and a
+// controller's: the deployer, and the lab's state (status deploying, this
+// process as its owner) written before anything is created.
+func newDeployer(spec *topo.Spec, opt Options, log *slog.Logger, links []LinkState) (*deployer, error) {
+	start, _ := proc.Start(os.Getpid())
+	d := &deployer{
+		spec: spec, opt: opt, log: log, marker: Marker(spec.Name), nodes: map[string]*node{}, linkNodes: map[int]*node{},
+		pool: newHandlePool(maxOpenNodes),
+		st:   &State{Lab: spec.Name, Status: StatusDeploying, PID: os.Getpid(), PIDStart: start, Created: time.Now().UTC(), Spec: spec, Links: links},
+	}
+	if err := writeState(d.st); err != nil {
+		os.RemoveAll(stateDir(spec.Name))
+		return nil, fmt.Errorf("state dir: %w", err)
+	}
+	return d, nil
 }

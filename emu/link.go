@@ -223,6 +223,23 @@ func SetLink(lab string, i int, dir string, change func(*tc.Dir)) (*LinkState, e
 	return ls, nil
 }
 
+// changeDirs applies change to the directions dir names ("" or both,
+// a->b (up), b->a (down)) and validates both.
+func changeDirs(dir string, a, b *tc.Dir, change func(*tc.Dir)) error {
+	switch dir {
+	case "", "both":
+		change(a)
+		change(b)
+	case "a->b", "up":
+		change(a)
+	case "b->a", "down":
+		change(b)
+	default:
+		return fmt.Errorf("direction %q (valid: a->b, b->a, both)", dir)
+	}
+	return errors.Join(a.Validate(), b.Validate())
+}
+
 // changeLink is SetLink on a state read under the lab's lock; the caller
 // writes the state back.
 func changeLink(st *State, i int, dir string, change func(*tc.Dir)) (*LinkState, error) {
@@ -237,18 +254,7 @@ func changeLink(st *State, i int, dir string, change func(*tc.Dir)) (*LinkState,
 	if err != nil {
 		return nil, err
 	}
-	switch dir {
-	case "", "both":
-		change(&a)
-		change(&b)
-	case "a->b", "up":
-		change(&a)
-	case "b->a", "down":
-		change(&b)
-	default:
-		return nil, fmt.Errorf("direction %q (valid: a->b, b->a, both)", dir)
-	}
-	if err := errors.Join(a.Validate(), b.Validate()); err != nil {
+	if err := changeDirs(dir, &a, &b, change); err != nil {
 		return nil, err
 	}
 	if err := kind.change(st, i, a, b); err != nil {

@@ -41,7 +41,7 @@ type EtherMedium struct {
 	byMAC     map[[6]byte]int
 	ifindex   []int
 	ideal     map[int]*idealTable // by AP radio
-	seq       map[[2]int]uint16   // (radio, TID) → sequence number
+	seq       map[seqKey]uint16   // next sequence number
 
 	frames sync.Pool // *eframe
 	// relays are frames an AP received that it sends again (group
@@ -56,6 +56,10 @@ type EtherMedium struct {
 }
 
 type dupKey struct{ rx, tx, tid int }
+
+// seqKey is a sequence-number space: transmitter, receiver (-1: group
+// frames) and TID.
+type seqKey struct{ tx, rx, tid int }
 
 // seqWindow remembers the last 64 sequence numbers received.
 type seqWindow struct {
@@ -157,7 +161,7 @@ func newEtherMedium(cfg MediumConfig, ifindex []int) (*EtherMedium, error) {
 		return nil, err
 	}
 	s := &EtherMedium{mediumCore: core, byIfindex: map[int]int{}, byMAC: map[[6]byte]int{}, ifindex: ifindex,
-		ideal: map[int]*idealTable{}, seq: map[[2]int]uint16{}, recent: map[dupKey]*seqWindow{}}
+		ideal: map[int]*idealTable{}, seq: map[seqKey]uint16{}, recent: map[dupKey]*seqWindow{}}
 	s.frames.New = func() any { return new(eframe) }
 	for i, r := range cfg.Radios {
 		if r.FreqMHz == 0 {
@@ -325,11 +329,18 @@ func (s *EtherMedium) submit(now time.Duration, r int, b []byte) {
 	copy(h[4:10], a1[:])
 	copy(h[10:16], rc.MAC[:])
 	copy(h[16:22], a3[:])
-	k := [2]int{r, tid}
+	// sequence numbers as mac80211 gives them: per receiver and TID for
+	// unicast (QoS) data, one counter per transmitter for group frames;
+	// a receiver's duplicate window then sees a contiguous sequence
+	k := seqKey{r, rx, tid}
 	binary.LittleEndian.PutUint16(h[22:24], s.seq[k]<<4)
 	s.seq[k] = (s.seq[k] + 1) & 0xfff
 	ef.mf = model.MediumFrame{Radio: r, Freq: rc.FreqMHz, Data: h[:hl], Extra: model.LLCBytes + len(eth) - 14 + rc.CryptoBytes, Ref: ef}
-	if group {
+	if rx < 0 {
+		// an access point's group frame: lowest basic rate, no ACK, no
+		// retry. A station's group frame is unicast to its AP (to-DS,
+		// addressed to the BSSID): acknowledged and retried at the data
+		// rate like any other, and a collision does not lose it.
 		ef.mf.Rates[0] = model.TxRate{Rate: lowestBasic(bandOfFreq(rc.FreqMHz)), Count: 1}
 	} else {
 		ef.mf.Rates[0] = model.TxRate{Rate: s.rateFor(r, rx), Count: s.cfg.retryLimit()}

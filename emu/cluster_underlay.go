@@ -41,6 +41,11 @@ type UnderlayPath struct {
 	// exchange with the shortest round trip, ClockRTT.
 	Offset   time.Duration `json:"clock_offset_ns"`
 	ClockRTT time.Duration `json:"clock_rtt_ns"`
+	// Device is From's device that reaches To, and SpeedMbps its link
+	// speed as the kernel reports it (0: none reported;
+	// cluster_capacity.go).
+	Device    string `json:"device,omitempty"`
+	SpeedMbps int    `json:"speed_mbps,omitempty"`
 }
 
 // OneWay is the path's one-way delay estimate, median RTT / 2.
@@ -86,13 +91,17 @@ func (d *deployer) measureUnderlay(ctx context.Context) error {
 		}
 		sc := bufio.NewScanner(strings.NewReader(out))
 		for k := 0; sc.Scan() && k < len(peers[m.Name]); k++ {
-			var addr string
+			var addr, dev string
 			var rtt, sigma, n, off, crtt int64
-			if _, err := fmt.Sscan(sc.Text(), &addr, &rtt, &sigma, &n, &off, &crtt); err != nil {
+			var speed int
+			if _, err := fmt.Sscan(sc.Text(), &addr, &rtt, &sigma, &n, &off, &crtt, &dev, &speed); err != nil {
 				return fmt.Errorf("machine %s: probe output %q: %w", m.Name, sc.Text(), err)
 			}
+			if dev == "-" {
+				dev = ""
+			}
 			results[idx[m.Name]] = append(results[idx[m.Name]], UnderlayPath{From: m.Name, To: peers[m.Name][k], RTT: time.Duration(rtt), Sigma: time.Duration(sigma), Samples: int(n),
-				Offset: time.Duration(off), ClockRTT: time.Duration(crtt)})
+				Offset: time.Duration(off), ClockRTT: time.Duration(crtt), Device: dev, SpeedMbps: speed})
 		}
 		return nil
 	})
@@ -105,6 +114,8 @@ func (d *deployer) measureUnderlay(ctx context.Context) error {
 	if _, err := compensated(d.spec, d.st.Underlay); err != nil {
 		return fmt.Errorf("lab %s cannot be deployed (every machine is rolled back):\n  %w", d.spec.Name, err)
 	}
+	// up prints them (cmd/emuctl); the Go API finds them in the state
+	d.st.Warnings = append(d.st.Warnings, sortedWarnings(capacityWarnings(d.spec, d.st.Underlay))...)
 	return nil
 }
 
@@ -167,8 +178,9 @@ func compensated(spec *topo.Spec, paths []UnderlayPath) ([]topo.Link, error) {
 
 // workerProbe pings each address count times from this machine's root
 // namespace, measures the clock offset to it (cluster_clock.go; answering
-// its clock requests meanwhile) and prints "addr median_ns sigma_ns
-// samples offset_ns clock_rtt_ns" per address.
+// its clock requests meanwhile), reads the link speed of the device that
+// reaches it (cluster_capacity.go) and prints "addr median_ns sigma_ns
+// samples offset_ns clock_rtt_ns device speed_mbps" per address.
 func workerProbe(count int, addrs []string) error {
 	resp, err := startClockResponder()
 	if err != nil {
@@ -215,7 +227,11 @@ func workerProbe(count int, addrs []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(os.Stdout, "%s %d %d %d %d %d\n", a, int64(med), int64(sigma), len(rtts), int64(off), int64(crtt))
+		ifname, speed := underlaySpeed(dst)
+		if ifname == "" {
+			ifname = "-"
+		}
+		fmt.Fprintf(os.Stdout, "%s %d %d %d %d %d %s %d\n", a, int64(med), int64(sigma), len(rtts), int64(off), int64(crtt), ifname, speed)
 	}
 	resp.waitAsked(peers, clockProbes, clockWait)
 	return nil

@@ -63,6 +63,10 @@ type State struct {
 	// Underlay is, for a lab over several machines, the round trips
 	// measured between machines joined by tunnels (cluster_underlay.go).
 	Underlay []UnderlayPath `json:"underlay,omitempty"`
+	// Warnings are what up found that distorts the lab without stopping
+	// it (a lab over several machines: cut links near the underlay's
+	// capacity, cluster_capacity.go); up prints them.
+	Warnings []string `json:"warnings,omitempty"`
 	// Medium is the lab's Wi-Fi medium, recorded before its radios exist
 	// (wifi_medium.go); the supervisor serves it.
 	Medium *MediumState `json:"medium,omitempty"`

@@ -11,7 +11,7 @@ import (
 
 // Keys of a lab over several machines (spec_cluster.go).
 var (
-	machineKeys     = []string{"ssh", "underlay", "mtu"}
+	machineKeys     = []string{"ssh", "underlay", "mtu", "rate"}
 	tunnelKeys      = []string{"port", "vni_base"}
 	placementValues = []string{"auto", "explicit"}
 )
@@ -111,6 +111,15 @@ func (d *dec) machine(me entry, path string) *rawMachine {
 			if v, ok := d.integer(e.V, p, 1280, 65535); ok {
 				m.m.MTU, m.mtuLoc = int(v), at(e.V, p)
 			} else {
+				bad = true
+			}
+		case "rate":
+			if v, ok := d.rate(e.V, p); ok && v > 0 {
+				m.m.Rate = v
+			} else {
+				if ok {
+					d.errorf(at(e.V, p), "the underlay's rate must be above 0 (e.g. rate: 1gbit)")
+				}
 				bad = true
 			}
 		}

@@ -1,6 +1,10 @@
 package topo
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/emuctl/emuctl/units"
+)
 
 // Cluster places a lab on several machines (machines:, placement:,
 // tunnel:): every node on one machine, and one unicast VXLAN tunnel per
@@ -36,8 +40,12 @@ type Machine struct {
 	// Underlay is the machine's address the tunnels use.
 	Underlay netip.Addr `json:"underlay"`
 	// MTU is the underlay's MTU (0: not given; read at up).
-	MTU int    `json:"mtu,omitempty"`
-	Pos string `json:"pos,omitempty"`
+	MTU int `json:"mtu,omitempty"`
+	// Rate is the underlay's capacity (rate:; 0: not given, the link
+	// speed of the machine's underlay device is read at up). A warning
+	// says when the cut links come near it.
+	Rate units.BitRate `json:"rate,omitempty"`
+	Pos  string        `json:"pos,omitempty"`
 }
 
 // SSHLocal is Machine.SSH for a machine on this host.

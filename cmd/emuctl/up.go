@@ -84,6 +84,9 @@ func newUpCmd() *cobra.Command {
 					fmt.Fprintf(os.Stderr, "warning: link %d (%s): %s\n", l.Index, l.Name, l.Warning)
 				}
 			}
+			for _, w := range st.Warnings {
+				fmt.Fprintf(os.Stderr, "warning: %s\n", w)
+			}
 			aps, stas := 0, 0
 			for _, n := range spec.Nodes {
 				if n.AP != nil {

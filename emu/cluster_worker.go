@@ -29,6 +29,7 @@ import (
 //	__emuctl_worker probe <lab> <n> <addr>...  ping other machines' underlay addresses (cluster_underlay.go)
 //	__emuctl_worker linkset <lab> <link>     change a link's parameters here (cluster_linkset.go)
 //	__emuctl_worker linkstate <lab> <link> up|down  pull or plug this machine's ends of a link
+//	__emuctl_worker capture <lab> <node> <iface> <snaplen> <count> <duration> <filter>  pcapng on stdout (cluster_capture.go)
 const workerArg = "__emuctl_worker"
 
 func workerRole(args []string) int {
@@ -67,6 +68,12 @@ func workerRole(args []string) int {
 			return 2
 		}
 		err = workerProbe(n, args[3:])
+	case "capture":
+		if len(args) != 8 {
+			fmt.Fprintln(os.Stderr, "usage: "+workerArg+" capture <lab> <node> <iface> <snaplen> <count> <duration> <filter>")
+			return 2
+		}
+		err = workerCapture(lab, args[2], args[3], args[4:])
 	case "exec":
 		if len(args) < 5 || args[3] != "--" {
 			fmt.Fprintln(os.Stderr, "usage: "+workerArg+" exec <lab> <node> -- cmd [args...]")
@@ -74,7 +81,7 @@ func workerRole(args []string) int {
 		}
 		return workerExec(lab, args[2], args[4:])
 	default:
-		err = fmt.Errorf("unknown operation %q (valid: up, teardown, exec, probe, linkset, linkstate)", op)
+		err = fmt.Errorf("unknown operation %q (valid: up, teardown, exec, probe, linkset, linkstate, capture)", op)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -156,7 +163,7 @@ func clusterNodeErr(lab, node string) error {
 	if err != nil || !isController(st) {
 		return nil
 	}
-	return fmt.Errorf("node %s of lab %s runs on machine %s (a lab over several machines): this version reaches such nodes with exec and shell only (traffic, cli, capture and verify are not supported there yet)", node, lab, st.Spec.Cluster.Nodes[node])
+	return fmt.Errorf("node %s of lab %s runs on machine %s (a lab over several machines): this version reaches such nodes with exec, shell, capture and cli's ping and pingall (traffic and verify are not supported there yet)", node, lab, st.Spec.Cluster.Nodes[node])
 }
 
 // clusterPing is Ping for a node of a lab over several machines: ping(8)

@@ -76,8 +76,6 @@ data frames (no management frames exist there). --filter does not apply.
 				}
 				return fmt.Errorf("lab %s has no node %q (nodes: %s)", st.Lab, node, strings.Join(names, ", "))
 			}
-			// an ovs switch's port lives in the root namespace under emuctl's port name
-			nsPath, ifname := emu.EndpointNetns(st, node, iface)
 			w, closeOut, err := captureOutput(cmd, out)
 			if err != nil {
 				return err
@@ -89,7 +87,8 @@ data frames (no management frames exist there). --filter does not apply.
 				Ready: func() {
 					fmt.Fprintf(cmd.ErrOrStderr(), "capturing on %s:%s (%s), Ctrl-C to stop\n", node, iface, describe(flt))
 				}}
-			stats, err := capture.Capture(ctx, nsPath, ifname, o, w)
+			// wherever the node runs (a lab over several machines: on its machine)
+			stats, err := emu.CaptureNode(ctx, st, node, iface, o, w)
 			if err != nil {
 				return err
 			}

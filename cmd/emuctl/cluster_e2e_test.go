@@ -2,13 +2,16 @@ package main
 
 import (
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A lab over two local machines as a user types it: up, ls, exec across
 // the cut (by host name, exit status kept), cli pingall, link show naming
-// the tunnel, verify refusing, down leaving nothing.
+// the tunnel, capture on the other machine, verify refusing, down leaving
+// nothing.
 func TestClusterUpExecCLIDown(t *testing.T) {
 	needRoot(t)
 	must(t, run(t, "", "up", "--name", "tce2e", "topologies/cluster-linear.yaml"))
@@ -26,6 +29,21 @@ func TestClusterUpExecCLIDown(t *testing.T) {
 	}
 	if ls := must(t, run(t, "", "link", "show", "--lab", "tce2e")); !strings.Contains(ls.stdout, "vxlan 10000: m1 <-> m2") {
 		t.Errorf("link show:\n%s", ls.stdout)
+	}
+	// capture on h3, on the other machine than h1, from here: the worker
+	// there captures and its pcapng comes back
+	pcap := filepath.Join(t.TempDir(), "h3.pcapng")
+	capDone := make(chan result, 1)
+	go func() {
+		capDone <- run(t, "", "capture", "--lab", "tce2e", "h3:h3-eth0", "--filter", "icmp", "--count", "4", "--duration", "20s", "-w", pcap)
+	}()
+	time.Sleep(2 * time.Second) // the capture is ready within ~0.1 s
+	must(t, run(t, "", "exec", "--lab", "tce2e", "h1", "--", "ping", "-c2", "-i0.2", "-W2", "h3"))
+	if r := <-capDone; r.code != 0 || !strings.Contains(r.stderr, "capturing on h3:h3-eth0") || !strings.Contains(r.stderr, "4 packets written") {
+		t.Errorf("capture on the other machine: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := run(t, "", "capture", "acks", pcap); r.code != 0 {
+		t.Errorf("the capture does not read back: %s", r.stderr)
 	}
 	if r := run(t, "", "verify", "--lab", "tce2e"); r.code == 0 || !strings.Contains(r.stderr, "several machines") {
 		t.Errorf("verify: exit %d, %s", r.code, r.stderr)

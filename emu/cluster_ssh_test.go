@@ -2,6 +2,8 @@ package emu
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/emuctl/emuctl/capture"
 	"github.com/emuctl/emuctl/internal/testutil"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -181,6 +184,33 @@ links:
 	out, err := clusterExec("clh", "h2", "sh", "-c", "echo \"$EMUCTL_NODE on $(hostname)\"; exit 3")
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || strings.TrimSpace(out) != "h2 on h2" {
 		t.Errorf("exec over SSH: %q, %v (want \"h2 on h2\", exit 3)", out, err)
+	}
+	// capture over SSH: the pcapng streams back through the session, and
+	// ending the capture early (the caller's context) closes it cleanly
+	h2, _ := PrimaryAddr(spec.Node("h2"))
+	ctx, cancel := context.WithCancel(t.Context())
+	ready, done := make(chan struct{}), make(chan error, 1)
+	var pcap bytes.Buffer
+	go func() {
+		_, err := CaptureNode(ctx, st, "h2", "h2-eth0", capture.Options{Ready: func() { close(ready) }}, &pcap)
+		done <- err
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("capture over SSH: %v", err)
+	}
+	if out, err := clusterExec("clh", "h1", "ping", "-n", "-c", "3", "-i", "0.2", "-W", "2", h2.String()); err != nil {
+		t.Errorf("ping: %v %s", err, out)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("capture over SSH: %v", err)
+	}
+	if all, icmp := icmpPackets(t, pcap.Bytes()); icmp != 6 {
+		t.Errorf("capture over SSH: %d packets, %d ICMP (want 3 echoes and 3 replies)", all, icmp)
+	} else {
+		t.Logf("capture over SSH: %d packets, %d ICMP", all, icmp)
 	}
 	ents, _ := os.ReadDir(bin)
 	if len(ents) != 1 {

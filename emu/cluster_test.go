@@ -192,8 +192,10 @@ links:
 	if err := InNode("cl2", "h1", func() error { return nil }); err == nil || !strings.Contains(err.Error(), "runs on machine") {
 		t.Errorf("InNode on a node of another machine: %v", err)
 	}
-	if _, err := Verify(context.Background(), "cl2", VerifyOptions{}); err == nil || !strings.Contains(err.Error(), "several machines") {
-		t.Errorf("verify: %v", err)
+	// nothing shaped: verify measures nothing, --all each link's delay
+	// floor through the workers (cluster_verify_test.go measures shaping)
+	if res, err := Verify(context.Background(), "cl2", VerifyOptions{}); err != nil || len(res) != 0 {
+		t.Errorf("verify of an unshaped lab: %v, %v", res, err)
 	}
 	// The cut link pulled (on both machines) and plugged back.
 	cl, h1 := spec.Cluster.Cuts[0].Link, spec.Node("h1")

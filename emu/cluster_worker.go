@@ -29,6 +29,7 @@ import (
 //	__emuctl_worker probe <lab> <n> <addr>...  ping other machines' underlay addresses (cluster_underlay.go)
 //	__emuctl_worker linkset <lab> <link>     change a link's parameters here (cluster_linkset.go)
 //	__emuctl_worker linkstate <lab> <link> up|down  pull or plug this machine's ends of a link
+//	__emuctl_worker verify <lab> <node> <iface> tx|rx  one end of a direction's measurement (cluster_verify.go)
 //	__emuctl_worker capture <lab> <node> <iface> <snaplen> <count> <duration> <filter>  pcapng on stdout (cluster_capture.go)
 const workerArg = "__emuctl_worker"
 
@@ -68,6 +69,12 @@ func workerRole(args []string) int {
 			return 2
 		}
 		err = workerProbe(n, args[3:])
+	case "verify":
+		if len(args) != 5 {
+			fmt.Fprintln(os.Stderr, "usage: "+workerArg+" verify <lab> <node> <iface> tx|rx (the job on stdin)")
+			return 2
+		}
+		err = workerVerify(lab, args[2], args[3], args[4])
 	case "capture":
 		if len(args) != 8 {
 			fmt.Fprintln(os.Stderr, "usage: "+workerArg+" capture <lab> <node> <iface> <snaplen> <count> <duration> <filter>")
@@ -81,7 +88,7 @@ func workerRole(args []string) int {
 		}
 		return workerExec(lab, args[2], args[4:])
 	default:
-		err = fmt.Errorf("unknown operation %q (valid: up, teardown, exec, probe, linkset, linkstate, capture)", op)
+		err = fmt.Errorf("unknown operation %q (valid: up, teardown, exec, probe, linkset, linkstate, capture, verify)", op)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -163,7 +170,7 @@ func clusterNodeErr(lab, node string) error {
 	if err != nil || !isController(st) {
 		return nil
 	}
-	return fmt.Errorf("node %s of lab %s runs on machine %s (a lab over several machines): this version reaches such nodes with exec, shell, capture and cli's ping and pingall (traffic and verify are not supported there yet)", node, lab, st.Spec.Cluster.Nodes[node])
+	return fmt.Errorf("node %s of lab %s runs on machine %s (a lab over several machines): this version reaches such nodes with exec, shell, capture, verify and cli's ping and pingall (traffic is not supported there yet)", node, lab, st.Spec.Cluster.Nodes[node])
 }
 
 // clusterPing is Ping for a node of a lab over several machines: ping(8)

@@ -44,7 +44,11 @@ type DirResult struct {
 	WantLoss  units.Percent `json:"want_loss_pct"`
 	Loss      units.Percent `json:"loss_pct"`
 	LossSent  int           `json:"loss_probes"`
-	Problems  []string      `json:"problems,omitempty"`
+	// ClockOffset is, for a direction across two machines, the receiving
+	// machine's clock minus the sending one's (measured at up) that the
+	// one-way delays were corrected by.
+	ClockOffset time.Duration `json:"clock_offset_ns,omitempty"`
+	Problems    []string      `json:"problems,omitempty"`
 }
 
 // OK reports whether the direction met its configuration.
@@ -75,7 +79,7 @@ func Verify(ctx context.Context, lab string, opt VerifyOptions) ([]DirResult, er
 		return nil, err
 	}
 	if isController(st) {
-		return nil, fmt.Errorf("lab %s is spread over several machines: verify does not measure such labs yet (exec and shell reach every node)", lab)
+		return clusterVerify(ctx, st, opt) // by workers on the links' machines (cluster_verify.go)
 	}
 	shaped := map[int]LinkState{}
 	for _, ls := range st.Links {
@@ -251,15 +255,95 @@ func measureDir(st *State, from, to topo.Endpoint, want tc.Dir, opt VerifyOption
 	}
 	defer unix.Close(rx.fd)
 	run := uint32(time.Now().UnixNano())
-	quiet := 2*want.Delay + 2*want.Jitter + 200*time.Millisecond
+	quiet := verifyQuiet(want)
+	return judgeDir(func(kind byte) ([]arrival, error) {
+		return probeRun(tx, rx, quiet, func() { sendPhase(tx, kind, run, want, opt) }, kind, run), nil
+	}, want, opt, r)
+}
 
-	// 1. delay: 50 small frames, 10 ms apart
-	delays := probeRun(tx, rx, quiet, func() {
+// verifyQuiet is how long a receiver waits, once the sender is done, for
+// the last probes of a phase.
+func verifyQuiet(want tc.Dir) time.Duration {
+	return 2*want.Delay + 2*want.Jitter + 200*time.Millisecond
+}
+
+// Verify's phases, in order: the probe kinds.
+const (
+	phaseDelay = 'd'
+	phaseRate  = 'r'
+	phaseLoss  = 'l'
+)
+
+// sendPhase sends one phase's probes on tx.
+func sendPhase(tx *probeSock, kind byte, run uint32, want tc.Dir, opt VerifyOptions) {
+	switch kind {
+	case phaseDelay:
+		// 50 small frames, 10 ms apart
 		for i := 0; i < 50; i++ {
-			tx.send(tx.frame(64, 'd', run, uint32(i)))
+			tx.send(tx.frame(64, phaseDelay, run, uint32(i)))
 			time.Sleep(10 * time.Millisecond)
 		}
-	}, 'd', run)
+	case phaseRate:
+		// full frames offered at 1.5 x the rate for RateDuration (enough
+		// to keep the link's queue from ever running empty, without
+		// flooding the machine)
+		b := tx.frame(rateFrameLen, phaseRate, run, 0)
+		perMs := 1.5 * float64(want.Rate) / 8 / rateFrameLen / 1000
+		start := time.Now()
+		sent := 0
+		for i := uint32(0); time.Since(start) < opt.RateDuration; {
+			due := int(perMs*float64(time.Since(start).Milliseconds()+1)) + 1
+			for ; sent < due; sent++ {
+				binary.BigEndian.PutUint32(b[19:23], i)
+				tx.send(b)
+				i++
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+	case phaseLoss:
+		// small frames in bursts of at most a quarter of the queue, paced
+		// at half the rate and never catching up after a late wake-up, so
+		// the queue never overflows and only the loss model drops them
+		burst := 16
+		if want.Rate > 0 {
+			q := want.QueuePackets
+			if q == 0 && want.QueueBytes > 0 {
+				q = int(want.QueueBytes / 64)
+			}
+			if q == 0 {
+				q = tc.DefaultQueuePackets(want, 1500)
+			}
+			burst = max(1, min(16, q/4))
+		}
+		pps := 20000.0
+		if want.Rate > 0 {
+			pps = math.Min(pps, 0.5*float64(want.Rate)/(64*8))
+		}
+		n := opt.LossProbes
+		gap := time.Duration(float64(burst) * float64(time.Second) / pps)
+		for i := 0; i < n; {
+			t0 := time.Now()
+			for k := 0; k < burst && i < n; k, i = k+1, i+1 {
+				tx.send(tx.frame(64, phaseLoss, run, uint32(i)))
+			}
+			if d := gap - time.Since(t0); d > 0 {
+				time.Sleep(d)
+			}
+		}
+	}
+}
+
+const rateFrameLen = 1514
+
+// judgeDir runs the three phases (phase sends one and returns its
+// arrivals in arrival order, their times on the sender's clock) and
+// judges what arrived against want.
+func judgeDir(phase func(kind byte) ([]arrival, error), want tc.Dir, opt VerifyOptions, r *DirResult) error {
+	// 1. delay
+	delays, err := phase(phaseDelay)
+	if err != nil {
+		return err
+	}
 	var owd []float64
 	for _, a := range delays {
 		owd = append(owd, float64(a.at.Sub(a.sent)))
@@ -287,26 +371,12 @@ func measureDir(st *State, from, to topo.Endpoint, want tc.Dir, opt VerifyOption
 		}
 	}
 
-	// 2. rate: full frames offered at 1.5 x the rate for RateDuration
-	// (enough to keep the link's queue from ever running empty, without
-	// flooding the machine), arrival rate measured after the first 20 %
+	// 2. rate: the arrival rate measured after the first 20 %
 	if want.Rate > 0 {
-		const frameLen = 1514
-		burst := probeRun(tx, rx, quiet, func() {
-			b := tx.frame(frameLen, 'r', run, 0)
-			perMs := 1.5 * float64(want.Rate) / 8 / frameLen / 1000
-			start := time.Now()
-			sent := 0
-			for i := uint32(0); time.Since(start) < opt.RateDuration; {
-				due := int(perMs*float64(time.Since(start).Milliseconds()+1)) + 1
-				for ; sent < due; sent++ {
-					binary.BigEndian.PutUint32(b[19:23], i)
-					tx.send(b)
-					i++
-				}
-				time.Sleep(200 * time.Microsecond)
-			}
-		}, 'r', run)
+		burst, err := phase(phaseRate)
+		if err != nil {
+			return err
+		}
 		if len(burst) > 20 {
 			burst = burst[len(burst)/5:]
 			first, last := burst[0].at, burst[len(burst)-1].at
@@ -323,37 +393,12 @@ func measureDir(st *State, from, to topo.Endpoint, want tc.Dir, opt VerifyOption
 		}
 	}
 
-	// 3. loss: small frames in bursts of at most a quarter of the queue,
-	// paced at half the rate and never catching up after a late wake-up,
-	// so the queue never overflows and only the loss model drops them
-	burst := 16
-	if want.Rate > 0 {
-		q := want.QueuePackets
-		if q == 0 && want.QueueBytes > 0 {
-			q = int(want.QueueBytes / 64)
-		}
-		if q == 0 {
-			q = tc.DefaultQueuePackets(want, 1500)
-		}
-		burst = max(1, min(16, q/4))
-	}
-	pps := 20000.0
-	if want.Rate > 0 {
-		pps = math.Min(pps, 0.5*float64(want.Rate)/(64*8))
+	// 3. loss
+	got, err := phase(phaseLoss)
+	if err != nil {
+		return err
 	}
 	n := opt.LossProbes
-	gap := time.Duration(float64(burst) * float64(time.Second) / pps)
-	got := probeRun(tx, rx, quiet, func() {
-		for i := 0; i < n; {
-			t0 := time.Now()
-			for k := 0; k < burst && i < n; k, i = k+1, i+1 {
-				tx.send(tx.frame(64, 'l', run, uint32(i)))
-			}
-			if d := gap - time.Since(t0); d > 0 {
-				time.Sleep(d)
-			}
-		}
-	}, 'l', run)
 	seen := map[uint32]bool{}
 	for _, a := range got {
 		seen[a.seq] = true

@@ -78,6 +78,12 @@ delay) or 3 sigma (loss).`,
 						rateOrDash(r.WantRate), rateOrDash(r.Rate), rateErr, r.WantLoss, r.Loss, verdict)
 				}
 				tw.Flush()
+				// a lab over several machines: the clocks' offsets applied
+				for _, r := range res {
+					if r.ClockOffset != 0 {
+						fmt.Printf("link %d %s: one-way delays corrected by the clock offset measured at up (receiver's clock %+v from the sender's)\n", r.Link, r.Dir, r.ClockOffset)
+					}
+				}
 			}
 			if bad > 0 {
 				fmt.Fprintf(os.Stderr, "%d of %d link directions deviate from their configuration\n", bad, len(res))

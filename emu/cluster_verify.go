@@ -1,0 +1,293 @@
+package emu
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/topo"
+	"golang.org/x/sys/unix"
+)
+
+// Verify on a lab over several machines: each direction is measured by
+// two workers — the sender's, on the machine of the link's sending end,
+// and the receiver's, on the machine of its receiving end (the same
+// machine for a link inside one) — with the probes and the judgement of
+// a lab on one machine (verify.go). The controller paces the phases: the
+// receiver collects, the sender sends a phase, the receiver waits out the
+// quiet period and returns the phase's arrivals. Across a cut the two
+// clocks differ: each arrival's time is moved onto the sender's clock by
+// the offset measured at up (State.Underlay, receiver's clock minus
+// sender's), and the result records the offset it applied. The delay is
+// the whole link's, underlay included — what a user configured.
+
+// verifyJob is what both workers of one direction are given (the first
+// line of their stdin).
+type verifyJob struct {
+	Run   uint32        `json:"run"`
+	Quiet time.Duration `json:"quiet_ns"`
+	Want  tc.Dir        `json:"want"`
+	Opt   VerifyOptions `json:"opt"`
+}
+
+// clusterVerify is Verify on the controller of a lab over several
+// machines.
+func clusterVerify(ctx context.Context, st *State, opt VerifyOptions) ([]DirResult, error) {
+	planned, _ := planLinks(st.Spec, tc.Caps{})
+	var out []DirResult
+	for i, l := range st.Spec.Links {
+		ls, ok := findLinkState(st.Links, i) // changed with link set
+		if !ok {
+			ls, ok = findLinkState(planned, i) // as up planned it
+		}
+		if !ok {
+			if !opt.All {
+				continue
+			}
+			ls = LinkState{Index: i, Name: l.A.String() + " <-> " + l.B.String()}
+		}
+		backend := "machine " + st.Spec.Cluster.Nodes[l.A.Node]
+		if cut := st.Spec.Cluster.CutOf(i); cut != nil {
+			backend = fmt.Sprintf("vxlan %d: %s <-> %s", cut.VNI, cut.A, cut.B)
+		}
+		for _, dir := range []struct {
+			name     string
+			from, to topo.Endpoint
+			want     tc.Dir
+		}{{"a->b", l.A, l.B, ls.AtoB}, {"b->a", l.B, l.A, ls.BtoA}} {
+			if ctx.Err() != nil {
+				return out, ctx.Err()
+			}
+			r := DirResult{Link: i, Name: ls.Name, Dir: dir.name, Backend: backend,
+				WantDelay: dir.want.Delay, WantRate: dir.want.Rate, WantLoss: effectiveLoss(dir.want)}
+			if err := clusterMeasureDir(ctx, st, dir.from, dir.to, dir.want, opt, &r); err != nil {
+				r.Problems = append(r.Problems, "measurement failed: "+err.Error())
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// clockOffset is the receiving machine's clock minus the sending one's,
+// as measured at up (0 on one machine, or when not measured).
+func clockOffsetOf(st *State, from, to string) time.Duration {
+	if from == to {
+		return 0
+	}
+	for _, u := range st.Underlay {
+		if u.From == from && u.To == to {
+			return u.Offset
+		}
+	}
+	return 0
+}
+
+// clusterMeasureDir measures one direction with a sending and a
+// receiving worker.
+func clusterMeasureDir(ctx context.Context, st *State, from, to topo.Endpoint, want tc.Dir, opt VerifyOptions, r *DirResult) error {
+	c := st.Spec.Cluster
+	mFrom, mTo := c.Nodes[from.Node], c.Nodes[to.Node]
+	job := verifyJob{Run: uint32(time.Now().UnixNano()), Quiet: verifyQuiet(want), Want: want, Opt: opt}
+	runtime.LockOSThread() // Pdeathsig follows the forking thread (runWorker)
+	defer runtime.UnlockOSThread()
+	rx, err := startVerifyWorker(st, to, "rx", job)
+	if err != nil {
+		return err
+	}
+	defer rx.close()
+	tx, err := startVerifyWorker(st, from, "tx", job)
+	if err != nil {
+		return err
+	}
+	defer tx.close()
+	offset := clockOffsetOf(st, mFrom, mTo)
+	r.ClockOffset = offset
+	return judgeDir(func(kind byte) ([]arrival, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := rx.say("collect %c", kind); err != nil {
+			return nil, err
+		}
+		if err := tx.say("send %c", kind); err != nil {
+			return nil, err
+		}
+		if _, err := tx.read(); err != nil {
+			return nil, err
+		}
+		if err := rx.say("end"); err != nil {
+			return nil, err
+		}
+		line, err := rx.read()
+		if err != nil {
+			return nil, err
+		}
+		var raw [][4]int64
+		if err := json.Unmarshal([]byte(line), &raw); err != nil {
+			return nil, fmt.Errorf("machine %s: arrivals: %w", mTo, err)
+		}
+		out := make([]arrival, len(raw))
+		for i, a := range raw {
+			out[i] = arrival{kind: kind, run: job.Run, seq: uint32(a[0]), sent: time.Unix(0, a[1]), at: time.Unix(0, a[2]).Add(-offset), size: int(a[3])}
+		}
+		return out, nil
+	}, want, opt, r)
+}
+
+// verifyWorker is one running worker of a direction's measurement.
+type verifyWorker struct {
+	machine string
+	cmd     *exec.Cmd
+	in      io.WriteCloser
+	out     *bufio.Scanner
+	errBuf  strings.Builder
+}
+
+func startVerifyWorker(st *State, ep topo.Endpoint, role string, job verifyJob) (*verifyWorker, error) {
+	m := st.Spec.Cluster.Machine(st.Spec.Cluster.Nodes[ep.Node])
+	if m == nil {
+		return nil, fmt.Errorf("node %s is on no machine", ep.Node)
+	}
+	cmd, err := workerCommand(context.Background(), st.Lab, *m, "verify", st.Lab, ep.Node, ep.Iface, role)
+	if err != nil {
+		return nil, err
+	}
+	w := &verifyWorker{machine: m.Name, cmd: cmd}
+	if w.in, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = &w.errBuf
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("machine %s: %w", m.Name, err)
+	}
+	w.out = bufio.NewScanner(stdout)
+	w.out.Buffer(make([]byte, 64<<10), 64<<20) // a phase's arrivals are one line
+	b, _ := json.Marshal(job)
+	if _, err := fmt.Fprintf(w.in, "%s\n", b); err != nil {
+		w.close()
+		return nil, w.fail(err)
+	}
+	if _, err := w.read(); err != nil { // "ready": its probe socket is open
+		w.close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *verifyWorker) say(format string, args ...any) error {
+	if _, err := fmt.Fprintf(w.in, format+"\n", args...); err != nil {
+		return w.fail(err)
+	}
+	return nil
+}
+
+// read returns the worker's next line of output.
+func (w *verifyWorker) read() (string, error) {
+	if w.out.Scan() {
+		return w.out.Text(), nil
+	}
+	err := w.out.Err()
+	if err == nil {
+		err = io.ErrUnexpectedEOF
+	}
+	return "", w.fail(err)
+}
+
+// fail is err with what the worker said, once it has ended.
+func (w *verifyWorker) fail(err error) error {
+	w.close()
+	if msg := strings.TrimSpace(w.errBuf.String()); msg != "" {
+		return fmt.Errorf("machine %s: %s", w.machine, msg)
+	}
+	return fmt.Errorf("machine %s: verify worker: %w", w.machine, err)
+}
+
+func (w *verifyWorker) close() {
+	if w.in != nil {
+		w.in.Close()
+		w.in = nil
+		w.cmd.Wait()
+	}
+}
+
+// workerVerify is one end of a direction's measurement on this machine:
+// role tx sends each phase it is told to ("send K", answering "sent"),
+// role rx collects ("collect K" … "end": it waits out the quiet period,
+// then prints the phase's arrivals as one JSON line of [seq, sent ns, at
+// ns, size]). Both read their job first and answer "ready".
+func workerVerify(lab, node, iface, role string) error {
+	if role != "tx" && role != "rx" {
+		return fmt.Errorf("verify: role %q (valid: tx, rx)", role)
+	}
+	in := bufio.NewScanner(os.Stdin)
+	if !in.Scan() {
+		return errors.New("verify: no job on stdin")
+	}
+	var job verifyJob
+	if err := json.Unmarshal(in.Bytes(), &job); err != nil {
+		return fmt.Errorf("verify: job: %w", err)
+	}
+	st, err := ReadState(lab)
+	if err != nil {
+		return err
+	}
+	if st.Spec.Node(node) == nil || !st.Spec.Here(node) {
+		return fmt.Errorf("lab %s has no node %s on this machine", lab, node)
+	}
+	p, err := openProbe(st, topo.Endpoint{Node: node, Iface: iface})
+	if err != nil {
+		return err
+	}
+	defer unix.Close(p.fd)
+	fmt.Println("ready")
+	var stop chan struct{}
+	var got chan []arrival
+	for in.Scan() {
+		cmd, arg, _ := strings.Cut(in.Text(), " ")
+		switch {
+		case role == "tx" && cmd == "send" && len(arg) == 1:
+			sendPhase(p, arg[0], job.Run, job.Want, job.Opt)
+			fmt.Println("sent")
+		case role == "rx" && cmd == "collect" && len(arg) == 1 && stop == nil:
+			stop, got = make(chan struct{}), make(chan []arrival, 1)
+			kind, st := arg[0], stop
+			go func() {
+				var out []arrival
+				for _, a := range p.collect(st, job.Quiet) {
+					if a.kind == kind && a.run == job.Run {
+						out = append(out, a)
+					}
+				}
+				got <- out
+			}()
+		case role == "rx" && cmd == "end" && stop != nil:
+			close(stop)
+			as := <-got
+			stop = nil
+			raw := make([][4]int64, len(as))
+			for i, a := range as {
+				raw[i] = [4]int64{int64(a.seq), a.sent.UnixNano(), a.at.UnixNano(), int64(a.size)}
+			}
+			b, _ := json.Marshal(raw)
+			fmt.Printf("%s\n", b)
+		default:
+			return fmt.Errorf("verify %s: unexpected %q", role, in.Text())
+		}
+	}
+	return in.Err()
+}

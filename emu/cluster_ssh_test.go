@@ -212,6 +212,24 @@ links:
 	} else {
 		t.Logf("capture over SSH: %d packets, %d ICMP", all, icmp)
 	}
+	// verify over SSH: both workers of each direction of the shaped cut
+	// link run through sessions, the arrivals come back as JSON lines
+	res := testutil.RetryStarved(t, "verify over SSH", true, func() []DirResult {
+		res, err := Verify(t.Context(), "clh", VerifyOptions{LossProbes: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	})
+	for _, r := range res {
+		t.Logf("verify over SSH: link %d %s: delay min %v, rate %s, loss %.2f %%, clock offset %v, problems %v", r.Link, r.Dir, r.MinDelay, r.Rate.TC(), float64(r.Loss), r.ClockOffset, r.Problems)
+		if !r.OK() {
+			t.Errorf("verify over SSH: link %d %s: %v", r.Link, r.Dir, r.Problems)
+		}
+	}
+	if len(res) != 2 {
+		t.Errorf("verify over SSH measured %d directions, want the cut link's 2", len(res))
+	}
 	ents, _ := os.ReadDir(bin)
 	if len(ents) != 1 {
 		t.Errorf("copied binaries: %d files in %s, want 1", len(ents), bin)

@@ -36,16 +36,28 @@ func newBenchCmd() *cobra.Command {
 		sw          string
 		scale       string // bench_scale.go
 		asJSON      bool   // bench_json.go
+		machines    int    // bench_machines.go
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Time lab bring-up and teardown (and Mininet's, side by side, when installed)",
 		Example: `  sudo emuctl bench
-  sudo emuctl bench --topo linear,200 --topo tree,3,10 --mininet=false`,
+  sudo emuctl bench --topo linear,200 --topo tree,3,10 --mininet=false
+  sudo emuctl bench --machines 2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if scale != "" {
 				return benchScale(scale, asJSON)
+			}
+			if machines > 0 {
+				t := "tree,3,10"
+				if cmd.Flags().Changed("topo") {
+					if len(topos) != 1 {
+						return fmt.Errorf("bench --machines: give one --topo (default tree,3,10)")
+					}
+					t = topos[0]
+				}
+				return benchMachines(t, machines, reps, withTraffic, asJSON)
 			}
 			emu.WaitNetnsSettled(30 * time.Second)
 			var rows []benchRow
@@ -154,7 +166,8 @@ func newBenchCmd() *cobra.Command {
 	cmd.Flags().StringVar(&sw, "switch", "", "switch type of the --topo rows: linux-bridge (default) | ovs")
 	cmd.Flags().BoolVar(&mininet, "mininet", true, "also time Mininet (mn --switch lxbr, or ovs,datapath=user for ovs rows, --controller none --test none) when installed")
 	cmd.Flags().StringVar(&scale, "scale", "", "instead of the comparison rows: the scale row for one large topology (e.g. tree,4,10: 11,111 nodes) — up, down, peak memory, first host to last host, kernel cleanup, against the targets")
-	cmd.Flags().IntVar(&reps, "reps", 3, "repetitions per topology (best is reported)")
+	cmd.Flags().IntVar(&reps, "reps", 3, "repetitions per topology (best is reported; with --machines, the median)")
+	cmd.Flags().IntVar(&machines, "machines", 0, "instead of the comparison rows: up and down of tree,3,10 (or the one --topo) on one machine vs over N local machines (automatic placement, cut links = VXLAN), and, unless --traffic=false, TCP goodput (iperf3) and ping RTT across a cut link vs a veth")
 	addSpecCompletion(cmd)
 	completeFlag(cmd, "ovs-topo", cobra.FixedCompletions(generatorCompletions, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveNoSpace))
 	completeFlag(cmd, "scale", cobra.FixedCompletions(generatorCompletions, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveNoSpace))

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"regexp"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -139,7 +140,9 @@ func workerUp(lab string) error {
 }
 
 // workerExec runs argv in a node of this machine with the caller's stdio
-// and returns its exit status.
+// and returns its exit status. SIGINT, SIGTERM and SIGHUP sent to the
+// worker reach the command (iperf3 prints its results on SIGINT), and the
+// command dies with the worker.
 func workerExec(lab, node string, argv []string) int {
 	cmd, err := Command(lab, node, argv)
 	if err != nil {
@@ -147,7 +150,20 @@ func workerExec(lab, node string, argv []string) int {
 		return 1
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	err = cmd.Run()
+	runtime.LockOSThread() // Pdeathsig follows the forking thread
+	defer runtime.UnlockOSThread()
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	if err = cmd.Start(); err == nil {
+		go func() {
+			for sig := range sigs {
+				cmd.Process.Signal(sig)
+			}
+		}()
+		err = cmd.Wait()
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

@@ -28,6 +28,9 @@ type iperf3Flow struct {
 	log     *slog.Logger
 	port    int
 	release func()
+	// remote: the lab is spread over several machines (iperf3_cluster.go):
+	// both ends run on their nodes' machines, through the workers' exec
+	remote bool
 
 	server         *exec.Cmd
 	srvOut, srvErr bytes.Buffer
@@ -49,7 +52,12 @@ func (p *iperf3Flow) prepare(ctx context.Context) error {
 		return errors.New("iperf3 sets one window size (-w) for both buffers; give equal --sndbuf and --rcvbuf")
 	}
 	var err error
-	if p.port, p.release, err = reservePort(p.lab, p.f.Server, p.dst, p.f.Port); err != nil {
+	if p.remote {
+		p.port, p.release, err = reserveRemotePort(p.lab, p.f.Server, p.f.Port)
+	} else {
+		p.port, p.release, err = reservePort(p.lab, p.f.Server, p.dst, p.f.Port)
+	}
+	if err != nil {
 		return err
 	}
 	args := []string{"iperf3", "-s", "-1", "-J", "-p", strconv.Itoa(p.port), "-i", secs(p.f.Interval)}
@@ -58,10 +66,18 @@ func (p *iperf3Flow) prepare(ctx context.Context) error {
 	}
 	p.srvDone = make(chan error, 1)
 	go func() { p.srvDone <- p.server.Wait() }()
-	deadline := time.Now().Add(iperf3Start)
+	wait := iperf3Start
+	if p.remote {
+		wait = iperf3RemoteStart
+	}
+	deadline := time.Now().Add(wait)
 	for {
 		var up bool
-		inNode(p.lab, p.f.Server, func() error { up = listening(p.port); return nil })
+		if p.remote {
+			up = remoteListening(p.lab, p.f.Server, p.port)
+		} else {
+			inNode(p.lab, p.f.Server, func() error { up = listening(p.port); return nil })
+		}
 		if up {
 			return nil
 		}
@@ -74,7 +90,7 @@ func (p *iperf3Flow) prepare(ctx context.Context) error {
 		case <-time.After(10 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("node %s: iperf3 server did not listen on port %d within %v", p.f.Server, p.port, iperf3Start)
+			return fmt.Errorf("node %s: iperf3 server did not listen on port %d within %v", p.f.Server, p.port, wait)
 		}
 	}
 }

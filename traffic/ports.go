@@ -77,13 +77,18 @@ func listening(port int) bool {
 }
 
 func tcpListens(path string, port int) bool {
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return false
 	}
-	defer f.Close()
+	return tcpListensIn(string(b), port)
+}
+
+// tcpListensIn reports whether /proc/net/tcp{,6} text has a socket
+// listening on port.
+func tcpListensIn(text string, port int) bool {
 	want := fmt.Sprintf(":%04X", port)
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(strings.NewReader(text))
 	for sc.Scan() {
 		fl := strings.Fields(sc.Text())
 		if len(fl) > 3 && strings.HasSuffix(fl[1], want) && fl[3] == "0A" {

@@ -75,6 +75,13 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 	if st.Status != emu.StatusUp {
 		return nil, fmt.Errorf("lab %s is %s, not up", lab, st.Status)
 	}
+	// a lab over several machines: only what runs on the nodes' machines
+	cluster := st.Spec.Cluster != nil
+	if cluster {
+		if err := clusterRefusals(lab, flows, opt); err != nil {
+			return nil, err
+		}
+	}
 	plans, err := resolve(st.Spec, flows)
 	if err != nil {
 		return nil, err
@@ -90,6 +97,9 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 		endpoints[p.f.Client], endpoints[p.f.Server] = true, true
 	}
 	nodes := sortedKeys(nodeSet)
+	if cluster {
+		nodes = nil // on their machines: not read (clusterConditions)
+	}
 	before := snapshot(lab, nodes, endpoints)
 	mediumBefore := mediumSnapshot(st)
 
@@ -106,7 +116,9 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 	for i, p := range plans {
 		switch {
 		case p.f.Engine == EngineIperf3:
-			p.r = newIperf3Flow(lab, p.f, p.dst, log)
+			ip := newIperf3Flow(lab, p.f, p.dst, log)
+			ip.remote = cluster
+			p.r = ip
 		case p.f.Proto == UDP:
 			p.r = newUDPFlow(lab, p.f, p.rxAddr, log)
 		default:
@@ -131,7 +143,10 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	qw := watchQueues(st, allHops)
+	var qw *queueWatch
+	if !cluster { // the links' queues are on their machines
+		qw = watchQueues(st, allHops)
+	}
 	t0 := time.Now()
 	// schedules with t0: traffic start with the flows (schedule.go in emu)
 	if _, err := emu.StartTrafficSchedules(lab); err != nil {
@@ -196,6 +211,9 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 		Captures:   capRefs,
 		WiFi:       wifiResult(st, mediumBefore, mediumAfter),
 		Steps:      runSteps(lab, t0),
+	}
+	if cluster {
+		clusterConditions(st, res.Conditions)
 	}
 	for i, p := range plans {
 		bn := bottleneck(st.Spec, shaped, p.hops)

@@ -45,6 +45,18 @@ func TestClusterUpExecCLIDown(t *testing.T) {
 	if r := run(t, "", "capture", "acks", pcap); r.code != 0 {
 		t.Errorf("the capture does not read back: %s", r.stderr)
 	}
+	// traffic: iperf3 on each end's machine across the shaped cut link
+	// (10 Mbit/s); the native engine is refused saying what to use
+	if r := run(t, "", "traffic", "--lab", "tce2e", "--from", "h1", "--to", "h3", "--time", "3s"); r.code == 0 || !strings.Contains(r.stderr, "--engine iperf3") {
+		t.Errorf("native traffic across machines: exit %d, %s", r.code, r.stderr)
+	}
+	if _, err := exec.LookPath("iperf3"); err == nil {
+		tr := must(t, run(t, "", "traffic", "--lab", "tce2e", "--from", "h1", "--to", "h3", "--time", "3s", "--engine", "iperf3"))
+		t.Logf("traffic across machines:\n%s%s", tr.stdout, tr.stderr)
+		if !strings.Contains(tr.stdout+tr.stderr, "Mbit/s") {
+			t.Errorf("traffic summary without a goodput")
+		}
+	}
 	// verify measures the shaped cut link (10 Mbit/s, 5 ms) through the
 	// workers on both machines
 	if r := run(t, "", "verify", "--lab", "tce2e"); r.code != 0 || !strings.Contains(r.stdout, "vxlan 10000: m1 <-> m2") || strings.Count(r.stdout, " ok\n") != 2 || !strings.Contains(r.stdout, "clock offset measured at up") {

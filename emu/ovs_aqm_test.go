@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emuctl/emuctl/internal/testutil"
 	"github.com/emuctl/emuctl/tc"
 )
 
@@ -41,10 +42,21 @@ links: [{endpoints: [h1, s1]}, {endpoints: [h2, s1]}]
 	dst, _ := PrimaryAddr(spec.Node("h2"))
 	base := pings(t, "tovd", "h1", dst, 10, 10*time.Millisecond)[0]
 	physics := time.Duration(float64(n*1514*8) / rate * float64(time.Second))
-	var loaded []time.Duration
-	got := bulk(t, "tovd", "h1", "h2", 6*time.Second, 2*time.Second, "cubic", func() {
-		loaded = pings(t, "tovd", "h1", dst, 30, 100*time.Millisecond)
+	// the RTT bound is a timing one: judged on runs that had the CPU
+	// (ovs-vswitchd's userspace datapath forwards every frame; a stall
+	// holds the queue's frames longer than the queue does)
+	type run struct {
+		got    float64
+		loaded []time.Duration
+	}
+	r := testutil.RetryStarved(t, "drop-head under OVS", true, func() run {
+		var loaded []time.Duration
+		got := bulk(t, "tovd", "h1", "h2", 6*time.Second, 2*time.Second, "cubic", func() {
+			loaded = pings(t, "tovd", "h1", dst, 30, 100*time.Millisecond)
+		})
+		return run{got, loaded}
 	})
+	got, loaded := r.got, r.loaded
 	med, mx := loaded[len(loaded)/2], loaded[len(loaded)-1]
 	q := leaf()
 	t.Logf("drophead %d at 10 Mbit/s under OVS HTB: goodput %.2f Mbit/s, base RTT %v, under load median %v max %v (full queue %.1f ms); head drops %d",

@@ -465,6 +465,7 @@ func fakeSystemOVS(t *testing.T) string {
 	e := ovs.Embedded{Dir: filepath.Join(t.TempDir(), "sys")}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	testutil.RemoveNewTaps(t) // the user's bridge keeps its taps and ovs-netdev after the stop
 	if err := e.Start(ctx, nil); err != nil {
 		t.Fatal(err)
 	}

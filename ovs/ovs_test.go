@@ -132,6 +132,7 @@ func TestEmbeddedRoundTrip(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	e := Embedded{Dir: t.TempDir() + "/ovs"}
+	testutil.RemoveNewTaps(t) // the decoy bridge keeps its taps and ovs-netdev after the stop
 	if err := e.Start(ctx, nil); err != nil {
 		t.Fatal(err)
 	}

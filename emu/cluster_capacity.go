@@ -170,25 +170,8 @@ const ethtoolGSET = 0x1
 // ethtoolSpeed is ifname's link speed in Mbit/s (ETHTOOL_GSET, through a
 // socket opened inside ns); an unknown speed is an error.
 func ethtoolSpeed(ns netns.NsHandle, ifname string) (int, error) {
-	if len(ifname) >= unix.IFNAMSIZ {
-		return 0, fmt.Errorf("interface name %q too long", ifname)
-	}
 	v := ethtoolCmd{cmd: ethtoolGSET}
-	err := do(ns, func() error {
-		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return err
-		}
-		defer unix.Close(fd)
-		var ifr ifreqData
-		copy(ifr.name[:], ifname)
-		ifr.data = unsafe.Pointer(&v)
-		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr))); e != 0 {
-			return e
-		}
-		return nil
-	})
-	if err != nil {
+	if err := ethtoolIoctl(ns, ifname, unsafe.Pointer(&v)); err != nil {
 		return 0, err
 	}
 	speed := uint32(v.speedHi)<<16 | uint32(v.speed)

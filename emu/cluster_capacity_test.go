@@ -1,7 +1,6 @@
 package emu
 
 import (
-	"context"
 	"strings"
 	"testing"
 )
@@ -76,16 +75,7 @@ func TestClusterUnderlayCapacity(t *testing.T) {
 	needRoot(t)
 	spec := clusterLab(t, "ccap", capacityLab(`  m1: {ssh: local, underlay: 192.168.250.1, rate: 20mbit}
   m2: {ssh: local, underlay: 192.168.250.2}`, "{rate: 9mbit}", "{rate: 9mbit}"))
-	st, err := Deploy(context.Background(), spec, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := Down("ccap", nil); err != nil {
-			t.Errorf("down: %v", err)
-		}
-		requireClusterGone(t, "ccap")
-	}()
+	st := clusterUp(t, spec)
 	for _, p := range st.Underlay {
 		t.Logf("underlay %s -> %s: %s at %d Mbit/s, RTT %v", p.From, p.To, p.Device, p.SpeedMbps, p.RTT)
 		if p.Device != "underlay0" || p.SpeedMbps != 10000 {

@@ -48,16 +48,7 @@ links:
   - endpoints: [h1, h2]
     link: {delay: 2ms}
 `)
-	st, err := Deploy(context.Background(), spec, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := Down("ccapt", nil); err != nil {
-			t.Errorf("down: %v", err)
-		}
-		requireClusterGone(t, "ccapt")
-	}()
+	st := clusterUp(t, spec)
 	h2, _ := PrimaryAddr(spec.Node("h2"))
 	flt, err := packet.ParseFilter("icmp")
 	if err != nil {

@@ -136,6 +136,23 @@ func clusterLab(t *testing.T, lab, text string) *topo.Spec {
 	return spec
 }
 
+// clusterUp deploys a lab over several machines; when the test ends it is
+// taken down and nothing of it may remain on any machine.
+func clusterUp(t *testing.T, spec *topo.Spec) *State {
+	t.Helper()
+	st, err := Deploy(context.Background(), spec, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := Down(spec.Name, nil); err != nil {
+			t.Errorf("down: %v", err)
+		}
+		requireClusterGone(t, spec.Name)
+	})
+	return st
+}
+
 const twoMachines = `
 machines:
   m1: {ssh: local, underlay: 192.168.250.1}

@@ -59,20 +59,11 @@ func clusterVerify(ctx context.Context, st *State, opt VerifyOptions) ([]DirResu
 		if cut := st.Spec.Cluster.CutOf(i); cut != nil {
 			backend = fmt.Sprintf("vxlan %d: %s <-> %s", cut.VNI, cut.A, cut.B)
 		}
-		for _, dir := range []struct {
-			name     string
-			from, to topo.Endpoint
-			want     tc.Dir
-		}{{"a->b", l.A, l.B, ls.AtoB}, {"b->a", l.B, l.A, ls.BtoA}} {
-			if ctx.Err() != nil {
-				return out, ctx.Err()
-			}
-			r := DirResult{Link: i, Name: ls.Name, Dir: dir.name, Backend: backend,
-				WantDelay: dir.want.Delay, WantRate: dir.want.Rate, WantLoss: effectiveLoss(dir.want)}
-			if err := clusterMeasureDir(ctx, st, dir.from, dir.to, dir.want, opt, &r); err != nil {
-				r.Problems = append(r.Problems, "measurement failed: "+err.Error())
-			}
-			out = append(out, r)
+		var err error
+		if out, err = verifyDirs(ctx, out, i, l, ls, backend, func(from, to topo.Endpoint, want tc.Dir, r *DirResult) error {
+			return clusterMeasureDir(ctx, st, from, to, want, opt, r)
+		}); err != nil {
+			return out, err
 		}
 	}
 	return out, nil

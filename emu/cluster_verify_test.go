@@ -29,16 +29,7 @@ links:
   - endpoints: [h1, h3]
     link: {rate: 12mbit, delay: 3ms}
 `)
-	st, err := Deploy(context.Background(), spec, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := Down("clv", nil); err != nil {
-			t.Errorf("down: %v", err)
-		}
-		requireClusterGone(t, "clv")
-	}()
+	st := clusterUp(t, spec)
 	offsets := map[string]time.Duration{}
 	for _, u := range st.Underlay {
 		offsets[u.From+">"+u.To] = u.Offset

@@ -30,11 +30,18 @@ type ifreqData struct {
 // ethtoolValueIoctl runs one ETHTOOL_{G,S}* command on ifname through a
 // socket opened inside ns.
 func ethtoolValueIoctl(ns netns.NsHandle, ifname string, cmd, data uint32) (uint32, error) {
-	if len(ifname) >= unix.IFNAMSIZ {
-		return 0, fmt.Errorf("interface name %q too long", ifname)
-	}
 	v := ethtoolValue{cmd: cmd, data: data}
-	err := do(ns, func() error {
+	err := ethtoolIoctl(ns, ifname, unsafe.Pointer(&v))
+	return v.data, err
+}
+
+// ethtoolIoctl runs SIOCETHTOOL on ifname with data (a struct whose first
+// field is the ethtool command) through a socket opened inside ns.
+func ethtoolIoctl(ns netns.NsHandle, ifname string, data unsafe.Pointer) error {
+	if len(ifname) >= unix.IFNAMSIZ {
+		return fmt.Errorf("interface name %q too long", ifname)
+	}
+	return do(ns, func() error {
 		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			return err
@@ -42,13 +49,12 @@ func ethtoolValueIoctl(ns netns.NsHandle, ifname string, cmd, data uint32) (uint
 		defer unix.Close(fd)
 		var ifr ifreqData
 		copy(ifr.name[:], ifname)
-		ifr.data = unsafe.Pointer(&v)
+		ifr.data = data
 		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr))); e != 0 {
 			return e
 		}
 		return nil
 	})
-	return v.data, err
 }
 
 // setTxChecksum turns TX checksum offload of an interface on or off (the

@@ -97,21 +97,34 @@ func Verify(ctx context.Context, lab string, opt VerifyOptions) ([]DirResult, er
 			}
 			ls = LinkState{Index: i, Name: l.A.String() + " <-> " + l.B.String(), Backend: "none"}
 		}
-		for _, dir := range []struct {
-			name     string
-			from, to topo.Endpoint
-			want     tc.Dir
-		}{{"a->b", l.A, l.B, ls.AtoB}, {"b->a", l.B, l.A, ls.BtoA}} {
-			if ctx.Err() != nil {
-				return out, ctx.Err()
-			}
-			r := DirResult{Link: i, Name: ls.Name, Dir: dir.name, Backend: ls.Backend,
-				WantDelay: dir.want.Delay, WantRate: dir.want.Rate, WantLoss: effectiveLoss(dir.want)}
-			if err := measureDir(st, dir.from, dir.to, dir.want, opt, &r); err != nil {
-				r.Problems = append(r.Problems, "measurement failed: "+err.Error())
-			}
-			out = append(out, r)
+		var err error
+		if out, err = verifyDirs(ctx, out, i, l, ls, ls.Backend, func(from, to topo.Endpoint, want tc.Dir, r *DirResult) error {
+			return measureDir(st, from, to, want, opt, r)
+		}); err != nil {
+			return out, err
 		}
+	}
+	return out, nil
+}
+
+// verifyDirs measures both directions of link i (its parameters in force
+// ls) with measure and appends their results to out.
+func verifyDirs(ctx context.Context, out []DirResult, i int, l topo.Link, ls LinkState, backend string,
+	measure func(from, to topo.Endpoint, want tc.Dir, r *DirResult) error) ([]DirResult, error) {
+	for _, dir := range []struct {
+		name     string
+		from, to topo.Endpoint
+		want     tc.Dir
+	}{{"a->b", l.A, l.B, ls.AtoB}, {"b->a", l.B, l.A, ls.BtoA}} {
+		if ctx.Err() != nil {
+			return out, ctx.Err()
+		}
+		r := DirResult{Link: i, Name: ls.Name, Dir: dir.name, Backend: backend,
+			WantDelay: dir.want.Delay, WantRate: dir.want.Rate, WantLoss: effectiveLoss(dir.want)}
+		if err := measure(dir.from, dir.to, dir.want, &r); err != nil {
+			r.Problems = append(r.Problems, "measurement failed: "+err.Error())
+		}
+		out = append(out, r)
 	}
 	return out, nil
 }

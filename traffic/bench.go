@@ -3,7 +3,6 @@ package traffic
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/emuctl/emuctl/analysis"
@@ -64,18 +63,6 @@ func CompareWithIperf3(ctx context.Context, lab, client, server string, dur, int
 			}
 		}
 	}
-	c.Native, c.Iperf3 = median(native), median(iperf)
+	c.Native, c.Iperf3 = analysis.Median(native), analysis.Median(iperf)
 	return c, nil
-}
-
-func median(x []float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), x...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

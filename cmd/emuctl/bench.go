@@ -100,17 +100,10 @@ func newBenchCmd() *cobra.Command {
 						return err
 					}
 					row.nodes, row.links = len(spec.Nodes), len(spec.Links)
-					t0 := time.Now()
-					if _, err := emu.Deploy(context.Background(), spec, emu.Options{}); err != nil {
+					up, down, settle, err := timeUpDown(spec)
+					if err != nil {
 						return err
 					}
-					up := time.Since(t0)
-					t1 := time.Now()
-					if err := emu.Down(spec.Name, nil); err != nil {
-						return err
-					}
-					down := time.Since(t1)
-					settle := emu.WaitNetnsSettled(30 * time.Second)
 					if settle > row.settle {
 						row.settle = settle
 					}
@@ -265,4 +258,20 @@ func benchTraffic() (*traffic.Comparison, error) {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// timeUpDown brings spec up and down once and returns how long each took
+// and how long the kernel then took to finish freeing its namespaces.
+func timeUpDown(spec *topo.Spec) (up, down, settle time.Duration, err error) {
+	t0 := time.Now()
+	if _, err := emu.Deploy(context.Background(), spec, emu.Options{}); err != nil {
+		return 0, 0, 0, err
+	}
+	up = time.Since(t0)
+	t1 := time.Now()
+	if err := emu.Down(spec.Name, nil); err != nil {
+		return up, 0, 0, err
+	}
+	down = time.Since(t1)
+	return up, down, emu.WaitNetnsSettled(30 * time.Second), nil
 }

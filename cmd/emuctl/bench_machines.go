@@ -11,12 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/emuctl/emuctl/analysis"
 	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/topo"
 )
@@ -135,17 +135,10 @@ func benchMachines(gen string, machines, reps int, withCut, asJSON bool) error {
 				r.cuts = len(spec.Cluster.Cuts)
 				r.perMachine = nodesPerMachine(spec.Cluster)
 			}
-			t0 := time.Now()
-			if _, err := emu.Deploy(context.Background(), spec, emu.Options{}); err != nil {
+			up, down, settle, err := timeUpDown(spec)
+			if err != nil {
 				return err
 			}
-			up := time.Since(t0)
-			t1 := time.Now()
-			if err := emu.Down(spec.Name, nil); err != nil {
-				return err
-			}
-			down := time.Since(t1)
-			settle := emu.WaitNetnsSettled(30 * time.Second)
 			if m == 1 {
 				up1, down1 = append(up1, up), append(down1, down)
 				r.settle1 = max(r.settle1, settle)
@@ -252,7 +245,7 @@ func benchCutLink(rounds int) (*cutLinkResult, error) {
 	}
 	c.pings = min(len(rtt[0]), len(rtt[1]))
 	c.rttVeth, c.rttVXLAN = medianDur(rtt[0]), medianDur(rtt[1])
-	c.bpsVeth, c.bpsVXLAN = medianF(bps[0]), medianF(bps[1])
+	c.bpsVeth, c.bpsVXLAN = analysis.Median(bps[0]), analysis.Median(bps[1])
 	return c, nil
 }
 
@@ -381,28 +374,13 @@ func pingRTTs(out string) []time.Duration {
 	return rtts
 }
 
+// medianDur is analysis.Median over durations.
 func medianDur(x []time.Duration) time.Duration {
-	if len(x) == 0 {
-		return 0
+	f := make([]float64, len(x))
+	for i, d := range x {
+		f[i] = float64(d)
 	}
-	s := append([]time.Duration(nil), x...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func medianF(x []float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), x...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	return time.Duration(analysis.Median(f))
 }
 
 func ratio(a, b float64) string {

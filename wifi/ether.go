@@ -53,6 +53,18 @@ type EtherMedium struct {
 	// lost arrives again, and a receiver drops the copy (as mac80211
 	// does, by sequence number).
 	recent map[dupKey]*seqWindow
+	// reo delivers each transmitter's unicast QoS data in the order sent
+	// (the receiver's Block Ack reorder buffer, medium_reorder.go).
+	reo *reorder[etherRx]
+}
+
+// etherRx is one frame radio to received from radio from; it outlives
+// its eframe (which is recycled on its status) while held in order.
+type etherRx struct {
+	to, from, tid int
+	seq           uint16
+	unicast       bool // addressed to one radio on the air
+	buf           []byte
 }
 
 type dupKey struct{ rx, tx, tid int }
@@ -161,7 +173,7 @@ func newEtherMedium(cfg MediumConfig, ifindex []int) (*EtherMedium, error) {
 		return nil, err
 	}
 	s := &EtherMedium{mediumCore: core, byIfindex: map[int]int{}, byMAC: map[[6]byte]int{}, ifindex: ifindex,
-		ideal: map[int]*idealTable{}, seq: map[seqKey]uint16{}, recent: map[dupKey]*seqWindow{}}
+		ideal: map[int]*idealTable{}, seq: map[seqKey]uint16{}, recent: map[dupKey]*seqWindow{}, reo: newReorder[etherRx]()}
 	s.frames.New = func() any { return new(eframe) }
 	for i, r := range cfg.Radios {
 		if r.FreqMHz == 0 {
@@ -245,7 +257,9 @@ func (s *EtherMedium) schedule(ctx context.Context) error {
 			s.submit(now, from[i], b)
 		}
 		clear(in)
+		s.reo.expire(now, s.received)
 		s.advance(now, emit)
+		s.stats.Reordered = s.reo.Held
 		s.mu.Unlock()
 		if n := s.sock.flush(); n > 0 {
 			s.mu.Lock()
@@ -266,9 +280,14 @@ func (s *EtherMedium) emitter(now time.Duration) func(any) {
 			s.record(v)
 		case model.Reception:
 			s.late(now - v.At)
-			s.received(now, v)
+			ef := v.Frame.Ref.(*eframe)
+			d := etherRx{v.To, ef.from, ef.tid(), binary.LittleEndian.Uint16(ef.hdr[22:24]) >> 4, ef.hdr[4]&1 == 0, ef.buf}
+			if s.reo.received(now, v.Frame, d, s.received) {
+				s.received(d)
+			}
 		case model.Status:
 			s.late(now - v.At)
+			s.reo.status(v.Frame, s.received) // a frame it released follows it
 			ef := v.Frame.Ref.(*eframe)
 			if !v.Acked {
 				s.stats.Lost++
@@ -345,7 +364,11 @@ func (s *EtherMedium) submit(now time.Duration, r int, b []byte) {
 	} else {
 		ef.mf.Rates[0] = model.TxRate{Rate: s.rateFor(r, rx), Count: s.cfg.retryLimit()}
 	}
+	if rx >= 0 {
+		s.reo.track(&ef.mf, rx) // unicast QoS data: delivered in order
+	}
 	if err := s.m.Submit(now, &ef.mf); err != nil {
+		s.reo.untrack(&ef.mf)
 		s.stats.NLErrors++
 		*ef = eframe{}
 		s.frames.Put(ef)
@@ -399,23 +422,22 @@ func frameTID(eth []byte) int {
 	return 0
 }
 
-// received handles one frame arriving at radio v.To (under mu).
-func (s *EtherMedium) received(now time.Duration, v model.Reception) {
-	ef := v.Frame.Ref.(*eframe)
-	r, from := v.To, ef.from
-	if ef.hdr[4]&1 == 0 { // unicast: drop a retransmission's second copy
-		k := dupKey{r, from, ef.tid()}
+// received handles one frame arriving at radio d.to, in order (under mu).
+func (s *EtherMedium) received(d etherRx) {
+	r, from := d.to, d.from
+	eth := d.buf[engine.VnetHdrLen:]
+	if d.unicast { // drop a retransmission's second copy
+		k := dupKey{r, from, d.tid}
 		w := s.recent[k]
 		if w == nil {
 			w = &seqWindow{}
 			s.recent[k] = w
 		}
-		if w.seen(binary.LittleEndian.Uint16(ef.hdr[22:24]) >> 4) {
+		if w.seen(d.seq) {
 			s.stats.Duplicates++
 			return
 		}
 	}
-	eth := ef.buf[engine.VnetHdrLen:]
 	var da, sa [6]byte
 	copy(da[:], eth[0:6])
 	copy(sa[:], eth[6:12])
@@ -427,15 +449,15 @@ func (s *EtherMedium) received(now time.Duration, v model.Reception) {
 			return
 		}
 		if group {
-			s.deliver(r, ef.buf)
-			s.resubmit(r, ef.buf) // and to every station
+			s.deliver(r, d.buf)
+			s.resubmit(r, d.buf) // and to every station
 			return
 		}
 		if j, ok := s.byMAC[da]; ok && j != r && s.cfg.Radios[j].AP == r {
-			s.resubmit(r, ef.buf) // intra-BSS relay
+			s.resubmit(r, d.buf) // intra-BSS relay
 			return
 		}
-		s.deliver(r, ef.buf)
+		s.deliver(r, d.buf)
 		return
 	}
 	// a station: only its own access point's frames, and not the echo of
@@ -443,7 +465,7 @@ func (s *EtherMedium) received(now time.Duration, v model.Reception) {
 	if from != rc.AP || (group && sa == rc.MAC) {
 		return
 	}
-	s.deliver(r, ef.buf)
+	s.deliver(r, d.buf)
 }
 
 func (s *EtherMedium) deliver(r int, b []byte) {

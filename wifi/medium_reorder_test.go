@@ -23,10 +23,9 @@ func mloQoS(tid, mark byte) []byte {
 // which either arrive or fail for good; a reorder timeout gives up on a
 // missing one; other TIDs and untracked frames pass.
 func TestReorder(t *testing.T) {
-	r := newReorder()
+	r := newReorder[[]byte]()
 	var got []byte
-	deliver := func(_ [6]byte, d []byte, _ uint32, _, _ int) { got = append(got, d[30]) }
-	rx := [6]byte{2}
+	deliver := func(d []byte) { got = append(got, d[30]) }
 	frames := make([]*model.MediumFrame, 6)
 	for i := range frames {
 		tid := byte(0)
@@ -37,8 +36,8 @@ func TestReorder(t *testing.T) {
 		r.track(frames[i], 1)
 	}
 	recv := func(now time.Duration, i int) {
-		if r.received(now, frames[i], rx, 0, 0, 2412, deliver) {
-			deliver(rx, frames[i].Data, 0, 0, 2412)
+		if r.received(now, frames[i], frames[i].Data, deliver) {
+			deliver(frames[i].Data)
 		}
 	}
 	recv(0, 1) // early: held
@@ -59,7 +58,7 @@ func TestReorder(t *testing.T) {
 	// until the reorder timeout
 	f6 := &model.MediumFrame{Radio: 0, Data: mloQoS(0, 6)}
 	r.track(f6, 1)
-	if r.received(10*time.Millisecond, f6, rx, 0, 0, 2412, deliver) {
+	if r.received(10*time.Millisecond, f6, f6.Data, deliver) {
 		t.Fatal("frame 6 not held behind 4")
 	}
 	r.expire(50*time.Millisecond, deliver)
@@ -70,7 +69,7 @@ func TestReorder(t *testing.T) {
 	if !slices.Equal(got, []byte{5, 0, 1, 3, 6}) {
 		t.Fatalf("after the timeout: %v", got)
 	}
-	if !r.received(time.Second, frames[4], rx, 0, 0, 2412, deliver) {
+	if !r.received(time.Second, frames[4], frames[4].Data, deliver) {
 		t.Error("frame 4 after the timeout was held again")
 	}
 	for _, f := range append(frames, f6) {
@@ -85,7 +84,7 @@ func TestReorder(t *testing.T) {
 	r.track(a, 1)
 	r.track(b, 1)
 	r.untrack(a)
-	if r.received(0, b, rx, 0, 0, 2412, deliver) || got[len(got)-1] != 8 {
+	if r.received(0, b, b.Data, deliver) || got[len(got)-1] != 8 {
 		t.Errorf("frame after a refused one held: %v", got)
 	}
 }

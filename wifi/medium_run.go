@@ -130,8 +130,8 @@ type MediumStats struct {
 	NoRate uint64 `json:"no_rate"`
 	// ADDBADropped counts Block Ack agreement requests not delivered.
 	ADDBADropped uint64 `json:"addba_dropped"`
-	// Reordered counts multi-link frames held for an earlier one of
-	// their sender (the receiver MLD's reorder buffer, medium_reorder.go).
+	// Reordered counts frames held for an earlier one of their sender
+	// (the receiver's Block Ack reorder buffer, medium_reorder.go).
 	Reordered uint64 `json:"reordered,omitempty"`
 	// LateMeanUs / LateMaxUs: how late the medium acted on its events
 	// (real time behind medium time).
@@ -179,7 +179,7 @@ type MediumServer struct {
 	chains map[uint64]chain   // medium cookie → the kernel frame's chain
 	cookie uint64
 	ideal  map[[2]int]*idealTable // by {band, width}: multi-link radios' rates
-	reo    *reorder               // multi-link receivers' reorder buffers
+	reo    *reorder[hwRx]         // the receivers' reorder buffers (medium_reorder.go)
 }
 
 // NewMediumServer prepares a medium on a registered socket.
@@ -193,7 +193,7 @@ func NewMediumServer(sock *MediumSocket, cfg MediumConfig) (*MediumServer, error
 		return nil, err
 	}
 	s := &MediumServer{mediumCore: core, sock: sock, perm: map[[6]byte]int{}, band: map[int]model.Band{}, chains: map[uint64]chain{},
-		ideal: map[[2]int]*idealTable{}, reo: newReorder()}
+		ideal: map[[2]int]*idealTable{}, reo: newReorder[hwRx]()}
 	for i, r := range cfg.Radios {
 		s.perm[r.Perm] = i
 		if r.MLO {
@@ -226,8 +226,8 @@ func (s *MediumServer) schedule(ctx context.Context) error {
 	var in []*HwFrame
 	var addrs []*HwAddr
 	var sendErr error
-	deliver := func(rx [6]byte, data []byte, rate uint32, sig, freq int) {
-		if err := s.sock.Deliver(&bt, rx, data, rate, sig, freq); err != nil {
+	deliver := func(d hwRx) {
+		if err := s.sock.Deliver(&bt, d.rx, d.data, d.rate, d.sig, d.freq); err != nil {
 			sendErr = err
 		}
 		s.stats.Deliveries++
@@ -245,10 +245,11 @@ func (s *MediumServer) schedule(ctx context.Context) error {
 					b = bandOfFreq(v.Frame.Freq)
 				}
 				rate, sig := RxRateIndex(v.Rate, b), int(math.Round(v.SignalDBm))
-				if !s.reo.received(now, v.Frame, rx, rate, sig, v.Frame.Freq, deliver) {
+				d := hwRx{rx, v.Frame.Data, rate, sig, v.Frame.Freq}
+				if !s.reo.received(now, v.Frame, d, deliver) {
 					return // held: an earlier frame of its sender is still on its way
 				}
-				deliver(rx, v.Frame.Data, rate, sig, v.Frame.Freq)
+				deliver(d)
 			case model.Status:
 				s.late(now - v.At)
 				defer s.reo.status(v.Frame, deliver) // after the status: a frame it released follows it
@@ -427,7 +428,7 @@ func (s *MediumServer) submit(now time.Duration, f *HwFrame) {
 		}
 	}
 	s.chains[mf.Cookie] = c
-	if rc.MLO && unicastData {
+	if unicastData {
 		// delivered in the order sent (medium_reorder.go)
 		var ra [6]byte
 		copy(ra[:], f.Data[4:10])
@@ -440,6 +441,14 @@ func (s *MediumServer) submit(now time.Duration, f *HwFrame) {
 		s.reo.untrack(mf)
 		s.stats.NLErrors++
 	}
+}
+
+// hwRx is one frame for hwsim to hand to a radio.
+type hwRx struct {
+	rx        [6]byte // the receiving radio's permanent address
+	data      []byte
+	rate      uint32
+	sig, freq int
 }
 
 // linkFixed is a multi-link radio's fixed rate on the link at freq.

@@ -3,10 +3,12 @@ package netcfg
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/emuctl/emuctl/internal/sysctl"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -25,11 +27,17 @@ type TCPState struct {
 	Wmem              [3]int `json:"wmem"`
 	Recovery          int    `json:"recovery"`
 	EarlyRetrans      int    `json:"early_retrans"`
+	// BacklogACKDefer is tcp_backlog_ack_defer; nil on kernels without
+	// it (before 6.7), which never defer.
+	BacklogACKDefer *bool `json:"backlog_ack_defer,omitempty"`
 	// Sysctls are the profile's escape-hatch keys (tcp.sysctls), read back.
 	Sysctls []topo.KV `json:"sysctls,omitempty"`
 	// Routes are the node's routes that carry TCP metrics.
 	Routes []RouteMetrics `json:"routes,omitempty"`
 }
+
+// backlogACKDeferKey is the sysctl of tcp.backlog_ack_defer (Linux >= 6.7).
+const backlogACKDeferKey = "net.ipv4.tcp_backlog_ack_defer"
 
 // profileKeys are the sysctls of a TCP profile, in the order they are
 // written and read.
@@ -87,6 +95,7 @@ func TCPSysctls(p *topo.TCPProfile) []topo.KV {
 	triple("net.ipv4.tcp_wmem", p.Wmem)
 	i("net.ipv4.tcp_recovery", p.Recovery)
 	i("net.ipv4.tcp_early_retrans", p.EarlyRetrans)
+	b(backlogACKDeferKey, p.BacklogACKDefer)
 	out = append(out, p.Sysctls...)
 	return out
 }
@@ -106,6 +115,14 @@ func ApplyTCP(ns netns.NsHandle, h *netlink.Handle, node *topo.Node) (*TCPState,
 					return err
 				}
 				continue
+			}
+			if kv.Key == backlogACKDeferKey {
+				if _, err := sysctl.Read(kv.Key); errors.Is(err, fs.ErrNotExist) {
+					if kv.Value == "0" {
+						continue // Linux < 6.7 never defers: an ACK per segment as asked
+					}
+					return fmt.Errorf("tcp.backlog_ack_defer: true: this kernel has no %s (it arrived in Linux 6.7); remove the key or set it to false", kv.Key)
+				}
 			}
 			if err := writeSysctl(kv.Key, kv.Value); err != nil {
 				return err
@@ -211,6 +228,10 @@ func readTCP(ns netns.NsHandle, h *netlink.Handle) (*TCPState, error) {
 		st.Rmem, st.Wmem = trip("net.ipv4.tcp_rmem"), trip("net.ipv4.tcp_wmem")
 		st.Recovery = atoi("net.ipv4.tcp_recovery")
 		st.EarlyRetrans = atoi("net.ipv4.tcp_early_retrans")
+		if v, err := readSysctl(backlogACKDeferKey); err == nil {
+			on := v != "0"
+			st.BacklogACKDefer = &on
+		}
 		return nil
 	})
 	if err != nil {

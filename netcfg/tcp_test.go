@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -26,6 +27,7 @@ nodes:
       wmem: [4096, 32768, 2097152]
       recovery: 0
       early_retrans: 2
+      backlog_ack_defer: false
       sysctls: {net.ipv4.tcp_fastopen: 3, net.ipv4.tcp_slow_start_after_idle: 0}
   h2: {}
 links:
@@ -43,6 +45,9 @@ func TestTCPProfileApplied(t *testing.T) {
 		CongestionControl: "reno", SACK: false, Timestamps: 0, WindowScaling: false, ECN: 1, NoMetricsSave: true,
 		Rmem: [3]int{4096, 65536, 1048576}, Wmem: [3]int{4096, 32768, 2097152}, Recovery: 0, EarlyRetrans: 2,
 		Sysctls: []topo.KV{{Key: "net.ipv4.tcp_fastopen", Value: "3"}, {Key: "net.ipv4.tcp_slow_start_after_idle", Value: "0"}},
+	}
+	if _, err := os.Stat("/proc/sys/net/ipv4/tcp_backlog_ack_defer"); err == nil {
+		want.BacklogACKDefer = new(bool) // Linux >= 6.7: written and read back; older kernels never defer
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("h1 read back\n got %+v\nwant %+v", got, want)

@@ -64,6 +64,7 @@
 //	      wmem: [4096, 16384, 4194304]
 //	      recovery: 1          # tcp_recovery bits, 0..7
 //	      early_retrans: 3     # 0..4
+//	      backlog_ack_defer: false  # Linux >= 6.7: one ACK per backlog batch (default true)
 //	    mptcp:                 # hosts and routers
 //	      enabled: true
 //	      path_manager: kernel # kernel | userspace

@@ -232,6 +232,11 @@ type TCPProfile struct {
 	Wmem              []int  `json:"wmem,omitempty"`
 	Recovery          *int   `json:"recovery,omitempty"`
 	EarlyRetrans      *int   `json:"early_retrans,omitempty"`
+	// BacklogACKDefer is tcp_backlog_ack_defer (Linux >= 6.7): ACKs due
+	// while the socket's backlog is processed are sent as one. false
+	// restores an ACK per segment under quickack; on older kernels,
+	// which never defer, false holds as it is.
+	BacklogACKDefer *bool `json:"backlog_ack_defer,omitempty"`
 	// Sysctls are further net.* settings written in the node after the
 	// profile's own keys (the escape hatch); node keys win over defaults.
 	Sysctls []KV `json:"sysctls,omitempty"`

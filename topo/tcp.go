@@ -10,7 +10,7 @@ import (
 
 var (
 	tcpKeys = []string{"congestion_control", "sack", "timestamps", "window_scaling", "ecn",
-		"no_metrics_save", "rmem", "wmem", "recovery", "early_retrans", "sysctls", "routes"}
+		"no_metrics_save", "rmem", "wmem", "recovery", "early_retrans", "backlog_ack_defer", "sysctls", "routes"}
 	tcpRouteKeys = []string{"to", "quickack", "initcwnd", "initrwnd", "congctl"}
 )
 
@@ -21,6 +21,7 @@ var profileSysctls = map[string]string{
 	"net.ipv4.tcp_ecn": "ecn", "net.ipv4.tcp_no_metrics_save": "no_metrics_save",
 	"net.ipv4.tcp_rmem": "rmem", "net.ipv4.tcp_wmem": "wmem",
 	"net.ipv4.tcp_recovery": "recovery", "net.ipv4.tcp_early_retrans": "early_retrans",
+	"net.ipv4.tcp_backlog_ack_defer": "backlog_ack_defer",
 }
 
 // MaxInitWindow bounds tcp.routes initcwnd and initrwnd (segments).
@@ -55,6 +56,8 @@ func (d *dec) tcp(n *yaml.Node, path string) *TCPProfile {
 			t.Recovery = d.optInt(e.V, p, 0, 7)
 		case "early_retrans":
 			t.EarlyRetrans = d.optInt(e.V, p, 0, 4)
+		case "backlog_ack_defer":
+			t.BacklogACKDefer = d.optBool(e.V, p)
 		case "rmem":
 			t.Rmem = d.memTriple(e.V, p)
 		case "wmem":
@@ -307,6 +310,7 @@ func mergeTCP(def, t *TCPProfile) *TCPProfile {
 		out.ECN = pick(out.ECN, src.ECN)
 		out.Recovery = pick(out.Recovery, src.Recovery)
 		out.EarlyRetrans = pick(out.EarlyRetrans, src.EarlyRetrans)
+		out.BacklogACKDefer = pick(out.BacklogACKDefer, src.BacklogACKDefer)
 		if src.Rmem != nil {
 			out.Rmem = append([]int(nil), src.Rmem...)
 		}

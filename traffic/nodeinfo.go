@@ -15,6 +15,7 @@ var tcpSysctls = []string{
 	"net.ipv4.tcp_congestion_control", "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps",
 	"net.ipv4.tcp_window_scaling", "net.ipv4.tcp_ecn", "net.ipv4.tcp_no_metrics_save",
 	"net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_recovery", "net.ipv4.tcp_early_retrans",
+	"net.ipv4.tcp_backlog_ack_defer",
 	"net.ipv4.tcp_frto", "net.ipv4.tcp_comp_sack_delay_ns", "net.ipv4.tcp_comp_sack_nr",
 	"net.ipv4.tcp_autocorking", "net.ipv4.tcp_limit_output_bytes", "net.ipv4.tcp_notsent_lowat",
 	"net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_mtu_probing", "net.ipv4.tcp_moderate_rcvbuf",

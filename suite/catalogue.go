@@ -92,6 +92,7 @@ var metricDefs = map[string]metricDef{
 	"wifi_model_tack":         {argFlowOpt, "Mbit/s", "wifi_model for a TCP flow had its receiver ACKed at TACK's frequency min(bw/(2·MSS), 4/RTT_min) (Li et al., SIGCOMM 2020): one ACK per max(2, bw·RTT_min/(4·MSS)) segments, RTT_min the flow's"},
 	"wifi_airtime":            {argNode, "%", "share of the medium's time a Wi-Fi node's own PPDUs took over the run, [node]"},
 	"wifi_frames":             {argNode, "frames", "frames a Wi-Fi node's radio handed to the medium, [node]"},
+	"wifi_attempts":           {argNode, "PPDUs", "PPDUs a Wi-Fi node's radio sent (its channel accesses; an A-MPDU is one), [node]"},
 	"wifi_retries":            {argNode, "", "MPDU retries per frame of a Wi-Fi node, [node]"},
 	"wifi_collisions":         {argNode, "", "attempts of a Wi-Fi node that overlapped another transmission, [node]"},
 	"wifi_per":                {argNode, "", "share of a node's MPDU attempts lost to the channel (of those that did not collide), [node]"},

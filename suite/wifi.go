@@ -39,6 +39,8 @@ func (rd *runData) wifiMetric(name, node string) (expr.Value, error) {
 		return expr.NumV(r.AirtimeShare), nil
 	case "wifi_frames":
 		return expr.NumV(float64(r.Frames)), nil
+	case "wifi_attempts":
+		return expr.NumV(float64(r.Attempts)), nil
 	case "wifi_retries":
 		if r.Frames == 0 {
 			return expr.Value{}, missing("node %s sent no frames", node)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/emuctl/emuctl/capture"
 	"github.com/emuctl/emuctl/internal/testutil"
@@ -222,9 +223,12 @@ links:
 		return res
 	})
 	for _, r := range res {
-		t.Logf("verify over SSH: link %d %s: delay min %v, rate %s, loss %.2f %%, clock offset %v, problems %v", r.Link, r.Dir, r.MinDelay, r.Rate.TC(), float64(r.Loss), r.ClockOffset, r.Problems)
+		t.Logf("verify over SSH: link %d %s: delay min %v, rate %s, loss %.2f %%, clock offset %v (at up %v%s), problems %v", r.Link, r.Dir, r.MinDelay, r.Rate.TC(), float64(r.Loss), r.ClockOffset, r.ClockOffsetUp, r.ClockNote, r.Problems)
 		if !r.OK() {
 			t.Errorf("verify over SSH: link %d %s: %v", r.Link, r.Dir, r.Problems)
+		}
+		if r.ClockNote != "" || r.ClockOffset.Abs() > time.Millisecond {
+			t.Errorf("verify over SSH: link %d %s: clock offset %v measured again (note %q): want one within 1 ms of one shared clock", r.Link, r.Dir, r.ClockOffset, r.ClockNote)
 		}
 	}
 	if len(res) != 2 {

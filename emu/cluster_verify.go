@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/exec"
 	"runtime"
@@ -25,10 +26,16 @@ import (
 // a lab on one machine (verify.go). The controller paces the phases: the
 // receiver collects, the sender sends a phase, the receiver waits out the
 // quiet period and returns the phase's arrivals. Across a cut the two
-// clocks differ: each arrival's time is moved onto the sender's clock by
-// the offset measured at up (State.Underlay, receiver's clock minus
-// sender's), and the result records the offset it applied. The delay is
-// the whole link's, underlay included — what a user configured.
+// clocks differ, and drift apart after up (a free-running quartz by tens
+// of µs a second): before each direction across a cut the sending worker
+// measures the offset again (receiver's clock minus sender's), against a
+// clock responder its receiving peer runs for the measurement
+// (cluster_clock.go), and each arrival's time is moved onto the sender's
+// clock by it. The result records the offset applied and the one
+// measured at up (State.Underlay; their difference is the drift since);
+// should the new measurement fail, the offset from up is applied and the
+// result says why. The delay is the whole link's, underlay included —
+// what a user configured.
 
 // verifyJob is what both workers of one direction are given (the first
 // line of their stdin).
@@ -37,6 +44,9 @@ type verifyJob struct {
 	Quiet time.Duration `json:"quiet_ns"`
 	Want  tc.Dir        `json:"want"`
 	Opt   VerifyOptions `json:"opt"`
+	// Clock asks the receiver to answer clock requests while it runs
+	// (a direction across machines).
+	Clock bool `json:"clock,omitempty"`
 }
 
 // clusterVerify is Verify on the controller of a lab over several
@@ -88,7 +98,7 @@ func clockOffsetOf(st *State, from, to string) time.Duration {
 func clusterMeasureDir(ctx context.Context, st *State, from, to topo.Endpoint, want tc.Dir, opt VerifyOptions, r *DirResult) error {
 	c := st.Spec.Cluster
 	mFrom, mTo := c.Nodes[from.Node], c.Nodes[to.Node]
-	job := verifyJob{Run: uint32(time.Now().UnixNano()), Quiet: verifyQuiet(want), Want: want, Opt: opt}
+	job := verifyJob{Run: uint32(time.Now().UnixNano()), Quiet: verifyQuiet(want), Want: want, Opt: opt, Clock: mFrom != mTo}
 	runtime.LockOSThread() // Pdeathsig follows the forking thread (runWorker)
 	defer runtime.UnlockOSThread()
 	rx, err := startVerifyWorker(st, to, "rx", job)
@@ -103,6 +113,14 @@ func clusterMeasureDir(ctx context.Context, st *State, from, to topo.Endpoint, w
 	defer tx.close()
 	offset := clockOffsetOf(st, mFrom, mTo)
 	r.ClockOffset = offset
+	if job.Clock {
+		r.ClockOffsetUp = offset
+		if now, err := clockNow(tx, rx, c.Machine(mTo)); err != nil {
+			r.ClockNote = fmt.Sprintf("the offset measured at up was applied: measuring it again failed (%v)", err)
+		} else {
+			offset, r.ClockOffset = now, now
+		}
+	}
 	return judgeDir(func(kind byte) ([]arrival, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -135,6 +153,30 @@ func clusterMeasureDir(ctx context.Context, st *State, from, to topo.Endpoint, w
 	}, want, opt, r)
 }
 
+// clockNow is the receiving machine's clock minus the sending one's now:
+// the sending worker measures it against the receiving worker's clock
+// responder (answering on to's underlay address).
+func clockNow(tx, rx *verifyWorker, to *topo.Machine) (time.Duration, error) {
+	if rx.ready != "ready clock" {
+		return 0, fmt.Errorf("machine %s answered no clock requests: %s", rx.machine, strings.TrimSpace(strings.TrimPrefix(rx.ready, "ready")))
+	}
+	if err := tx.say("clock %s", to.Underlay); err != nil {
+		return 0, err
+	}
+	line, err := tx.read()
+	if err != nil {
+		return 0, err
+	}
+	if msg, ok := strings.CutPrefix(line, "error "); ok {
+		return 0, errors.New(msg)
+	}
+	var off, rtt int64
+	if _, err := fmt.Sscan(line, &off, &rtt); err != nil {
+		return 0, fmt.Errorf("machine %s: clock reply %q: %w", tx.machine, line, err)
+	}
+	return time.Duration(off), nil
+}
+
 // verifyWorker is one running worker of a direction's measurement.
 type verifyWorker struct {
 	machine string
@@ -142,6 +184,7 @@ type verifyWorker struct {
 	in      io.WriteCloser
 	out     *bufio.Scanner
 	errBuf  strings.Builder
+	ready   string // its first line: "ready", "ready clock" or "ready noclock: why"
 }
 
 func startVerifyWorker(st *State, ep topo.Endpoint, role string, job verifyJob) (*verifyWorker, error) {
@@ -173,7 +216,7 @@ func startVerifyWorker(st *State, ep topo.Endpoint, role string, job verifyJob) 
 		w.close()
 		return nil, w.fail(err)
 	}
-	if _, err := w.read(); err != nil { // "ready": its probe socket is open
+	if w.ready, err = w.read(); err != nil { // "ready": its probe socket is open
 		w.close()
 		return nil, err
 	}
@@ -217,10 +260,14 @@ func (w *verifyWorker) close() {
 }
 
 // workerVerify is one end of a direction's measurement on this machine:
-// role tx sends each phase it is told to ("send K", answering "sent"),
-// role rx collects ("collect K" … "end": it waits out the quiet period,
-// then prints the phase's arrivals as one JSON line of [seq, sent ns, at
-// ns, size]). Both read their job first and answer "ready".
+// role tx sends each phase it is told to ("send K", answering "sent") and
+// measures the clock offset to a machine when asked ("clock ADDR",
+// answering "OFFSET_NS RTT_NS" or "error WHY"); role rx collects
+// ("collect K" … "end": it waits out the quiet period, then prints the
+// phase's arrivals as one JSON line of [seq, sent ns, at ns, size]) and,
+// for a job with Clock, answers clock requests while it runs. Both read
+// their job first and answer "ready" ("ready clock" when the receiver's
+// clock responder runs, "ready noclock: WHY" when it could not start).
 func workerVerify(lab, node, iface, role string) error {
 	if role != "tx" && role != "rx" {
 		return fmt.Errorf("verify: role %q (valid: tx, rx)", role)
@@ -245,12 +292,34 @@ func workerVerify(lab, node, iface, role string) error {
 		return err
 	}
 	defer unix.Close(p.fd)
-	fmt.Println("ready")
+	switch {
+	case role == "rx" && job.Clock:
+		resp, err := startClockResponder()
+		if err != nil {
+			fmt.Printf("ready noclock: %v\n", err)
+			break
+		}
+		defer resp.stop()
+		fmt.Println("ready clock")
+	default:
+		fmt.Println("ready")
+	}
 	var stop chan struct{}
 	var got chan []arrival
 	for in.Scan() {
 		cmd, arg, _ := strings.Cut(in.Text(), " ")
 		switch {
+		case role == "tx" && cmd == "clock":
+			peer, err := netip.ParseAddr(arg)
+			if err != nil {
+				fmt.Printf("error %v\n", err)
+				continue
+			}
+			if off, rtt, err := clockOffset(peer, clockProbes); err != nil {
+				fmt.Printf("error %v\n", err)
+			} else {
+				fmt.Printf("%d %d\n", int64(off), int64(rtt))
+			}
 		case role == "tx" && cmd == "send" && len(arg) == 1:
 			sendPhase(p, arg[0], job.Run, job.Want, job.Opt)
 			fmt.Println("sent")

@@ -45,10 +45,15 @@ type DirResult struct {
 	Loss      units.Percent `json:"loss_pct"`
 	LossSent  int           `json:"loss_probes"`
 	// ClockOffset is, for a direction across two machines, the receiving
-	// machine's clock minus the sending one's (measured at up) that the
-	// one-way delays were corrected by.
-	ClockOffset time.Duration `json:"clock_offset_ns,omitempty"`
-	Problems    []string      `json:"problems,omitempty"`
+	// machine's clock minus the sending one's that the one-way delays
+	// were corrected by: measured just before the direction's phases.
+	// ClockOffsetUp is the one measured at up (ClockOffset minus it is
+	// the clocks' drift since); ClockNote says why the offset from up
+	// was applied instead, when measuring it again failed.
+	ClockOffset   time.Duration `json:"clock_offset_ns,omitempty"`
+	ClockOffsetUp time.Duration `json:"clock_offset_up_ns,omitempty"`
+	ClockNote     string        `json:"clock_note,omitempty"`
+	Problems      []string      `json:"problems,omitempty"`
 }
 
 // OK reports whether the direction met its configuration.

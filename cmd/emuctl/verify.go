@@ -80,8 +80,12 @@ delay) or 3 sigma (loss).`,
 				tw.Flush()
 				// a lab over several machines: the clocks' offsets applied
 				for _, r := range res {
-					if r.ClockOffset != 0 {
-						fmt.Printf("link %d %s: one-way delays corrected by the clock offset measured at up (receiver's clock %+v from the sender's)\n", r.Link, r.Dir, r.ClockOffset)
+					switch {
+					case r.ClockNote != "":
+						fmt.Printf("link %d %s: one-way delays corrected by the receiver's clock offset %+v from the sender's; %s\n", r.Link, r.Dir, r.ClockOffset, r.ClockNote)
+					case r.ClockOffset != 0 || r.ClockOffsetUp != 0:
+						fmt.Printf("link %d %s: one-way delays corrected by the receiver's clock offset from the sender's, measured now: %+v (at up %+v, drift %+v)\n",
+							r.Link, r.Dir, r.ClockOffset, r.ClockOffsetUp, r.ClockOffset-r.ClockOffsetUp)
 					}
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -170,8 +171,8 @@ func clockNow(tx, rx *verifyWorker, to *topo.Machine) (time.Duration, error) {
 	if msg, ok := strings.CutPrefix(line, "error "); ok {
 		return 0, errors.New(msg)
 	}
-	var off, rtt int64
-	if _, err := fmt.Sscan(line, &off, &rtt); err != nil {
+	off, err := strconv.ParseInt(line, 10, 64)
+	if err != nil {
 		return 0, fmt.Errorf("machine %s: clock reply %q: %w", tx.machine, line, err)
 	}
 	return time.Duration(off), nil
@@ -262,7 +263,7 @@ func (w *verifyWorker) close() {
 // workerVerify is one end of a direction's measurement on this machine:
 // role tx sends each phase it is told to ("send K", answering "sent") and
 // measures the clock offset to a machine when asked ("clock ADDR",
-// answering "OFFSET_NS RTT_NS" or "error WHY"); role rx collects
+// answering "OFFSET_NS" or "error WHY"); role rx collects
 // ("collect K" … "end": it waits out the quiet period, then prints the
 // phase's arrivals as one JSON line of [seq, sent ns, at ns, size]) and,
 // for a job with Clock, answers clock requests while it runs. Both read
@@ -315,10 +316,10 @@ func workerVerify(lab, node, iface, role string) error {
 				fmt.Printf("error %v\n", err)
 				continue
 			}
-			if off, rtt, err := clockOffset(peer, clockProbes); err != nil {
+			if off, _, err := clockOffset(peer, clockProbes); err != nil {
 				fmt.Printf("error %v\n", err)
 			} else {
-				fmt.Printf("%d %d\n", int64(off), int64(rtt))
+				fmt.Printf("%d\n", int64(off))
 			}
 		case role == "tx" && cmd == "send" && len(arg) == 1:
 			sendPhase(p, arg[0], job.Run, job.Want, job.Opt)

@@ -32,6 +32,7 @@ import (
 //	__emuctl_worker linkstate <lab> <link> up|down  pull or plug this machine's ends of a link
 //	__emuctl_worker verify <lab> <node> <iface> tx|rx  one end of a direction's measurement (cluster_verify.go)
 //	__emuctl_worker capture <lab> <node> <iface> <snaplen> <count> <duration> <filter>  pcapng on stdout (cluster_capture.go)
+//	__emuctl_worker role <lab> -- <role> args...  this binary's role on this machine (cluster_role.go)
 const workerArg = "__emuctl_worker"
 
 func workerRole(args []string) int {
@@ -82,6 +83,12 @@ func workerRole(args []string) int {
 			return 2
 		}
 		err = workerCapture(lab, args[2], args[3], args[4:])
+	case "role":
+		if len(args) < 4 || args[2] != "--" {
+			fmt.Fprintln(os.Stderr, "usage: "+workerArg+" role <lab> -- <role> [args...]")
+			return 2
+		}
+		return workerRunRole(args[3:])
 	case "exec":
 		if len(args) < 5 || args[3] != "--" {
 			fmt.Fprintln(os.Stderr, "usage: "+workerArg+" exec <lab> <node> -- cmd [args...]")
@@ -89,7 +96,7 @@ func workerRole(args []string) int {
 		}
 		return workerExec(lab, args[2], args[4:])
 	default:
-		err = fmt.Errorf("unknown operation %q (valid: up, teardown, exec, probe, linkset, linkstate, capture, verify)", op)
+		err = fmt.Errorf("unknown operation %q (valid: up, teardown, exec, role, probe, linkset, linkstate, capture, verify)", op)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -149,14 +156,25 @@ func workerExec(lab, node string, argv []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	return runAttached(cmd)
+}
+
+// runAttached runs cmd with this process's stdio and returns its exit
+// status. SIGINT, SIGTERM and SIGHUP sent to this process reach the
+// command, and the command dies with it.
+func runAttached(cmd *exec.Cmd) int {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	runtime.LockOSThread() // Pdeathsig follows the forking thread
 	defer runtime.UnlockOSThread()
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	if err = cmd.Start(); err == nil {
+	err := cmd.Start()
+	if err == nil {
 		go func() {
 			for sig := range sigs {
 				cmd.Process.Signal(sig)

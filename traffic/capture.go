@@ -44,7 +44,8 @@ type runningCapture struct {
 }
 
 // startCaptures starts every capture and returns once all are receiving.
-func startCaptures(ctx context.Context, lab string, spec *topo.Spec, specs []CaptureSpec, dir string) ([]*runningCapture, error) {
+func startCaptures(ctx context.Context, st *emu.State, specs []CaptureSpec, dir string) ([]*runningCapture, error) {
+	lab, spec := st.Lab, st.Spec
 	var out []*runningCapture
 	for _, c := range specs {
 		n := spec.Node(c.Node)
@@ -72,16 +73,22 @@ func startCaptures(ctx context.Context, lab string, spec *topo.Spec, specs []Cap
 		ready := make(chan struct{})
 		var once sync.Once
 		go func() {
-			st, err := capture.Capture(ctx, filepath.Join(emu.NetnsDir, topo.Namespace(lab, c.Node)), c.Iface,
-				capture.Options{Snaplen: c.Snaplen, Filter: filter, Ready: func() { once.Do(func() { close(ready) }) }}, f)
-			rc.stats = st
+			o := capture.Options{Snaplen: c.Snaplen, Filter: filter, Ready: func() { once.Do(func() { close(ready) }) }}
+			var cs capture.Stats
+			var err error
+			if spec.Cluster != nil { // by the worker on the node's machine
+				cs, err = emu.CaptureNode(ctx, st, c.Node, c.Iface, o, f)
+			} else {
+				cs, err = capture.Capture(ctx, filepath.Join(emu.NetnsDir, topo.Namespace(lab, c.Node)), c.Iface, o, f)
+			}
+			rc.stats = cs
 			once.Do(func() { close(ready) })
 			rc.done <- err
 		}()
 		out = append(out, rc)
 		select {
 		case <-ready:
-		case <-time.After(5 * time.Second):
+		case <-time.After(captureStart(spec)):
 			stopCaptures(out)
 			return nil, fmt.Errorf("capture %s:%s did not start", c.Node, c.Iface)
 		}
@@ -115,4 +122,13 @@ func stopCaptures(caps []*runningCapture) {
 	for _, c := range caps {
 		c.f.Close()
 	}
+}
+
+// captureStart bounds how long a capture may take to start: on a lab
+// over several machines it is a worker's (over SSH, a session's).
+func captureStart(spec *topo.Spec) time.Duration {
+	if spec.Cluster != nil {
+		return 30 * time.Second
+	}
+	return 5 * time.Second
 }

@@ -23,31 +23,6 @@ import (
 // to listen (each check is an exec on that machine: over SSH a session).
 const iperf3RemoteStart = 15 * time.Second
 
-// clusterRefusals says what a run on a lab over several machines cannot
-// do, every problem at once.
-func clusterRefusals(lab string, flows []Flow, opt Options) error {
-	var errs []string
-	for i, f := range flows {
-		name := f.Name
-		if name == "" {
-			name = fmt.Sprintf("f%d", i+1) // the default name (Flow.withDefaults)
-		}
-		if f.Engine != EngineIperf3 {
-			errs = append(errs, fmt.Sprintf("flow %s: the native engine measures from inside the nodes, which only their own machines can enter: run it with engine: iperf3 (--engine iperf3), which runs iperf3 on each node's machine", name))
-		}
-		if f.Probe != "" {
-			errs = append(errs, fmt.Sprintf("flow %s: probe: ping probes are sent from this process; use engine iperf3's RTT samples, or emuctl exec NODE -- ping", name))
-		}
-	}
-	if len(opt.Captures) > 0 {
-		errs = append(errs, "captures during the run are taken from this process: use `emuctl capture NODE:IFACE` beside the run (it reaches every machine)")
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("lab %s is spread over several machines:\n  %s", lab, strings.Join(errs, "\n  "))
-	}
-	return nil
-}
-
 // reserveRemotePort picks the server port of a flow on another machine:
 // the one asked for, or the first from 5201 that no other flow of this
 // run uses on that node (the node's own sockets cannot be probed from
@@ -81,7 +56,7 @@ func remoteListening(lab, node string, port int) bool {
 
 // clusterConditions notes, in a result's conditions, what a run on a lab
 // over several machines did not read.
-func clusterConditions(st *emu.State, c map[string]string) {
+func clusterConditions(st *emu.State, c map[string]string, clocks map[[2]string]*clockPair) {
 	cl := st.Spec.Cluster
 	var ms []string
 	for _, m := range cl.Machines {
@@ -89,5 +64,14 @@ func clusterConditions(st *emu.State, c map[string]string) {
 	}
 	sort.Strings(ms)
 	c["machines"] = strings.Join(ms, ", ")
-	c["machines_not_read"] = "node counters, link qdisc statistics and queue samples (the nodes are on other machines; iperf3 ran on each node's machine)"
+	c["machines_not_read"] = "node counters, link qdisc statistics and queue samples (the nodes are on other machines; each flow's ends ran on their nodes' machines)"
+	for _, cp := range clocks {
+		v := fmt.Sprintf("%.1f us (at up %.1f us, drift %.1f us)", us(cp.offset), us(cp.atUp), us(cp.offset-cp.atUp))
+		if cp.note != "" {
+			v += "; " + cp.note
+		}
+		c["clock_offset["+cp.from+"->"+cp.to+"]"] = v
+	}
 }
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

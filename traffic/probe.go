@@ -125,7 +125,9 @@ func (p *prober) run(ctx context.Context, t0, start, end time.Time) analysis.Pro
 		p.ic.Close()
 	} else {
 		p.cl.Close()
-		p.echo.Close()
+		if p.echo != nil { // on another machine: the split engine's echo half
+			p.echo.Close()
+		}
 	}
 	<-done
 	pr := analysis.Probe{ID: p.id, Kind: p.kind, From: p.from, To: p.to, Flow: p.flow, IntervalS: gap.Seconds()}

@@ -51,7 +51,17 @@ type plan struct {
 	hops   []hop      // data path
 	nodes  []string
 	r      runner
-	p      *prober
+	p      probeRunner
+}
+
+// probeRunner is a flow's echo probe: a prober, or on a lab over several
+// machines a splitProber.
+type probeRunner interface {
+	prepare() error
+	// run probes from start until end (or ctx) and returns the samples,
+	// times relative to t0.
+	run(ctx context.Context, t0, start, end time.Time) analysis.Probe
+	close()
 }
 
 // Run runs flows in a running lab: each starts at its offset, they run
@@ -77,11 +87,6 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 	}
 	// a lab over several machines: only what runs on the nodes' machines
 	cluster := st.Spec.Cluster != nil
-	if cluster {
-		if err := clusterRefusals(lab, flows, opt); err != nil {
-			return nil, err
-		}
-	}
 	plans, err := resolve(st.Spec, flows)
 	if err != nil {
 		return nil, err
@@ -103,6 +108,10 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 	before := snapshot(lab, nodes, endpoints)
 	mediumBefore := mediumSnapshot(st)
 
+	var clocks map[[2]string]*clockPair
+	if cluster {
+		clocks = measureClocks(lab, st, plans)
+	}
 	defer func() {
 		for _, p := range plans {
 			if p.r != nil {
@@ -119,6 +128,13 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 			ip := newIperf3Flow(lab, p.f, p.dst, log)
 			ip.remote = cluster
 			p.r = ip
+		case cluster: // the flow's ends on their machines (split.go)
+			var off time.Duration
+			c := st.Spec.Cluster
+			if cp := clocks[[2]string{c.Nodes[p.f.dataFrom()], c.Nodes[p.f.dataTo()]}]; cp != nil {
+				off = cp.offset
+			}
+			p.r = newSplitFlow(lab, p.f, p.dst, p.rxAddr, off, log)
 		case p.f.Proto == UDP:
 			p.r = newUDPFlow(lab, p.f, p.rxAddr, log)
 		default:
@@ -128,7 +144,11 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 			return nil, fmt.Errorf("flow %s: %w", p.f.Name, err)
 		}
 		if p.f.Probe != "" {
-			p.p = newProber(lab, p.f, p.dst, fmt.Sprintf("p%d", i+1))
+			if cluster {
+				p.p = &splitProber{lab: lab, f: p.f, dst: p.dst, id: fmt.Sprintf("p%d", i+1), log: log}
+			} else {
+				p.p = newProber(lab, p.f, p.dst, fmt.Sprintf("p%d", i+1))
+			}
 			if err := p.p.prepare(); err != nil {
 				return nil, fmt.Errorf("flow %s: probe: %w", p.f.Name, err)
 			}
@@ -137,7 +157,7 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 
 	capCtx, capCancel := context.WithCancel(context.Background())
 	defer capCancel()
-	caps, err := startCaptures(capCtx, lab, st.Spec, opt.Captures, opt.CaptureDir)
+	caps, err := startCaptures(capCtx, st, opt.Captures, opt.CaptureDir)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +233,7 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 		Steps:      runSteps(lab, t0),
 	}
 	if cluster {
-		clusterConditions(st, res.Conditions)
+		clusterConditions(st, res.Conditions, clocks)
 	}
 	for i, p := range plans {
 		bn := bottleneck(st.Spec, shaped, p.hops)

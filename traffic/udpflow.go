@@ -23,10 +23,15 @@ type udpFlow struct {
 	rxAddr  netip.Addr // address of the receiving node
 	log     *slog.Logger
 	streams []*udpStream
+	// offset is this machine's clock minus the sender's (the split
+	// engine's receiving end, split.go; 0 when both ends are here): every
+	// receive time is moved onto the sender's clock by it.
+	offset time.Duration
 }
 
 type udpStream struct {
 	idx        int
+	offset     int64 // ns, udpFlow.offset
 	rconn      *net.UDPConn
 	sconn      *net.UDPConn
 	token      uint32
@@ -154,7 +159,7 @@ func (s *udpStream) receive() {
 		if !ok {
 			continue
 		}
-		recv := rxTime(oob[:oobn])
+		recv := rxTime(oob[:oobn]) - s.offset
 		if !s.stats.add(seq, sent, recv, n) {
 			continue
 		}
@@ -175,7 +180,7 @@ func (u *udpFlow) drain(ctx context.Context) {
 		quiet := true
 		for _, s := range u.streams {
 			wait := max(200*time.Millisecond, 2*time.Duration(s.maxOWD.Load()))
-			last := max(s.lastRecv.Load(), s.end.UnixNano())
+			last := max(s.lastRecv.Load(), s.end.UnixNano()) + int64(u.offset) // on this clock
 			if time.Since(time.Unix(0, last)) < wait {
 				quiet = false
 			}
@@ -202,13 +207,13 @@ func (u *udpFlow) sample() [][]rawSample {
 	for {
 		select {
 		case <-tick.C:
-			now := time.Now()
+			now := time.Now().Add(-u.offset)
 			for i, s := range u.streams {
 				out[i] = append(out[i], rawSample{at: now, rx: s.rxBytes.Load(), pkts: s.rxPkts.Load()})
 			}
 		case <-allDone:
 			for i, s := range u.streams {
-				at := time.Now()
+				at := time.Now().Add(-u.offset)
 				if l := s.lastRecv.Load(); l > 0 {
 					at = time.Unix(0, l)
 				}
@@ -239,19 +244,25 @@ func (u *udpFlow) flowRecord(s *udpStream, t0, start time.Time, raw []rawSample)
 		BytesSent:     s.sent.Load() * int64(u.f.Size),
 		BytesReceived: st.bytes,
 		Samples:       samples(raw, t0, start, u.f.Interval),
-		UDP: &analysis.UDPFlow{
-			Sent:         s.sent.Load(),
-			Received:     st.received,
-			Duplicates:   st.duplicates,
-			OutOfOrder:   st.outOfOrder,
-			PayloadBytes: u.f.Size,
-			Packets:      st.packets,
+		UDP:           udpResult(st, s.sent.Load(), u.f.Size),
+	}
+}
 
-			JitterRFC3550Us:      st.jitterNs / 1e3,
-			JitterMeanAbsDeltaUs: st.meanAbsDeltaNs() / 1e3,
-			OWDMinUs:             st.owdMinUs(),
-			OWDMeanUs:            st.owdMeanNs() / 1e3,
-			OWDMaxUs:             float64(st.owdMax) / 1e3,
-		},
+// udpResult is a UDP stream's record from its receiver's accounting and
+// the datagrams its sender sent.
+func udpResult(st *udpStats, sent int64, size int) *analysis.UDPFlow {
+	return &analysis.UDPFlow{
+		Sent:         sent,
+		Received:     st.received,
+		Duplicates:   st.duplicates,
+		OutOfOrder:   st.outOfOrder,
+		PayloadBytes: size,
+		Packets:      st.packets,
+
+		JitterRFC3550Us:      st.jitterNs / 1e3,
+		JitterMeanAbsDeltaUs: st.meanAbsDeltaNs() / 1e3,
+		OWDMinUs:             st.owdMinUs(),
+		OWDMeanUs:            st.owdMeanNs() / 1e3,
+		OWDMaxUs:             float64(st.owdMax) / 1e3,
 	}
 }

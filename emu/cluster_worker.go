@@ -204,7 +204,7 @@ func clusterNodeErr(lab, node string) error {
 	if err != nil || !isController(st) {
 		return nil
 	}
-	return fmt.Errorf("node %s of lab %s runs on machine %s (a lab over several machines): this version reaches such nodes with exec, shell, capture, verify and cli's ping and pingall (traffic is not supported there yet)", node, lab, st.Spec.Cluster.Nodes[node])
+	return fmt.Errorf("node %s of lab %s runs on machine %s (a lab over several machines): this version reaches such nodes with exec, shell, capture, verify, traffic, test and cli's ping and pingall", node, lab, st.Spec.Cluster.Nodes[node])
 }
 
 // clusterPing is Ping for a node of a lab over several machines: ping(8)

@@ -18,6 +18,11 @@ import (
 //	__emuctl_worker    up|teardown|exec <lab> ...  (cluster_worker.go)
 //	__emuctl_machine   <machine dir>             (cluster_local.go)
 //
+// and package traffic serves its own, in its own init (binaries that
+// import traffic): __emuctl_traffic, the ends of flows on the machines of
+// a lab over several machines (run there through MachineCommand,
+// cluster_role.go).
+//
 // (__emuctl_respawn, a per-daemon keeper, was the third until the
 // supervisor took the daemons over; the name is not reused.)
 //

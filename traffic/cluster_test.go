@@ -57,7 +57,7 @@ links:
 	if r.rtt < 10 {
 		t.Errorf("sender RTT %.2f ms below the 2 × 5 ms floor", r.rtt)
 	}
-	if r.cond["machines"] != "m1, m2" || !strings.Contains(r.cond["machines_not_read"], "node counters") {
+	if r.cond["machines"] != "m1, m2" || !strings.Contains(r.cond["machines_not_read"], "queue samples") {
 		t.Errorf("conditions %v", r.cond)
 	}
 }
@@ -123,6 +123,14 @@ links:
 	}
 	if !strings.Contains(res.Conditions["clock_offset[m1->m2]"], "at up") {
 		t.Errorf("conditions carry no clock offset: %v", res.Conditions)
+	}
+	// the nodes were read on their machines: sysctls, offloads, counters
+	if res.Conditions["sysctl.h1.net.ipv4.tcp_sack"] == "" || res.Conditions["sysctl.h2.net.ipv4.tcp_sack"] == "" ||
+		res.Conditions["iface.h2.h2-eth0"] == "" || res.Counters["h1"]["TcpOutSegs"] == 0 || res.Conditions["snapshot_error"] != "" {
+		t.Errorf("node snapshots missing: conditions %v, counters %v", res.Conditions, res.Counters)
+	} else {
+		t.Logf("read on their machines: h1 sent %d segments (TcpOutSegs), h2's tcp_sack %s, h2-eth0 %s",
+			res.Counters["h1"]["TcpOutSegs"], res.Conditions["sysctl.h2.net.ipv4.tcp_sack"], res.Conditions["iface.h2.h2-eth0"])
 	}
 
 	rev := testutil.RetryStarved(t, "native TCP reversed, two streams", true, func() *analysis.Result {

@@ -32,6 +32,14 @@
 // concurrent flows never collide. All ends live in one process and share
 // one clock, which makes UDP one-way delays exact.
 //
+// On a lab over several machines no process can enter every node: each
+// flow's two ends run as halves in this binary's traffic role on their
+// nodes' machines (split.go, started through emu.MachineCommand), probes
+// on the client's machine, node snapshots on each machine
+// (split_snapshot.go), captures through the workers (emu.CaptureNode);
+// a receiver on another machine moves its times onto the sender's clock
+// by the offset measured just before the run.
+//
 //   - TCP: TCP_CONGESTION is set on every socket and read back from the
 //     sender; TCP_NODELAY (off by default, as the kernel and iperf3),
 //     TCP_QUICKACK after every read, SO_SNDBUF/SO_RCVBUF are options.

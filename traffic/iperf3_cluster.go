@@ -10,14 +10,13 @@ import (
 )
 
 // A lab over several machines (emu's cluster.go): this process cannot
-// enter nodes that live in another machine's namespaces, so the native
-// engine (sockets opened inside the nodes), traffic-time captures and
-// ping probes are refused there, and the iperf3 engine runs iperf3 in
-// each node on its machine through the workers' exec (emu.Command), as
-// `emuctl exec` does: its JSON (goodput, retransmits, the sender's cwnd
-// and RTT per interval) is the flow's record. Node counters, the links'
-// qdisc statistics and queue sampling are not read there (the result's
-// conditions say so).
+// enter nodes that live in another machine's namespaces. The native
+// engine runs each flow's ends there (split.go); the iperf3 engine runs
+// iperf3 in each node on its machine through the workers' exec
+// (emu.Command), as `emuctl exec` does: its JSON (goodput, retransmits,
+// the sender's cwnd and RTT per interval) is the flow's record. Node
+// snapshots are read on each machine (split_snapshot.go); queue sampling
+// during the run is not done there (the result's conditions say so).
 
 // iperf3RemoteStart bounds how long a server on another machine may take
 // to listen (each check is an exec on that machine: over SSH a session).
@@ -64,7 +63,8 @@ func clusterConditions(st *emu.State, c map[string]string, clocks map[[2]string]
 	}
 	sort.Strings(ms)
 	c["machines"] = strings.Join(ms, ", ")
-	c["machines_not_read"] = "node counters, link qdisc statistics and queue samples (the nodes are on other machines; each flow's ends ran on their nodes' machines)"
+	c["machines_not_read"] = "queue samples during the run (the links' queues are on their machines; node sysctls, counters, interfaces and qdisc counters were read on each node's machine)"
+	c["clock"] = "one clock per flow, its sender's: a receiver on another machine moved its times by the offset measured before the run (clock_offset[sender->receiver]); a flow's place on the run's time line is when this process heard it start"
 	for _, cp := range clocks {
 		v := fmt.Sprintf("%.1f us (at up %.1f us, drift %.1f us)", us(cp.offset), us(cp.atUp), us(cp.offset-cp.atUp))
 		if cp.note != "" {

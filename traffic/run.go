@@ -102,10 +102,7 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 		endpoints[p.f.Client], endpoints[p.f.Server] = true, true
 	}
 	nodes := sortedKeys(nodeSet)
-	if cluster {
-		nodes = nil // on their machines: not read (clusterConditions)
-	}
-	before := snapshot(lab, nodes, endpoints)
+	before, snapErr := snapshotNodes(st, nodes, endpoints)
 	mediumBefore := mediumSnapshot(st)
 
 	var clocks map[[2]string]*clockPair
@@ -213,7 +210,10 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 	if capErr != nil {
 		return nil, capErr
 	}
-	after := snapshot(lab, nodes, endpoints)
+	after, err := snapshotNodes(st, nodes, endpoints)
+	if snapErr == nil {
+		snapErr = err
+	}
 	mediumAfter := mediumSnapshot(st)
 
 	res := &analysis.Result{
@@ -234,6 +234,10 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 	}
 	if cluster {
 		clusterConditions(st, res.Conditions, clocks)
+	}
+	if snapErr != nil { // what a machine could not read is missing, and said
+		res.Conditions["snapshot_error"] = snapErr.Error()
+		log.Warn("some nodes were not read", "error", snapErr)
 	}
 	for i, p := range plans {
 		bn := bottleneck(st.Spec, shaped, p.hops)

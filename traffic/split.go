@@ -66,6 +66,8 @@ func splitMain(args []string) int {
 	switch {
 	case len(args) == 2 && args[0] == "half":
 		err = runHalf(args[1], os.Stdin, os.Stdout)
+	case len(args) == 2 && args[0] == "snapshot":
+		err = snapshotHere(args[1], os.Stdin, os.Stdout)
 	case len(args) == 2 && args[0] == "clock" && args[1] == "serve":
 		var stop func()
 		if stop, err = emu.ServeClock(); err == nil {
@@ -82,7 +84,7 @@ func splitMain(args []string) int {
 			}
 		}
 	default:
-		fmt.Fprintln(os.Stderr, "usage: "+splitRole+" half <lab> | clock serve | clock measure ADDR")
+		fmt.Fprintln(os.Stderr, "usage: "+splitRole+" half <lab> | snapshot <lab> | clock serve | clock measure ADDR")
 		return 2
 	}
 	if err != nil {

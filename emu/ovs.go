@@ -44,13 +44,14 @@ import (
 // isOVS reports whether n is an Open vSwitch switch.
 func isOVS(n *topo.Node) bool { return n.Kind == topo.KindSwitch && n.SwitchType == topo.SwitchOVS }
 
-// specHasOVS reports whether a Spec has Open vSwitch switches.
+// specHasOVS reports whether a Spec has Open vSwitch switches (on a
+// worker of a lab over several machines: on its machine).
 func specHasOVS(s *topo.Spec) bool {
 	if s == nil {
 		return false
 	}
 	for i := range s.Nodes {
-		if isOVS(&s.Nodes[i]) {
+		if isOVS(&s.Nodes[i]) && s.Here(s.Nodes[i].Name) {
 			return true
 		}
 	}
@@ -103,7 +104,7 @@ func (d *deployer) ovsPlan(taken map[string]bool, kernel bool) (*ovs.Lab, []OVSB
 	dpids := map[string]bool{}
 	for i := range d.spec.Nodes {
 		sn := &d.spec.Nodes[i]
-		if !isOVS(sn) {
+		if !isOVS(sn) || !d.spec.Here(sn.Name) { // another machine's switch
 			continue
 		}
 		cfg := sn.OVS
@@ -231,7 +232,7 @@ func (d *deployer) ovsPrepare(ctx context.Context) error {
 	if d.ovs != nil || !specHasOVS(d.spec) {
 		return nil
 	}
-	o, err := acquireOVS(ctx, func(o *OVSState) error {
+	o, err := acquireOVS(ctx, ownOVS(d.spec), func(o *OVSState) error {
 		d.stMu.Lock()
 		d.st.OVS = o
 		d.stMu.Unlock()

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/emuctl/emuctl/topo"
+
 	"github.com/emuctl/emuctl/ovs"
 	"github.com/emuctl/emuctl/tc"
 	"github.com/vishvananda/netlink"
@@ -136,16 +138,19 @@ func ovsLock() (func(), error) {
 // when it answers, else emuctl's embedded pair, started when it is not
 // running — and records the choice through record while still holding the
 // lock, so a concurrent `down` of the last other lab cannot stop daemons
-// this lab is about to use.
-func acquireOVS(ctx context.Context, record func(*OVSState) error) (*OVSState, error) {
+// this lab is about to use. With own (a local machine of a lab over
+// several machines, ownOVS) only the embedded pair will do.
+func acquireOVS(ctx context.Context, own bool, record func(*OVSState) error) (*OVSState, error) {
 	unlock, err := ovsLock()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	ep, explicit := systemOVSDB()
-	sysErr := error(nil)
-	if _, sysErr = systemOVS(ctx); sysErr == nil {
+	sysErr := errors.New("not used on a local machine")
+	if own {
+		explicit = false
+	} else if _, sysErr = systemOVS(ctx); sysErr == nil {
 		o := &OVSState{DB: ep, RunDir: filepath.Dir(socketPath(ep)), Warning: sendBufferWarning(false)}
 		return o, record(o)
 	}
@@ -174,6 +179,20 @@ func acquireOVS(ctx context.Context, record func(*OVSState) error) (*OVSState, e
 	}
 	o := &OVSState{Embedded: true, DB: e.Endpoint(), RunDir: e.Dir, Warning: sendBufferWarning(true)}
 	return o, record(o)
+}
+
+// ownOVS reports whether a Spec is a local machine's slice of a lab over
+// several machines: a namespace of this host standing in for a machine,
+// whose ports a system Open vSwitch (its daemon in the host's namespace)
+// cannot attach; the machine runs its own embedded pair, in its own
+// namespaces and run directory.
+func ownOVS(spec *topo.Spec) bool {
+	c := spec.Cluster
+	if c == nil || c.Slice == "" {
+		return false
+	}
+	m := c.Machine(c.Slice)
+	return m != nil && m.Local()
 }
 
 // pingOVS checks that an OVSDB endpoint answers.

@@ -18,7 +18,11 @@ func ovsPreflight(spec *topo.Spec, links []LinkState) []string {
 		return nil
 	}
 	var errs []string
-	if _, err := systemOVS(context.Background()); err != nil {
+	if ownOVS(spec) {
+		if _, err := ovs.Binaries(); err != nil {
+			errs = append(errs, fmt.Sprintf("ovs switches on a local machine of a lab over several machines run in the machine's own Open vSwitch, which emuctl cannot start: %v", err))
+		}
+	} else if _, err := systemOVS(context.Background()); err != nil {
 		if ep, explicit := systemOVSDB(); explicit {
 			errs = append(errs, fmt.Sprintf("EMUCTL_OVS_DB=%s does not answer: %v", ep, err))
 		} else if _, err := ovs.Binaries(); err != nil {

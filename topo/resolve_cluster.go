@@ -65,8 +65,6 @@ func (r *resolver) resolveCluster() {
 		switch {
 		case c.Placement == "explicit" && rn.machine == "":
 			r.d.errorf(rn.loc, "node %s is on no machine: with placement: explicit every node needs machine: (one of %s), or set placement: auto", rn.name, strings.Join(names, ", "))
-		case n.SwitchType == SwitchOVS:
-			r.d.errorf(rn.loc, "node %s: ovs switches are not supported in a lab over several machines yet (use type: linux-bridge)", rn.name)
 		case rn.wifiKind != "":
 			r.d.errorf(rn.loc, "node %s: Wi-Fi nodes are not supported in a lab over several machines yet", rn.name)
 		}

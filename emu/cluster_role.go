@@ -89,3 +89,31 @@ func MeasureClock(peer netip.Addr) (time.Duration, error) {
 func ClockOffsetAtUp(st *State, from, to string) time.Duration {
 	return clockOffsetOf(st, from, to)
 }
+
+// CommandInterruptible is Command for a command the caller may have to
+// interrupt (SIGINT: iperf3 then prints what it measured). On a lab over
+// several machines it runs through the worker's execint, which gives the
+// command an empty input and SIGINT when the worker's input ends — over
+// SSH no signal reaches the far side, but the end of the session's input
+// does: interruptible is true, and the caller interrupts it by closing
+// the command's input (a pipe it made). On one machine it is Command and
+// interruptible false: signal the process.
+func CommandInterruptible(lab, node string, argv []string) (cmd *exec.Cmd, interruptible bool, err error) {
+	st, err := ReadState(lab)
+	if err != nil {
+		return nil, false, err
+	}
+	if !isController(st) {
+		cmd, err := Command(lab, node, argv)
+		return cmd, false, err
+	}
+	m := st.Spec.Cluster.Machine(st.Spec.Cluster.Nodes[node])
+	if m == nil {
+		return nil, false, fmt.Errorf("lab %s: node %s is on no machine", lab, node)
+	}
+	if m.Local() && !machineExists(lab, m.Name) {
+		return nil, false, fmt.Errorf("node %s is on machine %s, which does not exist (any more): is lab %s up?", node, m.Name, lab)
+	}
+	cmd, err = workerCommand(context.Background(), lab, *m, append([]string{"execint", lab, node, "--"}, argv...)...)
+	return cmd, err == nil, err
+}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -185,6 +186,30 @@ links:
 	out, err := clusterExec("clh", "h2", "sh", "-c", "echo \"$EMUCTL_NODE on $(hostname)\"; exit 3")
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 || strings.TrimSpace(out) != "h2 on h2" {
 		t.Errorf("exec over SSH: %q, %v (want \"h2 on h2\", exit 3)", out, err)
+	}
+	// a command interrupted over SSH (no signal crosses it): the end of
+	// the session's input is its SIGINT (sleep dies of it: 128 + 2)
+	icmd, interruptible, err := CommandInterruptible("clh", "h2", []string{"sh", "-c", "echo started; exec sleep 30"})
+	if err != nil || !interruptible {
+		t.Fatalf("interruptible command over SSH: %v (interruptible %v)", err, interruptible)
+	}
+	iin, _ := icmd.StdinPipe()
+	iout, _ := icmd.StdoutPipe()
+	if err := icmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ir := bufio.NewReader(iout)
+	if line, _ := ir.ReadString('\n'); strings.TrimSpace(line) != "started" {
+		t.Errorf("interruptible command: first line %q", line)
+	}
+	t0 := time.Now()
+	iin.Close()
+	rest, _ := io.ReadAll(ir)
+	ierr := icmd.Wait()
+	if ee, ok := ierr.(*exec.ExitError); !ok || ee.ExitCode() != 130 || time.Since(t0) > 10*time.Second {
+		t.Errorf("interrupted over SSH by closing its input: %q, %v after %v (want exit 130, SIGINT)", rest, ierr, time.Since(t0))
+	} else {
+		t.Logf("interrupted over SSH by closing its input: exit 130 (SIGINT) %v after the input closed", time.Since(t0).Round(time.Millisecond))
 	}
 	// capture over SSH: the pcapng streams back through the session, and
 	// ending the capture early (the caller's context) closes it cleanly

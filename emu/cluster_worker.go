@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net/netip"
@@ -27,6 +28,7 @@ import (
 //	__emuctl_worker up <lab>                 deploy the slice read from stdin (a Spec with Cluster.Slice set)
 //	__emuctl_worker teardown <lab>           remove the machine's part (Down: by marker and journal)
 //	__emuctl_worker exec <lab> <node> -- argv  run a command in a node of this machine
+//	__emuctl_worker execint <lab> <node> -- argv  the same, SIGINT when the worker's input ends (cluster_role.go)
 //	__emuctl_worker probe <lab> <n> <addr>...  ping other machines' underlay addresses (cluster_underlay.go)
 //	__emuctl_worker linkset <lab> <link>     change a link's parameters here (cluster_linkset.go)
 //	__emuctl_worker linkstate <lab> <link> up|down  pull or plug this machine's ends of a link
@@ -89,14 +91,14 @@ func workerRole(args []string) int {
 			return 2
 		}
 		return workerRunRole(args[3:])
-	case "exec":
+	case "exec", "execint":
 		if len(args) < 5 || args[3] != "--" {
-			fmt.Fprintln(os.Stderr, "usage: "+workerArg+" exec <lab> <node> -- cmd [args...]")
+			fmt.Fprintln(os.Stderr, "usage: "+workerArg+" exec|execint <lab> <node> -- cmd [args...]")
 			return 2
 		}
-		return workerExec(lab, args[2], args[4:])
+		return workerExec(lab, args[2], args[4:], op == "execint")
 	default:
-		err = fmt.Errorf("unknown operation %q (valid: up, teardown, exec, role, probe, linkset, linkstate, capture, verify)", op)
+		err = fmt.Errorf("unknown operation %q (valid: up, teardown, exec, execint, role, probe, linkset, linkstate, capture, verify)", op)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -149,21 +151,47 @@ func workerUp(lab string) error {
 // workerExec runs argv in a node of this machine with the caller's stdio
 // and returns its exit status. SIGINT, SIGTERM and SIGHUP sent to the
 // worker reach the command (iperf3 prints its results on SIGINT), and the
-// command dies with the worker.
-func workerExec(lab, node string, argv []string) int {
+// command dies with the worker. With intOnEOF the command's input is
+// empty and the end of the worker's input is its SIGINT: over SSH, where
+// no signal reaches the far side, the controller interrupts it by
+// closing the session's input.
+func workerExec(lab, node string, argv []string, intOnEOF bool) int {
 	cmd, err := Command(lab, node, argv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if intOnEOF {
+		return runInterruptible(cmd)
+	}
 	return runAttached(cmd)
+}
+
+// runInterruptible is runAttached with an empty input for the command,
+// which gets SIGINT when this process's input ends.
+func runInterruptible(cmd *exec.Cmd) int {
+	cmd.Stdin = nil
+	started := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		<-started
+		cmd.Process.Signal(syscall.SIGINT)
+	}()
+	return runAttachedWith(cmd, started)
 }
 
 // runAttached runs cmd with this process's stdio and returns its exit
 // status. SIGINT, SIGTERM and SIGHUP sent to this process reach the
 // command, and the command dies with it.
 func runAttached(cmd *exec.Cmd) int {
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Stdin = os.Stdin
+	return runAttachedWith(cmd, nil)
+}
+
+// runAttachedWith is runAttached with cmd.Stdin as set; started, if
+// any, is closed once the command runs.
+func runAttachedWith(cmd *exec.Cmd, started chan struct{}) int {
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	runtime.LockOSThread() // Pdeathsig follows the forking thread
 	defer runtime.UnlockOSThread()
 	if cmd.SysProcAttr == nil {
@@ -174,6 +202,9 @@ func runAttached(cmd *exec.Cmd) int {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	err := cmd.Start()
+	if err == nil && started != nil {
+		close(started)
+	}
 	if err == nil {
 		go func() {
 			for sig := range sigs {

@@ -60,6 +60,27 @@ links:
 	if r.cond["machines"] != "m1, m2" || !strings.Contains(r.cond["machines_not_read"], "queue samples") {
 		t.Errorf("conditions %v", r.cond)
 	}
+	// Ctrl-C: iperf3's client is interrupted through its worker (the end
+	// of its input, which also crosses SSH) and prints what it measured
+	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	part, err := Run(ctx, lab, []Flow{{Name: "c", Client: "h1", Server: "h2", Duration: 20 * time.Second, Engine: EngineIperf3}}, Options{})
+	c := (*analysis.Flow)(nil)
+	var got int64
+	if part != nil {
+		if c = part.Flow("c"); c != nil {
+			for _, s := range c.Samples {
+				got += s.Bytes
+			}
+		}
+	}
+	// its intervals so far (an interrupted client has no server summary)
+	if err == nil || c == nil || got == 0 || c.EndS < 1.5 || time.Since(t0) > 10*time.Second {
+		t.Errorf("iperf3 interrupted after 2.5 s: %v after %v, flow %+v", err, time.Since(t0), c)
+	} else {
+		t.Logf("iperf3 interrupted after 2.5 s: returned after %v with %d samples, %d bytes, up to %.2f s", time.Since(t0).Round(time.Millisecond), len(c.Samples), got, c.EndS)
+	}
 }
 
 // The native engine on a lab over two local machines (split.go): each

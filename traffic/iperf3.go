@@ -110,6 +110,39 @@ func (p *iperf3Flow) start(node string, argv []string, out, errb *bytes.Buffer) 
 	return cmd, nil
 }
 
+// startClient starts iperf3's client in the client node and returns how
+// to interrupt it: SIGINT to the process, or on a lab over several
+// machines the end of its input, which its machine's worker turns into
+// SIGINT (over SSH no signal reaches the far side; emu.CommandInterruptible).
+func (p *iperf3Flow) startClient(out, errb *bytes.Buffer) (*exec.Cmd, func(), error) {
+	if !p.remote {
+		c, err := p.start(p.f.Client, p.clientArgs(), out, errb)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, func() { c.Process.Signal(syscall.SIGINT) }, nil
+	}
+	argv := p.clientArgs()
+	cmd, interruptible, err := emu.CommandInterruptible(p.lab, p.f.Client, argv)
+	if err != nil {
+		return nil, nil, err
+	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd.Stdout, cmd.Stderr = out, errb
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	if err := cmd.Start(); err != nil {
+		return nil, nil, fmt.Errorf("node %s: start %s: %w", p.f.Client, argv[0], err)
+	}
+	p.log.Debug("started", "node", p.f.Client, "pid", cmd.Process.Pid, "argv", strings.Join(argv, " "))
+	if !interruptible {
+		return cmd, func() { cmd.Process.Signal(syscall.SIGINT) }, nil
+	}
+	return cmd, func() { in.Close() }, nil
+}
+
 func (p *iperf3Flow) clientArgs() []string {
 	f := p.f
 	a := []string{"iperf3", "-c", p.dst.String(), "-p", strconv.Itoa(p.port), "-J", "--get-server-output",
@@ -142,7 +175,7 @@ func (p *iperf3Flow) clientArgs() []string {
 func (p *iperf3Flow) run(ctx context.Context, t0 time.Time) ([]analysis.Flow, error) {
 	var out, errb bytes.Buffer
 	started := time.Now()
-	c, err := p.start(p.f.Client, p.clientArgs(), &out, &errb)
+	c, interrupt, err := p.startClient(&out, &errb)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +186,7 @@ func (p *iperf3Flow) run(ctx context.Context, t0 time.Time) ([]analysis.Flow, er
 	case werr = <-done:
 	case <-ctx.Done():
 		// iperf3 prints its JSON so far on SIGINT.
-		c.Process.Signal(syscall.SIGINT)
+		interrupt()
 		select {
 		case werr = <-done:
 		case <-time.After(2 * time.Second):

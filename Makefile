@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/emuctl
 PKGS    := ./...
 
-.PHONY: all build release install deps test test-unit test-suites soak fuzz bench demo demo-labs lint kernel-lab-setup test-kernel test-mlo validate-wifi
+.PHONY: all build release install deps test test-unit test-suites soak fuzz bench demo demo-labs lint kernel-lab-setup test-kernel test-kernel-cluster test-mlo validate-wifi
 
 all: build
 
@@ -142,6 +142,14 @@ test-kernel: kernel-lab-setup build
 	  ./scripts/kernel-lab run --kernel $$k --timeout 1800 -- ./scripts/kernel-lab-gotest $(KERNEL_LAB_BIN) $(KERNEL_LAB_PKGS) -- $(KERNEL_LAB_TESTFLAGS) || failed="$$failed $$k"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "test-kernel: FAILED on kernel(s):$$failed"; exit 1; fi
+
+# The two-VM tier (kernellab/cluster_lab_test.go): one lab over two
+# machines that are two QEMU VMs of the kernel lab, joined by QEMU's socket
+# netdev and reached over SSH (scripts/kernel-lab-cluster), ~5 min.
+test-kernel-cluster: kernel-lab-setup
+	mkdir -p $(KERNEL_LAB_BIN)
+	CGO_ENABLED=0 $(GO) test -c -o $(KERNEL_LAB_BIN)/ ./kernellab
+	./scripts/kernel-lab-cluster --kernel $(firstword $(KERNELS)) $(KERNEL_LAB_BIN)
 
 # The multi-link tier (kernellab/wifi_mlo_lab_test.go: an AP MLD and a
 # station MLD through emuctl, TCP over both links, a link taken down at run

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/topo"
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
@@ -117,6 +119,7 @@ func clusterPreflight(spec *topo.Spec) error {
 			errs = append(errs, fmt.Sprintf("network namespace %q already exists and is not part of a known lab; emuctl will not touch it", machineNetns(spec.Name, m.Name)))
 		}
 	}
+	errs = append(errs, controllerIsMachine(spec)...)
 	if local != "" && remote != "" {
 		errs = append(errs, fmt.Sprintf("machine %s is local and machine %s is reached over SSH: a lab's machines are either all local (namespaces on this host, on their own underlay) or all reached over SSH", local, remote))
 	}
@@ -381,4 +384,33 @@ func mountLeaks(dir string) []string {
 		}
 	}
 	return out
+}
+
+// controllerIsMachine refuses SSH machines that are this host (by their
+// underlay or SSH address): the controller's record and lock of the lab
+// would be that machine's worker's too (both in this host's run
+// directory), so the worker could not build its part. Run up from
+// another host.
+func controllerIsMachine(spec *topo.Spec) []string {
+	here := map[netip.Addr]bool{}
+	if h, err := netlink.NewHandleAt(hostNetns); err == nil {
+		addrs, _ := h.AddrList(nil, netlink.FAMILY_ALL)
+		for _, a := range addrs {
+			if ip, ok := netip.AddrFromSlice(a.IP); ok {
+				here[ip.Unmap()] = true
+			}
+		}
+		h.Close()
+	}
+	var errs []string
+	for _, m := range spec.Cluster.Machines {
+		if m.Local() {
+			continue
+		}
+		ssh, _ := netip.ParseAddr(m.Host)
+		if here[m.Underlay] || ssh.IsValid() && here[ssh.Unmap()] && !ssh.IsLoopback() {
+			errs = append(errs, fmt.Sprintf("machine %s (%s@%s, underlay %s) is this host: the host that runs `emuctl up` (the lab's controller) cannot also be one of its SSH machines — the machine's worker would share the controller's record and lock of the lab; run emuctl from another host that reaches the machines over SSH", m.Name, m.User, m.Host, m.Underlay))
+		}
+	}
+	return errs
 }

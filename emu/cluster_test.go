@@ -585,6 +585,38 @@ links: [{endpoints: [h1, h2]}]
 	requireClusterGone(t, "clr")
 }
 
+// An SSH machine that is this host (its underlay is one of this host's
+// addresses) is refused before anything is made: the controller's record
+// and lock of the lab would be that machine's worker's too.
+func TestClusterRefusesControllerAsMachine(t *testing.T) {
+	needRoot(t)
+	var mine netip.Addr
+	if addrs, err := netlink.AddrList(nil, netlink.FAMILY_V4); err == nil {
+		for _, a := range addrs {
+			if ip, ok := netip.AddrFromSlice(a.IP); ok && !ip.Unmap().IsLoopback() {
+				mine = ip.Unmap()
+				break
+			}
+		}
+	}
+	if !mine.IsValid() {
+		t.Skip("this host has no IPv4 address but loopback")
+	}
+	spec := clusterLab(t, "clr", fmt.Sprintf(`name: clr
+machines:
+  m1: {ssh: root@%[1]s, underlay: %[1]s, mtu: 1550}
+  m2: {ssh: root@192.0.2.250, underlay: 192.0.2.250, mtu: 1550}
+nodes: {h1: {machine: m1}, h2: {machine: m2}}
+links: [{endpoints: [h1, h2]}]
+`, mine))
+	_, err := Deploy(context.Background(), spec, Options{})
+	if err == nil || !strings.Contains(err.Error(), "machine m1 (root@"+mine.String()) || !strings.Contains(err.Error(), "is this host") || strings.Contains(err.Error(), "machine m2 (") {
+		t.Fatalf("want a refusal naming m1 (%s) alone, got %v", mine, err)
+	}
+	t.Logf("refused: %v", err)
+	requireClusterGone(t, "clr")
+}
+
 // The controller killed (exit 9, no rollback) at each point of a lab's
 // up over two machines: clean removes everything on every machine, and
 // the lab comes up again. At cluster-worker-started the first worker has

@@ -59,12 +59,9 @@ func clusterChangeLink(st *State, i int, dir string, change func(*tc.Dir)) (*Lin
 			if d.dir.Delay == 0 {
 				continue
 			}
-			for _, u := range st.Underlay {
-				if u.From != d.from || u.To != d.to {
-					continue
-				}
-				if least := u.OneWay() + 3*u.Sigma/2; d.dir.Delay < least {
-					return nil, fmt.Errorf("link %d %s: delay %v is below the underlay's own one-way delay from machine %s to %s (%v + 3σ = %v)", i, d.name, d.dir.Delay, d.from, d.to, u.OneWay(), least)
+			if u, ok := underlayPath(st.Underlay, d.from, d.to); ok { // as at up
+				if least := u.RTT/2 + 3*u.Sigma/2; d.dir.Delay < least {
+					return nil, fmt.Errorf("link %d %s: delay %v is below the underlay's own one-way delay from machine %s to %s (%v + 3σ = %v)", i, d.name, d.dir.Delay, d.from, d.to, u.RTT/2, least)
 				}
 				d.dir.Delay -= u.OneWay()
 			}

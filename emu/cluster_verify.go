@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -116,10 +115,11 @@ func clusterMeasureDir(ctx context.Context, st *State, from, to topo.Endpoint, w
 	r.ClockOffset = offset
 	if job.Clock {
 		r.ClockOffsetUp = offset
-		if now, err := clockNow(tx, rx, c.Machine(mTo)); err != nil {
+		if now, rtt, err := clockNow(tx, rx, c.Machine(mTo)); err != nil {
 			r.ClockNote = fmt.Sprintf("the offset measured at up was applied: measuring it again failed (%v)", err)
+			r.ClockRTT = upClockRTT(st, mFrom, mTo)
 		} else {
-			offset, r.ClockOffset = now, now
+			offset, r.ClockOffset, r.ClockRTT = now, now, rtt
 		}
 	}
 	return judgeDir(func(kind byte) ([]arrival, error) {
@@ -154,28 +154,40 @@ func clusterMeasureDir(ctx context.Context, st *State, from, to topo.Endpoint, w
 	}, want, opt, r)
 }
 
-// clockNow is the receiving machine's clock minus the sending one's now:
+// upClockRTT is the round trip of the clock exchange at up between two
+// machines (0 when not measured).
+func upClockRTT(st *State, from, to string) time.Duration {
+	for _, u := range st.Underlay {
+		if u.From == from && u.To == to {
+			return u.ClockRTT
+		}
+	}
+	return 0
+}
+
+// clockNow is the receiving machine's clock minus the sending one's now,
+// and the round trip of the exchange it came from:
 // the sending worker measures it against the receiving worker's clock
 // responder (answering on to's underlay address).
-func clockNow(tx, rx *verifyWorker, to *topo.Machine) (time.Duration, error) {
+func clockNow(tx, rx *verifyWorker, to *topo.Machine) (offset, rtt time.Duration, err error) {
 	if rx.ready != "ready clock" {
-		return 0, fmt.Errorf("machine %s answered no clock requests: %s", rx.machine, strings.TrimSpace(strings.TrimPrefix(rx.ready, "ready")))
+		return 0, 0, fmt.Errorf("machine %s answered no clock requests: %s", rx.machine, strings.TrimSpace(strings.TrimPrefix(rx.ready, "ready")))
 	}
 	if err := tx.say("clock %s", to.Underlay); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	line, err := tx.read()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if msg, ok := strings.CutPrefix(line, "error "); ok {
-		return 0, errors.New(msg)
+		return 0, 0, errors.New(msg)
 	}
-	off, err := strconv.ParseInt(line, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("machine %s: clock reply %q: %w", tx.machine, line, err)
+	var off, r int64
+	if _, err := fmt.Sscan(line, &off, &r); err != nil {
+		return 0, 0, fmt.Errorf("machine %s: clock reply %q: %w", tx.machine, line, err)
 	}
-	return time.Duration(off), nil
+	return time.Duration(off), time.Duration(r), nil
 }
 
 // verifyWorker is one running worker of a direction's measurement.
@@ -316,10 +328,10 @@ func workerVerify(lab, node, iface, role string) error {
 				fmt.Printf("error %v\n", err)
 				continue
 			}
-			if off, _, err := clockOffset(peer, clockProbes); err != nil {
+			if off, rtt, err := clockOffset(peer, clockProbes); err != nil {
 				fmt.Printf("error %v\n", err)
 			} else {
-				fmt.Printf("%d\n", int64(off))
+				fmt.Printf("%d %d\n", int64(off), int64(rtt))
 			}
 		case role == "tx" && cmd == "send" && len(arg) == 1:
 			sendPhase(p, arg[0], job.Run, job.Want, job.Opt)

@@ -53,6 +53,11 @@ type DirResult struct {
 	ClockOffset   time.Duration `json:"clock_offset_ns,omitempty"`
 	ClockOffsetUp time.Duration `json:"clock_offset_up_ns,omitempty"`
 	ClockNote     string        `json:"clock_note,omitempty"`
+	// ClockRTT is the round trip of the clock exchange ClockOffset came
+	// from: the offset is known to ± half of it, and so is every one-way
+	// delay measured across the two machines (the delay floor's slack
+	// widens to it).
+	ClockRTT time.Duration `json:"clock_rtt_ns,omitempty"`
 	Problems      []string      `json:"problems,omitempty"`
 }
 
@@ -380,7 +385,9 @@ func judgeDir(phase func(kind byte) ([]arrival, error), want tc.Dir, opt VerifyO
 	if want.JitterDist == tc.DistNormal || want.JitterDist == tc.DistPareto {
 		floor = 0
 	}
-	if d := r.MinDelay - max(floor, 0); d < -200*time.Microsecond {
+	// timestamps' slack; across two clocks, the offset's own uncertainty
+	slack := max(200*time.Microsecond, r.ClockRTT/2)
+	if d := r.MinDelay - max(floor, 0); d < -slack {
 		r.Problems = append(r.Problems, fmt.Sprintf("delay %v below the configured %v", r.MinDelay, want.Delay))
 	}
 	if want.Jitter == 0 {

@@ -58,7 +58,7 @@ type DirResult struct {
 	// delay measured across the two machines (the delay floor's slack
 	// widens to it).
 	ClockRTT time.Duration `json:"clock_rtt_ns,omitempty"`
-	Problems      []string      `json:"problems,omitempty"`
+	Problems []string      `json:"problems,omitempty"`
 }
 
 // OK reports whether the direction met its configuration.

@@ -29,7 +29,11 @@
 // machine, Deploy on that machine's slice (cluster_worker.go), reached by
 // nsenter into a local machine's namespaces (cluster_local.go) or over
 // SSH (cluster_ssh.go); a link cut between machines is a VXLAN tunnel end
-// (link_vxlan.go), its delay less the underlay's (cluster_underlay.go).
+// (link_vxlan.go; on an ovs switch, a port of its bridge), its delay less
+// the underlay's (cluster_underlay.go). Packages built on emu run their
+// own roles on a node's machine through MachineCommand (cluster_role.go:
+// traffic's flow ends there), and interrupt commands there by closing
+// their input (CommandInterruptible; ssh passes no signal on).
 //
 // Some of a lab's processes are the running binary re-executed in a
 // named role: the exec helper behind Command, the supervisor, the keeper

@@ -211,6 +211,10 @@ func sliceLinks(spec *topo.Spec, links []LinkState) []LinkState {
 	return out
 }
 
+// LinkMTU is link li's MTU (its A end's, else its B end's; 1500 when
+// neither sets one).
+func LinkMTU(spec *topo.Spec, li int) int { return linkMTU(spec, spec.Links[li]) }
+
 // linkMTU is link l's MTU (its A end's; 1500 when not set).
 func linkMTU(spec *topo.Spec, l topo.Link) int {
 	for _, ep := range []topo.Endpoint{l.A, l.B} {

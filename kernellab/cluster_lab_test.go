@@ -112,6 +112,26 @@ links:
 	if minRTT < 20 {
 		t.Errorf("smallest srtt %.2f ms below the 2 x 10 ms floor", minRTT)
 	}
+	// the cut link's queue, on m1's kernel (netem): sampled there through
+	// the run, within the default limit (+1 in transmission), no packet
+	// waiting longer than the full queue takes to drain at 10 Mbit/s
+	var ql *analysis.Link
+	for i := range res.Links {
+		if strings.HasPrefix(res.Links[i].Name, "h1:") && res.Links[i].RateBps == 10e6 {
+			ql = &res.Links[i]
+		}
+	}
+	if ql == nil {
+		t.Errorf("no h1 -> s2 direction in the result's links: %+v", res.Links)
+	} else {
+		drain := float64(ql.QueuePackets+1) * 1514 * 8 / 10e6 * 1e3
+		t.Logf("queue of %s (%s on m1, limit %d): %d samples, occupancy p50/p95 %.0f/%.0f, sojourn p99 %.2f ms (%s; full queue drains in %.2f ms), %d sent, %d dropped; %s",
+			ql.Name, ql.Backend, ql.QueuePackets, ql.QueueSamples, ql.QueueP50Pkts, ql.QueueP95Pkts, ql.SojournP99Ms, ql.SojournFrom, drain, ql.SentPackets, ql.DroppedPackets, res.Conditions["queue_samples_error"])
+		if ql.Backend != "netem" || ql.QueuePackets != 100 || ql.QueueSamples < 100 || ql.QueueP95Pkts <= 0 || ql.QueueP95Pkts > 101 ||
+			ql.SojournP99Ms <= 0 || ql.SojournP99Ms > drain*1.05 || ql.SentPackets == 0 {
+			t.Errorf("queue of h1 -> s2 on m1: %+v", *ql)
+		}
+	}
 
 	ures, err := traffic.Run(context.Background(), lab, []traffic.Flow{{Name: "u", Client: "h2", Server: "h1", Proto: traffic.UDP, Rate: 2_000_000, Duration: 4 * time.Second}}, traffic.Options{})
 	if err != nil {

@@ -421,13 +421,24 @@ func (rd *runData) queueMetric(name, key string) (expr.Value, error) {
 // traffic records each crossed direction's qdisc sent and dropped
 // packets. The drops are queue overflow on a rated direction without
 // random loss, random loss on a direction without a rate; with both they
-// cannot be told apart and count as loss.
+// cannot be told apart and count as loss. An engine's link on another
+// machine (a lab over several machines, whose engines this process does
+// not reach) has its engine's counters in the result, read there by
+// traffic: queue and discipline drops apart from random loss.
 func (rd *runData) qdiscLink(key string) (engine.DirStats, bool) {
 	a, b, _ := strings.Cut(key, "->")
 	for _, l := range rd.res.Links {
 		la, lb := linkEnds(l.Name)
-		if la != a || lb != b || l.Backend == "userspace" || l.Backend == "" || strings.HasPrefix(l.Backend, "none") {
+		if la != a || lb != b || l.Backend == "" || strings.HasPrefix(l.Backend, "none") {
 			continue
+		}
+		if l.Backend == "userspace" {
+			if l.SentPackets == 0 && l.DroppedPackets == 0 && l.RandomDrops == 0 {
+				continue
+			}
+			return engine.DirStats{InPackets: uint64(l.SentPackets + l.DroppedPackets + l.RandomDrops), OutPackets: uint64(l.SentPackets),
+				QueueDrops: uint64(max(0, l.DroppedPackets-l.AQMDrops)), AQMDrops: uint64(l.AQMDrops), LossDrops: uint64(l.RandomDrops),
+				Marks: uint64(l.Marks), Discipline: l.Discipline}, true
 		}
 		st := engine.DirStats{InPackets: uint64(l.SentPackets + l.DroppedPackets), OutPackets: uint64(l.SentPackets),
 			AQMDrops: uint64(l.AQMDrops), Marks: uint64(l.Marks), Discipline: l.Discipline}

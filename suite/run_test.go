@@ -120,7 +120,9 @@ func TestRunTinySuite(t *testing.T) {
 // two local machines (the link between them cut, a VXLAN tunnel): every
 // lab is deployed over both, the native engine runs each flow's ends on
 // their machines and the probe on the client's, and the checks hold as on
-// one machine — goodput within capacity, the RTT floor, cc read back.
+// one machine — goodput within capacity, the RTT floor, cc read back, the
+// link's queue (sampled where it is) within its bound of 50 packets + the
+// one in transmission, its engine's counters adding up.
 func TestRunTinySuiteOverMachines(t *testing.T) {
 	needRoot(t)
 	s := tinySuite(t, "topology:\n  nodes:\n    h1: {}\n    h2: {}", `topology:
@@ -129,10 +131,29 @@ func TestRunTinySuiteOverMachines(t *testing.T) {
     m2: {ssh: local, underlay: 192.168.250.2}
   nodes:
     h1: {machine: m1}
-    h2: {machine: m2}`)
+    h2: {machine: m2}`, "checks:\n", `checks:
+  - id: Q1
+    class: physics
+    title: the queue within its bound (sampled on h1's machine)
+    per: run
+    expect: queue_p95[h1->h2] <= 51
+  - id: Q2
+    class: physics
+    title: the link's engine counters (read on h1's machine)
+    per: run
+    expect: link_out[h1->h2] > 1000 and link_in[h1->h2] == link_out[h1->h2] + queue_drops[h1->h2]
+`)
 	out, dir := runTiny(t, context.Background(), s, "tsu-cl")
 	if out.Verdict != "pass" || out.ExitCode() != 0 || len(out.Runs) != 2 {
 		t.Fatalf("verdict %s (exit %d), %d runs: %+v", out.Verdict, out.ExitCode(), len(out.Runs), out.Checks)
+	}
+	for _, c := range out.Checks {
+		if c.ID == "Q1" || c.ID == "Q2" {
+			t.Logf("%s %s: %s, %+v", c.ID, c.Title, c.Status, c.Items)
+			if c.Status != StatusPass || len(c.Items) != 2 {
+				t.Errorf("%s: %s with %d items: %+v", c.ID, c.Status, len(c.Items), c.Items)
+			}
+		}
 	}
 	results, err := analysis.LoadDir(filepath.Join(dir, "runs"))
 	if err != nil || len(results) != 2 {

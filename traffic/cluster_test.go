@@ -57,7 +57,7 @@ links:
 	if r.rtt < 10 {
 		t.Errorf("sender RTT %.2f ms below the 2 × 5 ms floor", r.rtt)
 	}
-	if r.cond["machines"] != "m1, m2" || !strings.Contains(r.cond["machines_not_read"], "queue samples") {
+	if r.cond["machines"] != "m1, m2" || !strings.Contains(r.cond["machines_read"], "queue on the machine that sends it") || r.cond["queue_samples_error"] != "" {
 		t.Errorf("conditions %v", r.cond)
 	}
 	// Ctrl-C: iperf3's client is interrupted through its worker (the end
@@ -90,8 +90,10 @@ links:
 //     the sender's smallest smoothed RTT at least the 10 ms floor and
 //     below floor + one 64 KiB... queue (the link's own bound), the
 //     per-interval bytes adding up to the bytes received;
+//     and the cut link's queue on h1's machine sampled through the run
+//     (checkCutQueue);
 //   - TCP reversed with two streams (h2 sends): both streams paired and
-//     together at capacity;
+//     together at capacity, the queue read on h2's machine;
 //   - UDP h1 -> h2 at 4 Mbit/s: nothing lost, and one-way delays (the
 //     two halves' clocks joined by the offset measured before the run):
 //     the smallest is the 5 ms delay plus a frame's transmission at
@@ -153,6 +155,7 @@ links:
 		t.Logf("read on their machines: h1 sent %d segments (TcpOutSegs), h2's tcp_sack %s, h2-eth0 %s",
 			res.Counters["h1"]["TcpOutSegs"], res.Conditions["sysctl.h2.net.ipv4.tcp_sack"], res.Conditions["iface.h2.h2-eth0"])
 	}
+	checkCutQueue(t, res, "h1", 10e6, 4*time.Second)
 
 	rev := testutil.RetryStarved(t, "native TCP reversed, two streams", true, func() *analysis.Result {
 		return run(t, lab, Flow{Name: "r", Client: "h1", Server: "h2", Reverse: true, Parallel: 2, Duration: 4 * time.Second, Interval: 250 * time.Millisecond})
@@ -169,6 +172,7 @@ links:
 	if total < 0.95*capacity || total > 1.02*capacity {
 		t.Errorf("two streams together %.3f Mbit/s, want [0.95, 1.02] × %.3f", total/1e6, capacity/1e6)
 	}
+	checkCutQueue(t, rev, "h2", 10e6, 4*time.Second)
 
 	ures := testutil.RetryStarved(t, "native UDP across two machines", false, func() *analysis.Result {
 		return run(t, lab, Flow{Name: "u", Client: "h1", Server: "h2", Proto: UDP, Rate: 4_000_000, Duration: 3 * time.Second, Interval: 250 * time.Millisecond})
@@ -257,5 +261,58 @@ links:
 		t.Errorf("partial result: %+v", part.Flows)
 	} else {
 		t.Logf("cancelled at 1.5 s: returned after %v, TCP %d bytes received, UDP %d datagrams", time.Since(t0).Round(time.Millisecond), c.BytesReceived, cu.UDP.Received)
+	}
+}
+
+// checkCutQueue: the direction of the shaped cut link that from sends,
+// whose queue is on from's machine, was watched there through the run of
+// dur: a sample every 20 ms (at least half of them arrived), a TCP flow
+// at capacity kept a standing queue (p95 > 0) within the configured
+// limit (+1: the engine counts the packet in transmission), and no
+// packet waited longer than the full queue takes to drain at rate (the
+// engine measures every packet's sojourn, the kernel estimates it from
+// the backlog).
+func checkCutQueue(t *testing.T, res *analysis.Result, from string, rate float64, dur time.Duration) {
+	t.Helper()
+	if e := res.Conditions["queue_samples_error"]; e != "" {
+		t.Errorf("queues not sampled: %s", e)
+	}
+	var l *analysis.Link
+	for i := range res.Links {
+		if strings.HasPrefix(res.Links[i].Name, from+":") && res.Links[i].RateBps == rate {
+			l = &res.Links[i]
+		}
+	}
+	if l == nil {
+		t.Errorf("no link direction from %s at %.0f bit/s in %+v", from, rate, res.Links)
+		return
+	}
+	drain := float64(l.QueuePackets+1) * 1514 * 8 / rate * 1e3
+	t.Logf("queue of %s (%s, limit %d packets) on %s's machine: %d samples every %.0f ms, occupancy p50/p95 %.0f/%.0f packets, sojourn p50/p95/p99 %.2f/%.2f/%.2f ms (%s; the full queue drains in %.2f ms)",
+		l.Name, l.Backend, l.QueuePackets, from, l.QueueSamples, l.QueueSampleMs, l.QueueP50Pkts, l.QueueP95Pkts, l.SojournP50Ms, l.SojournP95Ms, l.SojournP99Ms, l.SojournFrom, drain)
+	if want := int(dur / (20 * time.Millisecond) / 2); l.QueueSamples < want || l.QueueSampleMs != 20 {
+		t.Errorf("%d queue samples every %.0f ms, want at least %d every 20 ms", l.QueueSamples, l.QueueSampleMs, want)
+	}
+	if l.QueuePackets <= 0 || l.QueueP95Pkts <= 0 || l.QueueP95Pkts > float64(l.QueuePackets+1) {
+		t.Errorf("queue occupancy p95 %.0f packets, want in (0, %d]", l.QueueP95Pkts, l.QueuePackets+1)
+	}
+	if l.SojournFrom == "" || l.SojournP99Ms <= 0 || l.SojournP99Ms > drain*1.05 {
+		t.Errorf("sojourn p99 %.2f ms (%q), want in (0, %.2f]", l.SojournP99Ms, l.SojournFrom, drain*1.05)
+	}
+	// two meters agree: a packet that finds n packets queued at a constant
+	// rate waits n frame times (the median sampled occupancy against the
+	// median sojourn of every packet)
+	if frame := 1514 * 8 / rate * 1e3; l.QueueP50Pkts >= 10 {
+		if r := l.SojournP50Ms / (l.QueueP50Pkts * frame); r < 0.75 || r > 1.25 {
+			t.Errorf("median sojourn %.2f ms is %.2f × the median occupancy's %.0f × %.3f ms, want [0.75, 1.25]", l.SojournP50Ms, r, l.QueueP50Pkts, frame)
+		}
+	}
+	// the link's own counters, read on its machine: every segment the
+	// sender put out, new (OutSegs) or again (RetransSegs), was sent or
+	// dropped there
+	segs := res.Counters[from]["TcpOutSegs"] + res.Counters[from]["TcpRetransSegs"]
+	t.Logf("the link's counters: %d sent, %d dropped at the queue, %d lost at random; %s sent %d TCP segments (%d again)", l.SentPackets, l.DroppedPackets, l.RandomDrops, from, segs, res.Counters[from]["TcpRetransSegs"])
+	if through := l.SentPackets + l.DroppedPackets + l.RandomDrops; segs == 0 || through < segs-5 || through > segs+5 || l.RandomDrops != 0 {
+		t.Errorf("the link passed or dropped %d packets (%d at random), %s sent %d segments", through, l.RandomDrops, from, segs)
 	}
 }

@@ -36,9 +36,10 @@
 // flow's two ends run as halves in this binary's traffic role on their
 // nodes' machines (split.go, started through emu.MachineCommand), probes
 // on the client's machine, node snapshots on each machine
-// (split_snapshot.go), captures through the workers (emu.CaptureNode);
-// a receiver on another machine moves its times onto the sender's clock
-// by the offset measured just before the run.
+// (split_snapshot.go), each link direction's queue on the machine that
+// sends it (split_queues.go), captures through the workers
+// (emu.CaptureNode); a receiver on another machine moves its times onto
+// the sender's clock by the offset measured just before the run.
 //
 //   - TCP: TCP_CONGESTION is set on every socket and read back from the
 //     sender; TCP_NODELAY (off by default, as the kernel and iperf3),

@@ -63,7 +63,7 @@ func clusterConditions(st *emu.State, c map[string]string, clocks map[[2]string]
 	}
 	sort.Strings(ms)
 	c["machines"] = strings.Join(ms, ", ")
-	c["machines_not_read"] = "queue samples during the run (the links' queues are on their machines; node sysctls, counters, interfaces and qdisc counters were read on each node's machine)"
+	c["machines_read"] = "node sysctls, counters, interfaces and qdisc counters on each node's machine; each link direction's queue on the machine that sends it"
 	c["clock"] = "one clock per flow, its sender's: a receiver on another machine moved its times by the offset measured before the run (clock_offset[sender->receiver]); a flow's place on the run's time line is when this process heard it start"
 	for _, cp := range clocks {
 		v := fmt.Sprintf("%.1f us (at up %.1f us, drift %.1f us)", us(cp.offset), us(cp.atUp), us(cp.offset-cp.atUp))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/emuctl/emuctl/analysis"
 	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/units"
 )
@@ -33,6 +34,21 @@ type linkDir struct {
 	AQM          *struct{ Discipline string }
 }
 
+// queueLimit is the direction's queue limit in force, in packets: its
+// own, or the default its backend gave it (tc.Dir.QueueLimits); 0 for a
+// byte limit or no rate.
+func (d linkDir) queueLimit(s *topo.Spec, li int) int {
+	if d.QueuePackets > 0 || d.QueueBytes > 0 || d.Rate == 0 || li >= len(s.Links) {
+		return d.QueuePackets
+	}
+	td := tc.Dir{Rate: d.Rate, Delay: d.Delay}
+	if d.AQM != nil && d.AQM.Discipline != "" {
+		td.AQM = &tc.AQM{Discipline: d.AQM.Discipline}
+	}
+	pk, _ := td.QueueLimits(emu.LinkMTU(s, li))
+	return pk
+}
+
 // stateLinks returns the shaped links recorded for a lab, by link index.
 func stateLinks(lab string) map[int]stateLink {
 	b, err := os.ReadFile(filepath.Join(emu.StateDir(lab), "state.json"))
@@ -48,6 +64,36 @@ func stateLinks(lab string) map[int]stateLink {
 	out := map[int]stateLink{}
 	for _, l := range st.Links {
 		out[l.Index] = l
+	}
+	return out
+}
+
+// clusterStateLinks are the shaped links of a lab over several machines
+// as the controller knows them: the parameters configured, or set by
+// link set since (emu.ShowLinks), by link index; the backend is where
+// the link runs ("vxlan VNI: m1 <-> m2", "machine m1") until the
+// machine sending a direction says which shapes it (queueWatch).
+func clusterStateLinks(lab string) map[int]stateLink {
+	infos, err := emu.ShowLinks(lab)
+	if err != nil {
+		return nil
+	}
+	out := map[int]stateLink{}
+	for _, li := range infos {
+		if li.AtoB.IsZero() && li.BtoA.IsZero() {
+			continue
+		}
+		b, err := json.Marshal(struct {
+			A tc.Dir `json:"a_to_b"`
+			B tc.Dir `json:"b_to_a"`
+		}{li.AtoB, li.BtoA})
+		if err != nil {
+			continue
+		}
+		sl := stateLink{Index: li.Index, Name: li.A + " <-> " + li.B, Backend: li.Backend, Warning: li.Warning}
+		if json.Unmarshal(b, &sl) == nil {
+			out[li.Index] = sl
+		}
 	}
 	return out
 }
@@ -84,7 +130,7 @@ func resultLinks(s *topo.Spec, shaped map[int]stateLink, hops []hop, before, aft
 		seen[name] = true
 		backend, d := linkDirection(s, shaped, h)
 		l := analysis.Link{Name: name, Backend: backend, RateBps: float64(d.Rate),
-			DelayUs: float64(d.Delay) / 1e3, LossPct: float64(d.Loss), QueuePackets: d.QueuePackets}
+			DelayUs: float64(d.Delay) / 1e3, LossPct: float64(d.Loss), QueuePackets: d.queueLimit(s, h.link)}
 		from, _ := h.ends(s)
 		if b, a := ifaceOf(before, from), ifaceOf(after, from); b != nil && a != nil {
 			pb, db := b.rootStats()

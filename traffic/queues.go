@@ -16,7 +16,9 @@ const queueSampleEvery = 20 * time.Millisecond
 
 // queueWatch follows the shaped directions the flows cross: their queue
 // occupancy every queueSampleEvery, and the counters a queue discipline
-// keeps (the engine's before and after; the kernel leaf's xstats).
+// keeps (the engine's before and after; the kernel leaf's xstats). On a
+// lab over several machines each machine's directions are watched there
+// (split_queues.go) and gathered here when the flows end.
 type queueWatch struct {
 	st      *emu.State
 	dirs    []emu.LinkDir
@@ -27,18 +29,25 @@ type queueWatch struct {
 	mu      sync.Mutex
 	samples map[emu.LinkDir][]emu.QueueSample
 
-	engBefore map[emu.LinkDir]engine.DirStats
-	leafStats map[emu.LinkDir][2]*aqmLeaf // before, after
+	engBefore, engAfter map[emu.LinkDir]engine.DirStats
+	leafStats           map[emu.LinkDir][2]*aqmLeaf // before, after
+
+	remote []*queueRole // a lab over several machines: one per machine
+	errs   []string     // machines whose queues could not be read
+	// what the sending machines said of their directions (a lab over
+	// several machines): the backend, the queue limit in force
+	backend    map[emu.LinkDir]string
+	queueLimit map[emu.LinkDir]int
 }
 
 type aqmLeaf struct {
-	kind          string
-	marks, drops  uint32
-	limit, aqmDrp uint32
+	Kind          string `json:"kind"`
+	Marks, Drops  uint32
+	Limit, AQMDrp uint32
 }
 
-// watchQueues starts sampling; nil when nothing can be read.
-func watchQueues(st *emu.State, hops []hop) *queueWatch {
+// hopDirs are the directions hops cross, once each, in order.
+func hopDirs(st *emu.State, hops []hop) []emu.LinkDir {
 	seen := map[emu.LinkDir]bool{}
 	var dirs []emu.LinkDir
 	for _, h := range hops {
@@ -48,16 +57,34 @@ func watchQueues(st *emu.State, hops []hop) *queueWatch {
 			dirs = append(dirs, d)
 		}
 	}
+	return dirs
+}
+
+// watchQueues starts sampling the directions hops cross; nil when nothing
+// can be read.
+func watchQueues(st *emu.State, hops []hop) *queueWatch {
+	return watchDirs(st, hopDirs(st, hops))
+}
+
+// watchDirs starts sampling dirs on this machine; nil when nothing can be
+// read.
+func watchDirs(st *emu.State, dirs []emu.LinkDir) *queueWatch {
 	s, err := emu.NewQueueSampler(st, dirs)
 	if err != nil || len(dirs) == 0 {
 		return nil
 	}
-	w := &queueWatch{st: st, dirs: dirs, sampler: s, stop: make(chan struct{}), done: make(chan struct{}),
-		samples: map[emu.LinkDir][]emu.QueueSample{}, leafStats: map[emu.LinkDir][2]*aqmLeaf{}}
+	w := newQueueWatch(st, dirs)
+	w.sampler = s
 	w.engBefore, _ = emu.EngineDirStats(st.Lab, dirs)
 	w.readLeaves(0)
 	go w.loop()
 	return w
+}
+
+func newQueueWatch(st *emu.State, dirs []emu.LinkDir) *queueWatch {
+	return &queueWatch{st: st, dirs: dirs, stop: make(chan struct{}), done: make(chan struct{}),
+		samples: map[emu.LinkDir][]emu.QueueSample{}, leafStats: map[emu.LinkDir][2]*aqmLeaf{},
+		backend: map[emu.LinkDir]string{}, queueLimit: map[emu.LinkDir]int{}}
 }
 
 func (w *queueWatch) loop() {
@@ -84,22 +111,30 @@ func (w *queueWatch) readLeaves(k int) {
 		if err != nil || !ok || q.Stats == nil {
 			continue
 		}
-		l := &aqmLeaf{kind: q.Kind, marks: q.Stats.Marks, drops: q.Stats.Drops, limit: q.Stats.LimitDrops, aqmDrp: q.Stats.AQMDrops()}
+		l := &aqmLeaf{Kind: q.Kind, Marks: q.Stats.Marks, Drops: q.Stats.Drops, Limit: q.Stats.LimitDrops, AQMDrp: q.Stats.AQMDrops()}
 		v := w.leafStats[d]
 		v[k] = l
 		w.leafStats[d] = v
 	}
 }
 
-// finish stops sampling and reads the counters after the run.
+// finish stops sampling and reads the counters after the run (on a lab
+// over several machines: gathers what each machine watched).
 func (w *queueWatch) finish() {
 	if w == nil {
+		return
+	}
+	if w.remote != nil {
+		w.gather()
 		return
 	}
 	close(w.stop)
 	<-w.done
 	w.sampler.Close()
 	w.readLeaves(1)
+	if w.engBefore != nil {
+		w.engAfter, _ = emu.EngineDirStats(w.st.Lab, w.dirs)
+	}
 }
 
 // annotate adds what was watched on direction d to a result link.
@@ -110,6 +145,12 @@ func (w *queueWatch) annotate(l *analysis.Link, d emu.LinkDir, rate float64) {
 	w.mu.Lock()
 	ss := w.samples[d]
 	w.mu.Unlock()
+	if b := w.backend[d]; b != "" {
+		l.Backend = b
+	}
+	if q := w.queueLimit[d]; q > 0 {
+		l.QueuePackets = q
+	}
 	if len(ss) > 0 {
 		pk := make([]float64, len(ss))
 		var delays []float64
@@ -129,15 +170,19 @@ func (w *queueWatch) annotate(l *analysis.Link, d emu.LinkDir, rate float64) {
 		}
 	}
 	if ls := w.leafStats[d]; ls[0] != nil && ls[1] != nil {
-		l.Discipline = ls[1].kind
-		l.Marks = int64(ls[1].marks) - int64(ls[0].marks)
-		l.AQMDrops = int64(ls[1].aqmDrp) - int64(ls[0].aqmDrp)
+		l.Discipline = ls[1].Kind
+		l.Marks = int64(ls[1].Marks) - int64(ls[0].Marks)
+		l.AQMDrops = int64(ls[1].AQMDrp) - int64(ls[0].AQMDrp)
 	}
 	if b, ok := w.engBefore[d]; ok {
-		after, err := emu.EngineDirStats(w.st.Lab, []emu.LinkDir{d})
-		if a, ok2 := after[d]; err == nil && ok2 {
+		if a, ok2 := w.engAfter[d]; ok2 {
 			l.Discipline = a.Discipline
 			l.Marks, l.AQMDrops = int64(a.Marks-b.Marks), int64(a.AQMDrops-b.AQMDrops)
+			// the engine's own counters: what the node's interface to it
+			// counts is not the link's (suites read the same)
+			l.SentPackets = int64(a.OutPackets - b.OutPackets)
+			l.DroppedPackets = int64(a.QueueDrops + a.AQMDrops - b.QueueDrops - b.AQMDrops)
+			l.RandomDrops = int64(a.LossDrops - b.LossDrops)
 			ms := func(x time.Duration) float64 { return float64(x) / 1e6 }
 			l.SojournP50Ms, l.SojournP95Ms, l.SojournP99Ms = ms(a.Sojourn.P50), ms(a.Sojourn.P95), ms(a.Sojourn.P99)
 			l.SojournFrom = "every packet"

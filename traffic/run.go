@@ -92,6 +92,9 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 		return nil, err
 	}
 	shaped := stateLinks(lab)
+	if cluster {
+		shaped = clusterStateLinks(lab)
+	}
 	var allHops []hop
 	nodeSet, endpoints := map[string]bool{}, map[string]bool{}
 	for _, p := range plans {
@@ -161,12 +164,15 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var qw *queueWatch
-	if !cluster { // the links' queues are on their machines
+	if cluster { // the links' queues are on their machines
+		qw = watchQueuesCluster(st, allHops)
+	} else {
 		qw = watchQueues(st, allHops)
 	}
 	t0 := time.Now()
 	// schedules with t0: traffic start with the flows (schedule.go in emu)
 	if _, err := emu.StartTrafficSchedules(lab); err != nil {
+		qw.finish()
 		return nil, fmt.Errorf("lab %s: the schedules with t0: traffic did not start: %w", lab, err)
 	}
 	recs := make([][]analysis.Flow, len(plans))
@@ -234,6 +240,10 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 	}
 	if cluster {
 		clusterConditions(st, res.Conditions, clocks)
+	}
+	if e := qw.failed(); e != "" {
+		res.Conditions["queue_samples_error"] = e
+		log.Warn("some links' queues were not sampled", "error", e)
 	}
 	if snapErr != nil { // what a machine could not read is missing, and said
 		res.Conditions["snapshot_error"] = snapErr.Error()

@@ -59,6 +59,8 @@ func init() {
 }
 
 // __emuctl_traffic half <lab>             one end of a flow: the job on stdin
+// __emuctl_traffic snapshot <lab>         nodes' snapshots (split_snapshot.go)
+// __emuctl_traffic queues <lab>           links' queues watched (split_queues.go)
 // __emuctl_traffic clock serve            answer clock requests until stdin closes
 // __emuctl_traffic clock measure ADDR     the clock at ADDR minus this machine's, ns
 func splitMain(args []string) int {
@@ -68,6 +70,8 @@ func splitMain(args []string) int {
 		err = runHalf(args[1], os.Stdin, os.Stdout)
 	case len(args) == 2 && args[0] == "snapshot":
 		err = snapshotHere(args[1], os.Stdin, os.Stdout)
+	case len(args) == 2 && args[0] == "queues":
+		err = queuesHere(args[1], os.Stdin, os.Stdout)
 	case len(args) == 2 && args[0] == "clock" && args[1] == "serve":
 		var stop func()
 		if stop, err = emu.ServeClock(); err == nil {
@@ -84,7 +88,7 @@ func splitMain(args []string) int {
 			}
 		}
 	default:
-		fmt.Fprintln(os.Stderr, "usage: "+splitRole+" half <lab> | snapshot <lab> | clock serve | clock measure ADDR")
+		fmt.Fprintln(os.Stderr, "usage: "+splitRole+" half <lab> | snapshot <lab> | queues <lab> | clock serve | clock measure ADDR")
 		return 2
 	}
 	if err != nil {

@@ -42,22 +42,46 @@ type halfProc struct {
 // startHalf starts a half of lab on its node's machine with job and waits
 // for its "ready" line, returning the ports it names.
 func startHalf(lab string, job halfJob) (*halfProc, []int, error) {
-	cmd, machine, err := emu.MachineCommand(lab, job.Node, splitRole, "half", lab)
+	h, line, err := startRoleProc(lab, job.Node, job, "half", lab)
 	if err != nil {
 		return nil, nil, err
+	}
+	rest, ok := strings.CutPrefix(line, "ready ")
+	if !ok {
+		h.close()
+		return nil, nil, fmt.Errorf("machine %s: traffic half said %q, not ready", h.machine, line)
+	}
+	var ports []int
+	for p := range strings.SplitSeq(rest, ",") {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			h.close()
+			return nil, nil, fmt.Errorf("machine %s: traffic half's ports %q", h.machine, rest)
+		}
+		ports = append(ports, n)
+	}
+	return h, ports, nil
+}
+
+// startRoleProc starts the traffic role with args on node's machine,
+// sends it job (one JSON line) and returns its first line of output.
+func startRoleProc(lab, node string, job any, args ...string) (*halfProc, string, error) {
+	cmd, machine, err := emu.MachineCommand(lab, node, append([]string{splitRole}, args...)...)
+	if err != nil {
+		return nil, "", err
 	}
 	h := &halfProc{machine: machine, cmd: cmd, lines: make(chan string, 16), waited: make(chan struct{})}
 	if h.in, err = cmd.StdinPipe(); err != nil {
-		return nil, nil, err
+		return nil, "", err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, nil, err
+		return nil, "", err
 	}
 	cmd.Stderr = &lockedWriter{mu: &h.mu, b: &h.errBuf}
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
-		return nil, nil, fmt.Errorf("machine %s: %w", machine, err)
+		return nil, "", fmt.Errorf("machine %s: %w", machine, err)
 	}
 	go func() {
 		sc := bufio.NewScanner(stdout)
@@ -72,28 +96,14 @@ func startHalf(lab string, job halfJob) (*halfProc, []int, error) {
 	b, _ := json.Marshal(job)
 	if err := h.say("%s", b); err != nil {
 		h.close()
-		return nil, nil, err
+		return nil, "", err
 	}
 	line, err := h.next(halfStart)
 	if err != nil {
 		h.close()
-		return nil, nil, err
+		return nil, "", err
 	}
-	rest, ok := strings.CutPrefix(line, "ready ")
-	if !ok {
-		h.close()
-		return nil, nil, fmt.Errorf("machine %s: traffic half said %q, not ready", machine, line)
-	}
-	var ports []int
-	for p := range strings.SplitSeq(rest, ",") {
-		n, err := strconv.Atoi(p)
-		if err != nil {
-			h.close()
-			return nil, nil, fmt.Errorf("machine %s: traffic half's ports %q", machine, rest)
-		}
-		ports = append(ports, n)
-	}
-	return h, ports, nil
+	return h, line, nil
 }
 
 // lockedWriter is a strings.Builder written under a mutex.
@@ -142,17 +152,25 @@ func (h *halfProc) next(timeout time.Duration) (string, error) {
 
 // result waits for the half's result (lines before it are skipped).
 func (h *halfProc) result() (*halfResult, error) {
+	var r halfResult
+	if err := h.resultInto(&r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// resultInto waits for the role's "result" line and decodes it into v.
+func (h *halfProc) resultInto(v any) error {
 	for {
 		line, err := h.next(0)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if b, ok := strings.CutPrefix(line, "result "); ok {
-			var r halfResult
-			if err := json.Unmarshal([]byte(b), &r); err != nil {
-				return nil, fmt.Errorf("machine %s: traffic half's result: %w", h.machine, err)
+			if err := json.Unmarshal([]byte(b), v); err != nil {
+				return fmt.Errorf("machine %s: traffic role's result: %w", h.machine, err)
 			}
-			return &r, nil
+			return nil
 		}
 	}
 }

@@ -264,9 +264,13 @@ links: [{endpoints: [h1, s1]}, {endpoints: [h2, s1]}]
 		got    float64
 		loaded []time.Duration
 	}
+	// as many pings as fit in the 6 s of load after the warm-up, each
+	// waiting behind up to a full queue (14 for 250 packets, 27 for 100)
+	gap := 100 * time.Millisecond
+	npings := min(40, int(6*time.Second/(gap+physics)))
 	m := testutil.RetryStarved(t, fmt.Sprintf("N=%d", n), false, func() (m meas) {
-		m.got = bulk(t, "tovl", "h1", "h2", 9*time.Second, 3*time.Second, "cubic", func() {
-			m.loaded = pings(t, "tovl", "h1", dst, 40, 100*time.Millisecond)
+		m.got = bulk(t, "tovl", "h1", "h2", 9*time.Second, 3*time.Second, "cubic", func(until time.Time) {
+			m.loaded = pingsUntil(t, "tovl", "h1", dst, npings, gap, until)
 		})
 		return m
 	})

@@ -41,7 +41,7 @@ func inNode(t *testing.T, lab, node string, fn func() error) {
 
 // bulk runs one TCP flow from -> to for dur with congestion control cc and
 // returns the receiver's goodput over the last (dur - warm).
-func bulk(t *testing.T, lab, from, to string, dur, warm time.Duration, cc string, during func()) float64 {
+func bulk(t *testing.T, lab, from, to string, dur, warm time.Duration, cc string, during func(until time.Time)) float64 {
 	t.Helper()
 	st, err := ReadState(lab)
 	if err != nil {
@@ -109,9 +109,9 @@ func bulk(t *testing.T, lab, from, to string, dur, warm time.Duration, cc string
 			}
 		}
 	}()
-	if during != nil {
+	if during != nil { // after the warm-up, until the measured load ends
 		time.Sleep(warm)
-		during()
+		during(t0.Add(dur))
 	}
 	time.Sleep(time.Until(t0.Add(dur + 100*time.Millisecond)))
 	mu.Lock()
@@ -124,16 +124,34 @@ func bulk(t *testing.T, lab, from, to string, dur, warm time.Duration, cc string
 
 func pings(t *testing.T, lab, from string, to netip.Addr, n int, gap time.Duration) []time.Duration {
 	t.Helper()
+	return pingsUntil(t, lab, from, to, n, gap, time.Time{})
+}
+
+// pingsUntil is pings under a load that ends at until: no ping is sent,
+// or waited for, after it — one that did would see the link idle (each
+// lost ping waits up to 2 s, and a few of them once carried the last
+// pings of a 20-packet queue test past the load's end: median RTT 1 ms).
+// At least half of n must be sent before until, and half of those
+// answered.
+func pingsUntil(t *testing.T, lab, from string, to netip.Addr, n int, gap time.Duration, until time.Time) []time.Duration {
+	t.Helper()
 	var out []time.Duration
-	for i := 0; i < n; i++ {
-		rtt, err := Ping(context.Background(), lab, from, to, 2*time.Second)
+	sent := 0
+	for ; sent < n; sent++ {
+		timeout := 2 * time.Second
+		if !until.IsZero() {
+			if timeout = min(timeout, time.Until(until)); timeout <= 0 {
+				break
+			}
+		}
+		rtt, err := Ping(context.Background(), lab, from, to, timeout)
 		if err == nil {
 			out = append(out, rtt)
 		}
 		time.Sleep(gap)
 	}
-	if len(out) < n/2 {
-		t.Fatalf("only %d of %d pings answered", len(out), n)
+	if sent < n/2 || len(out) < sent/2 || len(out) == 0 {
+		t.Fatalf("only %d of %d pings sent before the load ended, %d answered", sent, n, len(out))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
@@ -246,8 +264,8 @@ func TestQueueFillsLikeARouterBuffer(t *testing.T) {
 				loaded []time.Duration
 			}
 			m := testutil.RetryStarved(t, c.name, false, func() (m meas) {
-				m.got = bulk(t, "tq", c.from, c.to, 9*time.Second, 3*time.Second, "cubic", func() {
-					m.loaded = pings(t, "tq", c.from, dst, 40, 100*time.Millisecond)
+				m.got = bulk(t, "tq", c.from, c.to, 9*time.Second, 3*time.Second, "cubic", func(until time.Time) {
+					m.loaded = pingsUntil(t, "tq", c.from, dst, 40, 100*time.Millisecond, until)
 				})
 				return m
 			})
@@ -273,8 +291,8 @@ func TestSmallQueueBound(t *testing.T) {
 	base := pings(t, "tsq", "h1", dst, 10, 10*time.Millisecond)[0]
 	bound := base + time.Duration(20*1514*8/2e6*float64(time.Second)) + 2*time.Millisecond
 	loaded := testutil.RetryStarved(t, "2 Mbit/s, 20 packets", false, func() (loaded []time.Duration) {
-		bulk(t, "tsq", "h1", "h2", 8*time.Second, 3*time.Second, "cubic", func() {
-			loaded = pings(t, "tsq", "h1", dst, 30, 100*time.Millisecond)
+		bulk(t, "tsq", "h1", "h2", 8*time.Second, 3*time.Second, "cubic", func(until time.Time) {
+			loaded = pingsUntil(t, "tsq", "h1", dst, 30, 100*time.Millisecond, until)
 		})
 		return loaded
 	})

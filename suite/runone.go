@@ -172,15 +172,6 @@ func annotate(res *analysis.Result, r *runner, links map[string]engine.DirStats,
 		c["cpu"] = fmt.Sprintf("machine %.1f%% busy; busiest core %.1f%% (peak 1-s sample %.1f%%); longest host stall %.1f ms",
 			cpu.Total*100, cpu.Max*100, cpu.Peak*100, cpu.StallMs)
 	}
-	for i := range res.Links {
-		l := &res.Links[i]
-		a, b := linkEnds(l.Name)
-		st, ok := links[a+"->"+b]
-		if !ok || l.Backend != "userspace" {
-			continue
-		}
-		l.SentPackets, l.DroppedPackets, l.RandomDrops = int64(st.OutPackets), int64(st.QueueDrops+st.AQMDrops), int64(st.LossDrops)
-	}
 	for k, st := range links {
 		c["engine."+k] = fmt.Sprintf("in=%d out=%d loss_drops=%d queue_drops=%d queue_peak=%d late_max=%v",
 			st.InPackets, st.OutPackets, st.LossDrops, st.QueueDrops, st.QueuePeak, st.LateMax)

@@ -203,17 +203,23 @@ func (h *halfIO) read(in *bufio.Scanner) {
 	}
 }
 
+// roleJob reads a role's job (the first line of in, JSON) into job, and
+// the lab's state on this machine.
+func roleJob(role, lab string, in *bufio.Scanner, job any) (*emu.State, error) {
+	if !in.Scan() {
+		return nil, fmt.Errorf("traffic %s: no job on stdin", role)
+	}
+	if err := json.Unmarshal(in.Bytes(), job); err != nil {
+		return nil, fmt.Errorf("traffic %s: job: %w", role, err)
+	}
+	return emu.ReadState(lab)
+}
+
 // runHalf runs one end of a flow of lab on this machine.
 func runHalf(lab string, stdin io.Reader, stdout io.Writer) error {
 	in := bufio.NewScanner(stdin)
-	if !in.Scan() {
-		return errors.New("traffic half: no job on stdin")
-	}
 	var job halfJob
-	if err := json.Unmarshal(in.Bytes(), &job); err != nil {
-		return fmt.Errorf("traffic half: job: %w", err)
-	}
-	st, err := emu.ReadState(lab)
+	st, err := roleJob("half", lab, in, &job)
 	if err != nil {
 		return err
 	}

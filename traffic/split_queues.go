@@ -3,10 +3,10 @@ package traffic
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/emuctl/emuctl/emu"
@@ -65,14 +65,8 @@ func pick[T any](aToB bool, a, b T) T {
 // "result" and what was watched, as JSON, on stdout.
 func queuesHere(lab string, stdin io.Reader, stdout io.Writer) error {
 	in := bufio.NewScanner(stdin)
-	if !in.Scan() {
-		return errors.New("traffic queues: no job on stdin")
-	}
 	var job queueJob
-	if err := json.Unmarshal(in.Bytes(), &job); err != nil {
-		return fmt.Errorf("traffic queues: job: %w", err)
-	}
-	st, err := emu.ReadState(lab)
+	st, err := roleJob("queues", lab, in, &job)
 	if err != nil {
 		return err
 	}
@@ -156,9 +150,6 @@ func watchQueuesCluster(st *emu.State, hops []hop) *queueWatch {
 		}()
 	}
 	wg.Wait()
-	if w.remote == nil {
-		w.remote = []*queueRole{} // gather only reports the errors
-	}
 	return w
 }
 
@@ -205,12 +196,8 @@ func (w *queueWatch) gather() {
 
 // failed is what could not be read ("" when all was).
 func (w *queueWatch) failed() string {
-	if w == nil || len(w.errs) == 0 {
+	if w == nil {
 		return ""
 	}
-	s := w.errs[0]
-	for _, e := range w.errs[1:] {
-		s += "; " + e
-	}
-	return s
+	return strings.Join(w.errs, "; ")
 }

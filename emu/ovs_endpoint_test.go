@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emuctl/emuctl/internal/testutil"
 	"github.com/emuctl/emuctl/tc"
 )
 
@@ -31,10 +32,16 @@ links:
 		t.Errorf("Leaks does not list the lab's OVS rows:\n%s", l)
 	}
 
-	res, err := Verify(context.Background(), "tove", VerifyOptions{LossProbes: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// judged only on a run that had the CPU: a host stall during the rate
+	// train reads as a slow link (CI once: b->a 17.26 of 20 Mbit/s, while
+	// every other run here measures 20.00)
+	res := testutil.RetryStarved(t, "verify through OVS", true, func() []DirResult {
+		res, err := Verify(context.Background(), "tove", VerifyOptions{LossProbes: 500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	})
 	if len(res) != 4 {
 		t.Fatalf("verify measured %d directions, want 4", len(res))
 	}

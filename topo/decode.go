@@ -45,7 +45,11 @@ func Load(filename string, data []byte) (*Spec, error) {
 	}
 	doc := d.document(root)
 	doc.source = filename
-	return resolve(d.diag, doc)
+	s, err := resolve(d.diag, doc)
+	if s != nil {
+		s.Document = data
+	}
+	return s, err
 }
 
 // parse turns data into the root mapping node, or reports why it cannot

@@ -32,7 +32,9 @@ type resolver struct {
 
 // resolve turns a decoded document into a Spec, or every problem found.
 func resolve(d *diag, doc *rawDoc) (*Spec, error) {
-	r := &resolver{d: d, doc: doc, spec: &Spec{Source: doc.source, Routing: doc.routing}}
+	a := doc.addr
+	r := &resolver{d: d, doc: doc, spec: &Spec{Source: doc.source, Routing: doc.routing,
+		Addressing: &AddressPlan{Pool: a.pool, Pool6: a.pool6, Prefix: a.prefix, P2P: a.p2p, Auto: a.auto}}}
 	r.spec.Name = doc.name
 	if r.spec.Name == "" {
 		r.spec.Name = labNameFrom(doc.source)

@@ -32,6 +32,23 @@ type Spec struct {
 	WiFiDaemons *WiFiDaemons `json:"wifi_daemons,omitempty"`
 	// Schedules are timed link changes (spec_schedule.go), in file order.
 	Schedules []Schedule `json:"schedules,omitempty"`
+	// Addressing is the plan automatic addresses came from (the file's
+	// addressing: with its defaults); run-time changes take new subnets
+	// from it (edit.go).
+	Addressing *AddressPlan `json:"addressing,omitempty"`
+	// Document is the topology document the Spec was loaded from (nil
+	// for a generated one); run-time changes edit it (edit.go), and the
+	// runtime keeps it beside the lab's state.
+	Document []byte `json:"-"`
+}
+
+// AddressPlan is a lab's addressing: pool, subnet sizes, automatic or not.
+type AddressPlan struct {
+	Pool   netip.Prefix `json:"pool"`
+	Pool6  netip.Prefix `json:"pool6,omitzero"`
+	Prefix int          `json:"prefix"`
+	P2P    int          `json:"p2p_prefix"`
+	Auto   bool         `json:"auto"`
 }
 
 // NodeKind is host, router or switch.

@@ -1,0 +1,513 @@
+package topo
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Run-time changes to a lab are edits of its topology document: the
+// document as it stands is pinned (every link's interface names and
+// addresses written out, so nothing already built is renamed or
+// renumbered), the change is made to it, and the whole document is loaded
+// again — the same decoding, validation, address allocation and routing
+// as at up. The result is the lab as it stands now, as a file `up`
+// accepts (Spec.Document), and a Spec whose untouched nodes and links are
+// exactly the old ones (checked: a change that would alter one is
+// refused), so the runtime only builds what is new, removes what is gone
+// and follows changed routes.
+//
+// A Spec loaded from a file or a document carries it; a generated one is
+// written out first (Export).
+
+// NodeRequest is a node to add at run time.
+type NodeRequest struct {
+	Name string
+	// Kind is host (default), router or switch.
+	Kind NodeKind
+	// SwitchType is linux-bridge or ovs (switches; default: the lab's).
+	SwitchType string
+}
+
+// LinkRequest is a link to add at run time.
+type LinkRequest struct {
+	// A and B are "node" or "node:iface" (default: <node>-eth<N>, the
+	// lowest N free on that node).
+	A, B string
+	// Name is the link's optional name.
+	Name string
+	// Params are link parameters in --link syntax
+	// ("rate=10mbit,delay=5ms,loss=1%,queue=100"); empty: unshaped.
+	Params string
+	// IP gives addresses per node ("h1" -> ["10.9.0.1/24"]); nodes not
+	// named get addresses from the lab's plan.
+	IP map[string][]string
+	// MTU of the link (0: 1500).
+	MTU int
+}
+
+// AddNode returns s with a new node.
+func AddNode(s *Spec, req NodeRequest) (*Spec, error) {
+	call := "node add " + req.Name
+	return edit(s, call, func(doc *yaml.Node) (string, error) {
+		nodes := mapValue(doc, "nodes")
+		if nodes == nil {
+			return "", fmt.Errorf("%s: the lab's document has no nodes: mapping", call)
+		}
+		if mapValue(nodes, req.Name) != nil || hasKey(nodes, req.Name) {
+			return "", fmt.Errorf("%s: the lab already has a node %q (nodes: %s)", call, req.Name, strings.Join(nodeNamesOf(s), ", "))
+		}
+		body := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
+		kind := req.Kind
+		if kind == "" {
+			kind = KindHost
+		}
+		setStr(body, "kind", string(kind))
+		if req.SwitchType != "" {
+			setStr(body, "type", req.SwitchType)
+		}
+		nodes.Content = append(nodes.Content, strNode(req.Name), body)
+		return "nodes." + keyPath(req.Name), nil
+	})
+}
+
+// AddLink returns s with a new link (its index is len(s.Links)).
+func AddLink(s *Spec, req LinkRequest) (*Spec, error) {
+	call := "link add " + req.A + " " + req.B
+	if err := inPlan(s, req.IP); err != nil {
+		return nil, fmt.Errorf("%s: %w", call, err)
+	}
+	return edit(s, call, func(doc *yaml.Node) (string, error) {
+		links := mapValue(doc, "links")
+		if links == nil {
+			links = &yaml.Node{Kind: yaml.SequenceNode}
+			doc.Content = append(doc.Content, strNode("links"), links)
+		}
+		body := &yaml.Node{Kind: yaml.MappingNode}
+		ends := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for _, e := range []string{req.A, req.B} {
+			// an end without an interface name gets Mininet's next free
+			// <node>-eth<N> from the resolver: every other is pinned
+			ends.Content = append(ends.Content, strNode(e))
+		}
+		body.Content = append(body.Content, strNode("endpoints"), ends)
+		if req.Name != "" {
+			setStr(body, "name", req.Name)
+		}
+		if req.MTU > 0 {
+			setStr(body, "mtu", strconv.Itoa(req.MTU))
+		}
+		if len(req.IP) > 0 {
+			ips := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
+			for _, node := range sortedKeys(req.IP) {
+				ips.Content = append(ips.Content, strNode(node), strList(req.IP[node]))
+			}
+			body.Content = append(body.Content, strNode("ip"), ips)
+		}
+		if req.Params != "" {
+			setStr(body, "link", req.Params)
+		}
+		links.Content = append(links.Content, body)
+		return "links[" + strconv.Itoa(len(links.Content)-1) + "]", nil
+	})
+}
+
+// inPlan checks that given addresses come from the lab's plan: its pool
+// (pool6), or a subnet one of its segments already uses.
+func inPlan(s *Spec, ips map[string][]string) error {
+	var subs []netip.Prefix
+	if a := s.Addressing; a != nil {
+		subs = append(subs, a.Pool)
+		if a.Pool6.IsValid() {
+			subs = append(subs, a.Pool6)
+		}
+	}
+	for _, n := range s.Nodes {
+		for _, ifc := range n.Interfaces {
+			for _, a := range ifc.Addrs {
+				subs = append(subs, a.Masked())
+			}
+		}
+	}
+	for _, node := range sortedKeys(ips) {
+		for _, txt := range ips[node] {
+			p, err := netip.ParsePrefix(txt)
+			if err != nil {
+				return fmt.Errorf("ip %s=%s: not an address with a prefix length such as 10.0.0.9/24", node, txt)
+			}
+			ok := false
+			for _, sub := range subs {
+				ok = ok || sub.Contains(p.Addr())
+			}
+			if !ok {
+				var where []string
+				for _, sub := range subs[:min(len(subs), 2)] {
+					where = append(where, sub.String())
+				}
+				return fmt.Errorf("ip %s=%s is outside the lab's plan: use an address in its pool (%s) or in a subnet the lab already has", node, txt, strings.Join(where, ", "))
+			}
+		}
+	}
+	return nil
+}
+
+// RemoveLink returns s without link i.
+func RemoveLink(s *Spec, i int) (*Spec, error) {
+	if i < 0 || i >= len(s.Links) {
+		return nil, fmt.Errorf("link del: link %d does not exist (the lab's links are 0..%d)", i, len(s.Links)-1)
+	}
+	call := fmt.Sprintf("link del %d (%s <-> %s)", i, s.Links[i].A, s.Links[i].B)
+	return edit(s, call, func(doc *yaml.Node) (string, error) {
+		links := mapValue(doc, "links")
+		links.Content = slices.Delete(links.Content, i, i+1)
+		return "", nil
+	})
+}
+
+// RemoveNode returns s without the node and every link that ends on it.
+func RemoveNode(s *Spec, name string) (*Spec, error) {
+	call := "node del " + name
+	if s.Node(name) == nil {
+		return nil, fmt.Errorf("%s: the lab has no node %q (nodes: %s)", call, name, strings.Join(nodeNamesOf(s), ", "))
+	}
+	return edit(s, call, func(doc *yaml.Node) (string, error) {
+		if links := mapValue(doc, "links"); links != nil {
+			keep := links.Content[:0]
+			for li, item := range links.Content {
+				if l := s.Links[li]; l.A.Node != name && l.B.Node != name {
+					keep = append(keep, item)
+				}
+			}
+			links.Content = keep
+		}
+		nodes := mapValue(doc, "nodes")
+		for k := 0; k+1 < len(nodes.Content); k += 2 {
+			if nodes.Content[k].Value == name {
+				nodes.Content = slices.Delete(nodes.Content, k, k+2)
+				break
+			}
+		}
+		return "", nil
+	})
+}
+
+// edit pins s's document, lets change edit it (returning the path of what
+// it added, for messages), loads the result and checks that everything
+// else is as it was.
+func edit(s *Spec, call string, change func(doc *yaml.Node) (string, error)) (*Spec, error) {
+	if s.Cluster != nil {
+		return nil, fmt.Errorf("%s: the lab runs over several machines, and run-time changes are not supported there yet (bring it down, change the file, and up it again)", call)
+	}
+	root, err := s.pinned()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", call, err)
+	}
+	added, err := change(root)
+	if err != nil {
+		return nil, err
+	}
+	data, err := encodeDoc(root)
+	if err != nil {
+		return nil, fmt.Errorf("%s: write the document: %w", call, err)
+	}
+	ns, err := Load(s.Source, data)
+	if err != nil {
+		return nil, blame(err, call, added)
+	}
+	ns.Source = s.Source
+	if err := unchanged(s, ns); err != nil {
+		return nil, fmt.Errorf("%s: %w", call, err)
+	}
+	return ns, nil
+}
+
+// blame restates the errors of an edited document as the call's: those
+// about what the call added name the call alone, the others their path
+// in the lab's topology (emuctl inspect --topology prints it).
+func blame(err error, call, added string) error {
+	es, ok := err.(Errors)
+	if !ok {
+		return fmt.Errorf("%s: %w", call, err)
+	}
+	out := make(Errors, 0, len(es))
+	for _, e := range es {
+		e2 := &Error{File: call, Path: e.Path, Msg: e.Msg}
+		if added != "" && (e.Path == added || strings.HasPrefix(e.Path, added+".") || strings.HasPrefix(e.Path, added+"[")) {
+			e2.Path = strings.TrimPrefix(strings.TrimPrefix(e.Path, added), ".")
+		}
+		out = append(out, e2)
+	}
+	return out
+}
+
+// pinned is the Spec's document, pinned.
+func (s *Spec) pinned() (*yaml.Node, error) {
+	root, err := s.documentNode()
+	if err == nil {
+		err = pin(root, s)
+	}
+	return root, err
+}
+
+// documentNode parses the Spec's document (or writes out a generated
+// Spec) into its top-level mapping, with aliases of links expanded so
+// pinning one link never changes another.
+func (s *Spec) documentNode() (*yaml.Node, error) {
+	data := s.Document
+	if data == nil {
+		var err error
+		if data, err = Export(s); err != nil {
+			return nil, err
+		}
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("the lab's document: %w", err)
+	}
+	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("the lab's document is not a mapping")
+	}
+	return doc.Content[0], nil
+}
+
+// pin writes the lab's name, every link's interface names and every
+// automatic address on a link into the document, so loading it again
+// after a change keeps them whatever the change does to the order of
+// allocation.
+func pin(root *yaml.Node, s *Spec) error {
+	setStr(root, "name", s.Name)
+	links := mapValue(root, "links")
+	n := 0
+	if links != nil {
+		if links.Kind != yaml.SequenceNode {
+			return fmt.Errorf("the lab's document: links: is not a list")
+		}
+		n = len(links.Content)
+	}
+	if n != len(s.Links) {
+		return fmt.Errorf("the lab's document has %d links and the lab %d: it cannot be edited", n, len(s.Links))
+	}
+	for li := range n {
+		item := links.Content[li]
+		if item.Kind == yaml.AliasNode {
+			item = deepCopy(item.Alias)
+			links.Content[li] = item
+		}
+		if item.Kind != yaml.MappingNode {
+			return fmt.Errorf("the lab's document: links[%d] is not a mapping", li)
+		}
+		l := s.Links[li]
+		ends := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle,
+			Content: []*yaml.Node{strNode(l.A.String()), strNode(l.B.String())}}
+		setNode(item, "endpoints", ends)
+		ips := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
+		for _, ep := range []Endpoint{l.A, l.B} {
+			node := s.Node(ep.Node)
+			ifc := findIfaceIn(node, ep.Iface)
+			if node.Kind == KindSwitch || ifc == nil || len(ifc.Addrs) == 0 {
+				continue
+			}
+			var as []string
+			for _, a := range ifc.Addrs {
+				as = append(as, a.String())
+			}
+			ips.Content = append(ips.Content, strNode(ep.Node), strList(as))
+		}
+		if len(ips.Content) > 0 {
+			setNode(item, "ip", ips)
+		} else {
+			delKey(item, "ip")
+		}
+	}
+	return nil
+}
+
+// unchanged checks that every node and link of old that is still in
+// new is exactly as it was (automatic routes aside: they follow).
+func unchanged(old, new *Spec) error {
+	for i := range old.Nodes {
+		on := old.Nodes[i]
+		nn := new.Node(on.Name)
+		if nn == nil {
+			continue
+		}
+		a, b := on, *nn
+		a.Interfaces = keptIfaces(a.Interfaces, new, on.Name)
+		b.Interfaces = keptIfaces(b.Interfaces, old, on.Name)
+		a.Routes, b.Routes = explicitOnly(a.Routes), explicitOnly(b.Routes)
+		if ja, jb := PlaceFree(mustJSON(a)), PlaceFree(mustJSON(b)); ja != jb {
+			return fmt.Errorf("node %s would change (was %s, would be %s): run-time changes never alter what is built", on.Name, ja, jb)
+		}
+	}
+	for _, ol := range old.Links {
+		for _, nl := range new.Links {
+			if nl.A == ol.A && nl.B == ol.B {
+				if ja, jb := PlaceFree(mustJSON(ol)), PlaceFree(mustJSON(nl)); ja != jb {
+					return fmt.Errorf("link %s <-> %s would change (was %s, would be %s)", ol.A, ol.B, ja, jb)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// keptIfaces are the interfaces of node in ifs that other also has (a
+// link's interface is in both Specs, or only in one when the link is
+// added or removed); Link indexes are left out, since removing a link
+// renumbers the later ones.
+func keptIfaces(ifs []Interface, other *Spec, node string) []Interface {
+	on := other.Node(node)
+	var out []Interface
+	for _, ifc := range ifs {
+		if findIfaceIn(on, ifc.Name) != nil {
+			ifc.Link = 0
+			ifc.Peer = ""
+			out = append(out, ifc)
+		}
+	}
+	return out
+}
+
+func explicitOnly(rs []Route) []Route {
+	var out []Route
+	for _, r := range rs {
+		if !r.Auto {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// placeKeys are the JSON fields of a Spec that say where in its document
+// something was written ("file:line:col"), not what it is.
+var placeKeys = regexp.MustCompile(`"(pos|at|[a-z_]+_at)":"(\\.|[^"\\])*",?`)
+
+// PlaceFree is a Spec's (or a part's) JSON without its positions: two
+// documents that describe the same lab give the same text.
+func PlaceFree(js string) string {
+	return strings.ReplaceAll(placeKeys.ReplaceAllString(js, ""), ",}", "}")
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func findIfaceIn(n *Node, name string) *Interface {
+	if n == nil {
+		return nil
+	}
+	for i := range n.Interfaces {
+		if n.Interfaces[i].Name == name {
+			return &n.Interfaces[i]
+		}
+	}
+	return nil
+}
+
+func nodeNamesOf(s *Spec) []string {
+	out := make([]string, len(s.Nodes))
+	for i, n := range s.Nodes {
+		out[i] = n.Name
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// YAML node helpers for the document's top-level mapping and its items.
+
+func strNode(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
+
+func strList(ss []string) *yaml.Node {
+	l := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+	for _, s := range ss {
+		l.Content = append(l.Content, strNode(s))
+	}
+	return l
+}
+
+func hasKey(m *yaml.Node, key string) bool {
+	for k := 0; k+1 < len(m.Content); k += 2 {
+		if m.Content[k].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+func mapValue(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for k := 0; k+1 < len(m.Content); k += 2 {
+		if m.Content[k].Value == key {
+			v := m.Content[k+1]
+			if v.Kind == yaml.AliasNode {
+				v = v.Alias
+			}
+			if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+				// "nodes:" with nothing under it, or "h1:": a mapping to fill
+				*v = yaml.Node{Kind: yaml.MappingNode}
+			}
+			return v
+		}
+	}
+	return nil
+}
+
+func setNode(m *yaml.Node, key string, v *yaml.Node) {
+	for k := 0; k+1 < len(m.Content); k += 2 {
+		if m.Content[k].Value == key {
+			m.Content[k+1] = v
+			return
+		}
+	}
+	m.Content = append(m.Content, strNode(key), v)
+}
+
+func setStr(m *yaml.Node, key, v string) {
+	n := strNode(v)
+	if _, err := strconv.Atoi(v); err == nil {
+		n.Tag = "!!int"
+	}
+	setNode(m, key, n)
+}
+
+func delKey(m *yaml.Node, key string) {
+	for k := 0; k+1 < len(m.Content); k += 2 {
+		if m.Content[k].Value == key {
+			m.Content = slices.Delete(m.Content, k, k+2)
+			return
+		}
+	}
+}
+
+func deepCopy(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, k := range n.Content {
+		c.Content[i] = deepCopy(k)
+	}
+	if n.Kind == yaml.AliasNode {
+		return deepCopy(n.Alias)
+	}
+	c.Anchor = ""
+	return &c
+}

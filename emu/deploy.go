@@ -88,7 +88,17 @@ type deployer struct {
 	pool      *handlePool
 	j         *journal     // journal.go
 	anchor    *netnsAnchor // nsutil.go: every namespace file links to it
+	// scope, for a run-time change (change.go), is what the phases
+	// build: its nodes and links; nil builds the whole Spec.
+	scope *changeScope
 }
+
+// builds reports whether the deploy builds node name (a change builds
+// only its new nodes; the others exist).
+func (d *deployer) builds(name string) bool { return d.scope == nil || d.scope.nodes[name] }
+
+// buildsLink reports whether the deploy builds link li.
+func (d *deployer) buildsLink(li int) bool { return d.scope == nil || d.scope.links[li] }
 
 // Deploy builds the lab described by spec and returns its state once every
 // link is up. On any failure, or when ctx is cancelled, everything made so
@@ -122,7 +132,9 @@ func Deploy(ctx context.Context, spec *topo.Spec, opt Options) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.j, err = openJournal(spec.Name); err == nil {
+	if err = saveDocument(spec); err != nil {
+		err = fmt.Errorf("state dir: %w", err)
+	} else if d.j, err = openJournal(spec.Name); err == nil {
 		err = d.run(ctx)
 	}
 	d.pool.closeAll(d.allNodes())
@@ -277,13 +289,13 @@ func (d *deployer) namespaces(ctx context.Context) error {
 	var mu sync.Mutex
 	nodes := make([]*topo.Node, 0, len(d.spec.Nodes))
 	for i := range d.spec.Nodes {
-		if d.spec.Here(d.spec.Nodes[i].Name) { // a worker builds its machine's nodes only
+		if d.spec.Here(d.spec.Nodes[i].Name) && d.builds(d.spec.Nodes[i].Name) { // a worker builds its machine's nodes only
 			nodes = append(nodes, &d.spec.Nodes[i])
 		}
 	}
 	var engineLinks []LinkState
 	for _, ls := range d.st.Links {
-		if ls.Backend == BackendEngine {
+		if ls.Backend == BackendEngine && d.buildsLink(ls.Index) {
 			engineLinks = append(engineLinks, ls)
 		}
 	}
@@ -381,7 +393,7 @@ func (d *deployer) setupNode(n *node) error {
 func (d *deployer) nodeList() []*node {
 	out := make([]*node, 0, len(d.spec.Nodes))
 	for i := range d.spec.Nodes {
-		if n := d.nodes[d.spec.Nodes[i].Name]; n != nil {
+		if n := d.nodes[d.spec.Nodes[i].Name]; n != nil && d.builds(n.spec.Name) {
 			out = append(out, n)
 		}
 	}
@@ -465,9 +477,11 @@ func (d *deployer) links(ctx context.Context) error {
 	if err := d.ovsPrepare(ctx); err != nil { // OVS: pick the daemons, name bridges and ports (ovs.go)
 		return err
 	}
-	idx := make([]int, len(d.spec.Links))
-	for i := range idx {
-		idx[i] = i
+	var idx []int
+	for i := range d.spec.Links {
+		if d.buildsLink(i) {
+			idx = append(idx, i)
+		}
 	}
 	return parallel(ctx, d.opt.Workers, idx, func(i int) error {
 		l := d.spec.Links[i]
@@ -480,6 +494,20 @@ func (d *deployer) links(ctx context.Context) error {
 }
 
 const vethIndexBase = 100000
+
+// ifindex is the index of link li's end k in its node (k 0: a veth's
+// main end; 1, 2: an engine link's A and B ends). At up they come from
+// fixed ranges; a run-time change, whose link indexes may repeat those of
+// links renumbered by a removal, takes them from a range of its own.
+func (d *deployer) ifindex(li, k int) int {
+	if d.scope != nil {
+		return d.scope.indexBase + 4*li + k
+	}
+	if k == 0 {
+		return vethIndexBase + li
+	}
+	return 2*vethIndexBase + 2*li + k - 1
+}
 
 // createLink makes one veth pair with its ends directly in the two nodes'
 // namespaces (one RTM_NEWLINK), marks, enslaves, addresses and raises both.
@@ -498,7 +526,7 @@ func (d *deployer) createLink(l topo.Link, li int) error {
 	// get index 2, and linkwatch would then batch carrier-on (and the qdisc
 	// activation that comes with it) up to a second later. Main ends take
 	// indexes from a range the per-namespace allocator never reaches.
-	la.Index = vethIndexBase + li
+	la.Index = d.ifindex(li, 0)
 	if ia.MTU > 0 {
 		la.MTU = ia.MTU
 	}

@@ -80,7 +80,7 @@ func (d *deployer) createEngineLink(l topo.Link, li int, ls LinkState) error {
 		la.Name = ifc.Name
 		la.Alias = d.marker
 		la.HardwareAddr = parseMAC(ifc.MAC)
-		la.Index = 2*vethIndexBase + 2*li + k
+		la.Index = d.ifindex(li, 1+k)
 		if ifc.MTU > 0 {
 			la.MTU = ifc.MTU
 		}

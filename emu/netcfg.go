@@ -45,7 +45,13 @@ func (d *deployer) netcfg(ctx context.Context) error {
 		return nil
 	})
 	d.stMu.Lock()
-	d.st.NetCfg = applied
+	if d.scope != nil && d.st.NetCfg != nil { // a run-time change: the new nodes join
+		for k, v := range applied {
+			d.st.NetCfg[k] = v
+		}
+	} else {
+		d.st.NetCfg = applied
+	}
 	d.stMu.Unlock()
 	return err
 }

@@ -333,6 +333,9 @@ func (d *deployer) shapeEnd(n *node, ep topo.Endpoint, dir tc.Dir, backend strin
 func (d *deployer) shaping(ctx context.Context) error {
 	engines := 0
 	for i := range d.spec.Links {
+		if !d.buildsLink(i) {
+			continue
+		}
 		kind := d.kindOf(i)
 		if err := kind.shape(d, i); err != nil {
 			return err
@@ -352,6 +355,11 @@ func (d *deployer) shaping(ctx context.Context) error {
 	// comes before the Wi-Fi daemons and the medium, which join it later.
 	started, err := d.ensureSupervisor(ctx)
 	if err != nil {
+		return err
+	}
+	if !started && d.scope != nil {
+		// a run-time change: the running supervisor takes the new links
+		_, err := supervisorCall(d.spec.Name, ctlRequest{Op: "engines-sync"})
 		return err
 	}
 	if !started {

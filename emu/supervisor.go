@@ -173,29 +173,14 @@ func runSupervisor(lab string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer stop()
 	errc := make(chan error, len(st.Links)+2)
-	sup := &supervisor{lab: lab, engines: map[int]*engine.Engine{}, ctx: ctx, errc: errc, daemons: newDaemons(lab)}
-	var wg sync.WaitGroup
+	sup := &supervisor{lab: lab, engines: map[int]*engine.Engine{}, byNetns: map[string]*engine.Engine{}, ctx: ctx, errc: errc, daemons: newDaemons(lab)}
 	for _, ls := range st.Links {
 		if ls.Backend != BackendEngine {
 			continue
 		}
-		h, err := netns.GetFromPath(filepath.Join(NetnsDir, ls.Netns))
-		if err != nil {
-			return fail(fmt.Errorf("link %d: %w", ls.Index, err))
+		if err := sup.startEngine(ls); err != nil {
+			return fail(err)
 		}
-		e, err := engine.New(h, engineIfA, engineIfB, ls.AtoB, ls.BtoA, uint64(ls.Index)+1)
-		h.Close()
-		if err != nil {
-			return fail(fmt.Errorf("link %d (%s): %w", ls.Index, ls.Name, err))
-		}
-		sup.engines[ls.Index] = e
-		wg.Add(1)
-		go func(idx int) {
-			defer wg.Done()
-			if err := e.Run(ctx); err != nil {
-				errc <- fmt.Errorf("link %d: %w", idx, err)
-			}
-		}(ls.Index)
 	}
 	if st.Medium != nil {
 		if err := sup.startMedium(st.Medium); err != nil {
@@ -206,7 +191,9 @@ func runSupervisor(lab string) error {
 		sup.sched = newSchedRunner(ctx, lab, st.Spec)
 	}
 	localUpdate = func(li int, a, b tc.Dir) error {
-		e := sup.engines[li] // set before serving; never changed after
+		sup.mu.Lock()
+		e := sup.engines[li] // run-time changes re-key them (syncEngines)
+		sup.mu.Unlock()
 		if e == nil {
 			return fmt.Errorf("link %d has no userspace engine", li)
 		}
@@ -234,11 +221,78 @@ func runSupervisor(lab string) error {
 		sup.sched.stop("")
 	}
 	sup.daemons.stopAll(daemonGrace) // before the links and the medium they use
-	for _, e := range sup.engines {
+	sup.mu.Lock()
+	for _, e := range sup.byNetns {
 		e.Close()
 	}
-	wg.Wait()
+	sup.mu.Unlock()
+	sup.wg.Wait()
 	return err
+}
+
+// startEngine starts the userspace engine of one recorded link.
+func (s *supervisor) startEngine(ls LinkState) error {
+	h, err := netns.GetFromPath(filepath.Join(NetnsDir, ls.Netns))
+	if err != nil {
+		return fmt.Errorf("link %d: %w", ls.Index, err)
+	}
+	e, err := engine.New(h, engineIfA, engineIfB, ls.AtoB, ls.BtoA, uint64(ls.Index)+1)
+	h.Close()
+	if err != nil {
+		return fmt.Errorf("link %d (%s): %w", ls.Index, ls.Name, err)
+	}
+	s.engines[ls.Index] = e
+	s.byNetns[ls.Netns] = e
+	s.wg.Add(1)
+	go func(name string) {
+		defer s.wg.Done()
+		if err := e.Run(s.ctx); err != nil {
+			s.mu.Lock()
+			closed := s.byNetns[name] != e
+			s.mu.Unlock()
+			if !closed { // one a run-time change removed ends quietly
+				select {
+				case s.errc <- fmt.Errorf("link %s: %w", name, err):
+				default: // the supervisor is ending already
+				}
+			}
+		}
+	}(ls.Netns)
+	return nil
+}
+
+// syncEngines makes the running engines those the lab's state records
+// after a run-time change (change.go): an engine is its link's namespace,
+// so links renumbered by a removal keep theirs; new links get one, and
+// removed links' engines stop. Called with s.mu held.
+func (s *supervisor) syncEngines() error {
+	st, err := ReadState(s.lab)
+	if err != nil {
+		return err
+	}
+	keep := map[string]bool{}
+	s.engines = map[int]*engine.Engine{}
+	var errs []error
+	for _, ls := range st.Links {
+		if ls.Backend != BackendEngine {
+			continue
+		}
+		keep[ls.Netns] = true
+		if e := s.byNetns[ls.Netns]; e != nil {
+			s.engines[ls.Index] = e
+			continue
+		}
+		if err := s.startEngine(ls); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for name, e := range s.byNetns {
+		if !keep[name] {
+			delete(s.byNetns, name)
+			e.Close()
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // errOrphan ends a supervisor whose deploying process died before
@@ -248,7 +302,9 @@ var errOrphan = errors.New("supervisor: the deploying emuctl process died before
 type supervisor struct {
 	lab     string
 	mu      sync.Mutex
-	engines map[int]*engine.Engine
+	engines map[int]*engine.Engine    // by link index
+	byNetns map[string]*engine.Engine // the same, by the link's namespace
+	wg      sync.WaitGroup
 	ctx     context.Context
 	errc    chan error
 	medium  labMedium
@@ -302,7 +358,7 @@ func (s *supervisor) startMedium(ms *MediumState) error {
 
 // ctlRequest is one request on the supervisor's control socket.
 type ctlRequest struct {
-	Op   string  `json:"op"` // "update" | "stats" | "medium" | "medium-stats" | "medium-move" | "medium-pair" | "medium-capture" | "daemon-start" | "daemons" | "schedule-start" | "schedule-stop" | "schedules"
+	Op   string  `json:"op"` // "update" | "engines-sync" | "stats" | "medium" | "medium-stats" | "medium-move" | "medium-pair" | "medium-capture" | "daemon-start" | "daemons" | "schedule-start" | "schedule-stop" | "schedules"
 	Link int     `json:"link"`
 	AtoB *tc.Dir `json:"a_to_b,omitempty"`
 	BtoA *tc.Dir `json:"b_to_a,omitempty"`
@@ -373,6 +429,11 @@ func (s *supervisor) handle(req ctlRequest) ctlResponse {
 		return ctlResponse{Daemons: []DaemonStatus{ds}}
 	case "daemons":
 		return ctlResponse{Daemons: s.daemons.list()}
+	case "engines-sync":
+		if err := s.syncEngines(); err != nil {
+			return ctlResponse{Error: err.Error()}
+		}
+		return ctlResponse{}
 	case "stats":
 		out := ctlResponse{Stats: map[int]engine.Stats{}, Dirs: map[int][2]tc.Dir{}}
 		for i, e := range s.engines {

@@ -218,6 +218,10 @@ func edit(s *Spec, call string, change func(doc *yaml.Node) (string, error)) (*S
 	}
 	ns, err := Load(s.Source, data)
 	if err != nil {
+		if strings.Contains(err.Error(), "no free address left in") {
+			err = fmt.Errorf("%w\n(a segment's subnet was sized at up — a switch with two hosts gets addressing.p2p_prefix, /30 by default — and addresses already given never change; for a lab that grows at run time, set addressing: {p2p_prefix: 24} in its file, as generated labs have)", blame(err, call, added))
+			return nil, err
+		}
 		return nil, blame(err, call, added)
 	}
 	ns.Source = s.Source

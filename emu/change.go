@@ -1,0 +1,697 @@
+package emu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/emuctl/emuctl/internal/proc"
+	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/topo"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// A running lab changes through the same code that built it. A change is
+// an edit of the lab's topology (topo/edit.go: the lab as it stands is a
+// document, the edit is loaded again with every rule of up, and nothing
+// already built may change); what the edit adds is built by a deployer
+// scoped to it — the namespaces, links, shaping, sysctls, TCP profiles and
+// hosts phases of up, for those nodes and links alone — and what it drops
+// is removed; routes follow on every node whose routes the edit changed.
+//
+// Nothing lost, nothing left: the change is journalled before the host is
+// touched, and the state records the new Spec before anything is built,
+// so `down` and `clean` — which find a lab's namespaces by marker —
+// remove whatever a change killed at any instant made. A failed add is
+// rolled back: what it made is removed and the lab's state is as before.
+// Changes serialise on the lab's lock.
+
+// changeScope is what a change's deployer builds.
+type changeScope struct {
+	nodes     map[string]bool
+	links     map[int]bool
+	indexBase int // ifindex range of its links (deploy.go ifindex)
+}
+
+// topologyFile is the lab's topology as it stands, in its state dir
+// (what `emuctl inspect --topology` prints and changes edit).
+func topologyFile(lab string) string { return filepath.Join(stateDir(lab), "topology.yaml") }
+
+// saveDocument records the document a lab's Spec came from (nothing for
+// a generated Spec: changes write it out from the Spec).
+func saveDocument(spec *topo.Spec) error {
+	if spec.Document == nil {
+		return nil
+	}
+	tmp := topologyFile(spec.Name) + ".tmp"
+	if err := os.WriteFile(tmp, spec.Document, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, topologyFile(spec.Name))
+}
+
+// withDocument gives st.Spec the lab's recorded document.
+func withDocument(st *State) {
+	if b, err := os.ReadFile(topologyFile(st.Lab)); err == nil {
+		st.Spec.Document = b
+	}
+}
+
+// Topology is the lab as it stands now as a topology document `up`
+// accepts: nodes and links added or removed at run time included, every
+// link's interfaces and addresses written out.
+func Topology(lab string) ([]byte, error) {
+	st, err := ReadState(lab)
+	if err != nil {
+		return nil, err
+	}
+	withDocument(st)
+	return topo.Topology(st.Spec)
+}
+
+// AddNode adds a node to a running lab: its namespace, its bridge (a
+// switch), its sysctls and TCP profile (a host or router). It has no
+// links until AddLink gives it some.
+func AddNode(ctx context.Context, lab string, req topo.NodeRequest, opt Options) (*State, error) {
+	return change(ctx, lab, opt, func(s *topo.Spec) (*topo.Spec, error) { return topo.AddNode(s, req) })
+}
+
+// AddLink adds a link to a running lab, shaped as its parameters say on
+// the backend up would pick; routes follow. The new link is the last:
+// index len(st.Spec.Links)-1.
+func AddLink(ctx context.Context, lab string, req topo.LinkRequest, opt Options) (*State, error) {
+	return change(ctx, lab, opt, func(s *topo.Spec) (*topo.Spec, error) { return topo.AddLink(s, req) })
+}
+
+// RemoveLink removes link i (topology order) from a running lab; later
+// links move down one index.
+func RemoveLink(ctx context.Context, lab string, i int, opt Options) (*State, error) {
+	return change(ctx, lab, opt, func(s *topo.Spec) (*topo.Spec, error) { return topo.RemoveLink(s, i) })
+}
+
+// RemoveNode removes a node and every link that ends on it from a
+// running lab: its processes stop, its namespace goes.
+func RemoveNode(ctx context.Context, lab, name string, opt Options) (*State, error) {
+	return change(ctx, lab, opt, func(s *topo.Spec) (*topo.Spec, error) { return topo.RemoveNode(s, name) })
+}
+
+// labDiff is what an edit changes: by name, and by link index in the old
+// (removed) and new (added) Spec.
+type labDiff struct {
+	addNodes, delNodes []string
+	addLinks, delLinks []int
+	newIndex           map[int]int // kept links: old index -> new
+}
+
+func diffSpecs(old, new *topo.Spec) labDiff {
+	var d labDiff
+	for _, n := range new.Nodes {
+		if old.Node(n.Name) == nil {
+			d.addNodes = append(d.addNodes, n.Name)
+		}
+	}
+	for _, n := range old.Nodes {
+		if new.Node(n.Name) == nil {
+			d.delNodes = append(d.delNodes, n.Name)
+		}
+	}
+	key := func(l topo.Link) string { return l.A.String() + "|" + l.B.String() }
+	newAt := map[string]int{}
+	for i, l := range new.Links {
+		newAt[key(l)] = i
+	}
+	oldAt := map[string]bool{}
+	d.newIndex = map[int]int{}
+	for i, l := range old.Links {
+		oldAt[key(l)] = true
+		if j, ok := newAt[key(l)]; ok {
+			d.newIndex[i] = j
+		} else {
+			d.delLinks = append(d.delLinks, i)
+		}
+	}
+	for i, l := range new.Links {
+		if !oldAt[key(l)] {
+			d.addLinks = append(d.addLinks, i)
+		}
+	}
+	return d
+}
+
+// change runs one edit against a running lab under its lock.
+func change(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) (*topo.Spec, error)) (*State, error) {
+	log := opt.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("lab", lab)
+	if os.Geteuid() != 0 {
+		return nil, errors.New("emuctl needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN) to change a lab: run it with sudo")
+	}
+	unlock, err := lockLabWait(ctx, lab)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	st, err := ReadState(lab)
+	if err != nil {
+		return nil, err
+	}
+	if st.Status != StatusUp {
+		return nil, fmt.Errorf("lab %s is %s, not up: changes need a running lab", lab, st.Status)
+	}
+	if err := changeable(st); err != nil {
+		return nil, err
+	}
+	withDocument(st)
+	old := st.Spec
+	spec, err := edit(old)
+	if err != nil {
+		return nil, err
+	}
+	diff := diffSpecs(old, spec)
+	if len(old.Schedules) > 0 && len(diff.delLinks) > 0 {
+		return nil, fmt.Errorf("lab %s has schedules, whose steps name links: removing a link would renumber the links they name; stop and remove the schedules in the file, or bring the lab up again", lab)
+	}
+	for _, n := range append(nodesOf(spec, diff.addNodes), nodesOf(old, diff.delNodes)...) {
+		if isOVS(n) {
+			return nil, fmt.Errorf("node %s is an ovs switch: adding and removing Open vSwitch switches at run time is not supported yet (linux-bridge switches are)", n.Name)
+		}
+	}
+	for _, li := range diff.addLinks {
+		if err := plainLink(spec, li); err != nil {
+			return nil, err
+		}
+	}
+	for _, li := range diff.delLinks {
+		if err := plainLink(old, li); err != nil {
+			return nil, err
+		}
+	}
+	links, err := changeLinks(st, spec, diff)
+	if err != nil {
+		return nil, err
+	}
+	j, err := openJournal(lab)
+	if err != nil {
+		return nil, err
+	}
+	defer j.close()
+	if err := j.add("change", strings.Join(diff.summary(), " ")); err != nil {
+		return nil, err
+	}
+	if err := removeParts(st, spec, diff, links, log); err != nil {
+		return nil, err
+	}
+	if len(diff.addNodes) == 0 && len(diff.addLinks) == 0 {
+		if err := followRoutes(ctx, old, spec, opt, log); err != nil {
+			return nil, err
+		}
+		return st, commitChange(st, spec, links)
+	}
+	return st, addParts(ctx, st, spec, diff, links, j, opt, log)
+}
+
+func nodesOf(s *topo.Spec, names []string) []*topo.Node {
+	out := make([]*topo.Node, len(names))
+	for i, n := range names {
+		out[i] = s.Node(n)
+	}
+	return out
+}
+
+func (d labDiff) summary() []string {
+	var out []string
+	for _, n := range d.addNodes {
+		out = append(out, "+node:"+n)
+	}
+	for _, n := range d.delNodes {
+		out = append(out, "-node:"+n)
+	}
+	for _, i := range d.addLinks {
+		out = append(out, fmt.Sprintf("+link:%d", i))
+	}
+	for _, i := range d.delLinks {
+		out = append(out, fmt.Sprintf("-link:%d", i))
+	}
+	return out
+}
+
+// changeable refuses labs whose kinds cannot change at run time yet.
+func changeable(st *State) error {
+	switch {
+	case isController(st) || st.Spec.Cluster != nil:
+		return fmt.Errorf("lab %s runs over several machines: run-time changes are not supported there yet", st.Lab)
+	case st.Medium != nil || len(stations(st.Spec)) > 0:
+		return fmt.Errorf("lab %s has Wi-Fi nodes: run-time changes of Wi-Fi labs are not supported yet (their wireless hops are numbered after the wired links)", st.Lab)
+	}
+	return nil
+}
+
+// plainLink refuses links whose kind cannot be added or removed at run
+// time yet.
+func plainLink(spec *topo.Spec, li int) error {
+	l := spec.Links[li]
+	for _, ep := range []topo.Endpoint{l.A, l.B} {
+		if n := spec.Node(ep.Node); n != nil && isOVS(n) {
+			return fmt.Errorf("link %s <-> %s ends on ovs switch %s: adding and removing links of Open vSwitch switches at run time is not supported yet (linux-bridge switches, hosts and routers are)", l.A, l.B, n.Name)
+		}
+	}
+	if l.Params != nil && l.Params.Trace != nil {
+		return fmt.Errorf("link %s <-> %s replays a trace: traced links cannot be added or removed at run time yet", l.A, l.B)
+	}
+	return nil
+}
+
+// changeLinks is the lab's shaped links after the change: kept ones as
+// they are in force (link set included) under their new index, new ones
+// planned as up plans them, with an engine namespace of their own.
+func changeLinks(st *State, spec *topo.Spec, diff labDiff) ([]LinkState, error) {
+	var out []LinkState
+	used := map[string]bool{}
+	for _, ls := range st.Links {
+		if j, ok := diff.newIndex[ls.Index]; ok {
+			ls.Index = j
+			out = append(out, ls)
+			if ls.Netns != "" {
+				used[ls.Netns] = true
+			}
+		}
+	}
+	if len(diff.addLinks) == 0 {
+		return out, nil
+	}
+	planned, errs := planLinks(spec, tc.Probe())
+	add := map[int]bool{}
+	for _, i := range diff.addLinks {
+		add[i] = true
+	}
+	var bad []string
+	for _, e := range errs {
+		for _, i := range diff.addLinks {
+			if l := spec.Links[i]; strings.Contains(e, l.A.String()+" <-> "+l.B.String()) || l.Pos != "" && strings.HasPrefix(e, l.Pos) {
+				bad = append(bad, e)
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("the new link cannot be built; nothing was changed:\n  %s", strings.Join(bad, "\n  "))
+	}
+	for _, ls := range planned {
+		if !add[ls.Index] {
+			continue
+		}
+		if ls.Backend == BackendEngine {
+			ls.Netns = linkNetns(spec.Name, ls.Index)
+			for k := 2; used[ls.Netns] || netnsExists(ls.Netns); k++ {
+				ls.Netns = fmt.Sprintf("%s_%d", linkNetns(spec.Name, ls.Index), k)
+			}
+			used[ls.Netns] = true
+		}
+		out = append(out, ls)
+	}
+	slices.SortFunc(out, func(a, b LinkState) int { return a.Index - b.Index })
+	return out, nil
+}
+
+func netnsExists(name string) bool {
+	_, err := os.Lstat(filepath.Join(NetnsDir, name))
+	return err == nil
+}
+
+// removeParts takes out what the change drops: links first (an engine's
+// namespace, else the veth pair by one end), then nodes (their
+// processes, hosts link and namespace). The state is written once the
+// host objects are gone.
+func removeParts(st *State, spec *topo.Spec, diff labDiff, links []LinkState, log *slog.Logger) error {
+	if len(diff.delLinks) == 0 && len(diff.delNodes) == 0 {
+		return nil
+	}
+	old := st.Spec
+	gone := map[string]bool{}
+	for _, n := range diff.delNodes {
+		gone[n] = true
+	}
+	var engineNS []string
+	var errs []error
+	for _, li := range diff.delLinks {
+		if ls, ok := findLinkState(st.Links, li); ok && ls.Backend == BackendEngine {
+			engineNS = append(engineNS, ls.Netns)
+			continue
+		}
+		l := old.Links[li]
+		ep := l.A
+		if gone[ep.Node] {
+			if gone[l.B.Node] {
+				continue // both ends' namespaces go
+			}
+			ep = l.B
+		}
+		if err := deleteEnd(st, ep); err != nil {
+			errs = append(errs, err)
+		}
+		log.Debug("link removed", "a", l.A.String(), "b", l.B.String())
+	}
+	if len(engineNS) > 0 {
+		// the supervisor lets go of the engines before their namespaces go
+		keep := st.Links
+		st.Links = links
+		err := writeState(st)
+		if err == nil {
+			_, err = supervisorCall(st.Lab, ctlRequest{Op: "engines-sync"})
+		}
+		st.Links = keep
+		if err != nil {
+			errs = append(errs, fmt.Errorf("the supervisor: %w", err))
+		}
+		for _, ns := range engineNS {
+			if err := deleteNamedNetns(ns); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	for _, name := range diff.delNodes {
+		if err := removeNode(st, name); err != nil {
+			errs = append(errs, err)
+		}
+		log.Debug("node removed", "node", name)
+	}
+	var nsKeep []string
+	for _, ns := range st.Namespaces {
+		if !slices.Contains(engineNS, ns) && !slices.ContainsFunc(diff.delNodes, func(n string) bool { return topo.Namespace(st.Lab, n) == ns }) {
+			nsKeep = append(nsKeep, ns)
+		}
+	}
+	st.Namespaces = nsKeep
+	for _, n := range diff.delNodes {
+		delete(st.NetCfg, n)
+		delete(st.NodeEnv, n)
+	}
+	var procs []Proc
+	for _, p := range st.Procs {
+		if !gone[p.Node] {
+			procs = append(procs, p)
+		}
+	}
+	st.Procs = procs
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("lab %s: removal incomplete: %w (emuctl down removes the rest)", st.Lab, err)
+	}
+	return nil
+}
+
+// deleteEnd deletes a veth by one of its ends (the peer goes with it).
+func deleteEnd(st *State, ep topo.Endpoint) error {
+	ns, h, name, err := openEnd(st, ep)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ep, err)
+	}
+	defer ns.Close()
+	defer h.Close()
+	l, err := h.LinkByName(name)
+	if err != nil {
+		var nf netlink.LinkNotFoundError
+		if errors.As(err, &nf) {
+			return nil
+		}
+		return fmt.Errorf("%s: %w", ep, err)
+	}
+	if err := h.LinkDel(l); err != nil {
+		return fmt.Errorf("%s: delete: %w", ep, err)
+	}
+	return nil
+}
+
+// removeNode stops every process in a node and removes its namespace and
+// hosts link.
+func removeNode(st *State, name string) error {
+	ns := topo.Namespace(st.Lab, name)
+	m, err := netnsMarker(ns)
+	if err != nil {
+		return nil // gone already
+	}
+	if ml, ok := labFromMarker(m); !ok || ml != st.Lab {
+		return fmt.Errorf("namespace %s does not carry lab %s's marker: left alone", ns, st.Lab)
+	}
+	if ino, err := nsInode(filepath.Join(NetnsDir, ns)); err == nil {
+		procs := map[int]uint64{}
+		for _, pids := range pidsInNetns(map[uint64]bool{ino: true}) {
+			for _, pid := range pids {
+				if s, err := proc.Start(pid); err == nil {
+					procs[pid] = s
+				}
+			}
+		}
+		if len(procs) > 0 {
+			stopPIDs(procs, 2*time.Second)
+		}
+	}
+	removeHosts(st.Lab, ns, false)
+	return deleteNamedNetns(ns)
+}
+
+// addParts builds what the change adds with a deployer scoped to it,
+// then routes; on failure it removes what it made and restores the
+// lab's state.
+func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, links []LinkState, j *journal, opt Options, log *slog.Logger) error {
+	if opt.Workers <= 0 {
+		opt.Workers = 4
+	}
+	old := *st
+	oldLinks, oldNS := st.Links, append([]string(nil), st.Namespaces...)
+	sc := &changeScope{nodes: map[string]bool{}, links: map[int]bool{}, indexBase: 1<<24 + 4*rand.IntN(1<<20)}
+	for _, n := range diff.addNodes {
+		sc.nodes[n] = true
+	}
+	for _, i := range diff.addLinks {
+		sc.links[i] = true
+	}
+	d := &deployer{spec: spec, opt: opt, log: log, marker: Marker(spec.Name), nodes: map[string]*node{}, linkNodes: map[int]*node{},
+		pool: newHandlePool(maxOpenNodes), st: st, j: j, scope: sc}
+	st.Spec, st.Links = spec, links
+	// recorded before anything is built: a kill from here on leaves a lab
+	// whose state names every node, and whose new namespaces carry its marker
+	err := writeState(st)
+	if err == nil {
+		err = d.runChange(ctx, old.Spec)
+	}
+	d.pool.closeAll(d.allNodes())
+	d.anchor.remove()
+	if err == nil {
+		return commitChange(st, spec, st.Links)
+	}
+	log.Debug("change failed, rolling back", "err", err)
+	var rerrs []error
+	for _, li := range diff.addLinks {
+		l := spec.Links[li]
+		for _, ep := range []topo.Endpoint{l.A, l.B} {
+			if !sc.nodes[ep.Node] { // an existing node's new end; new nodes go whole
+				if err := deleteEnd(st, ep); err != nil {
+					rerrs = append(rerrs, err)
+				}
+			}
+		}
+	}
+	for _, ns := range st.Namespaces {
+		if !slices.Contains(oldNS, ns) {
+			removeHosts(st.Lab, ns, false)
+			if err := deleteNamedNetns(ns); err != nil {
+				rerrs = append(rerrs, err)
+			}
+		}
+	}
+	for _, ls := range links {
+		if sc.links[ls.Index] && ls.Netns != "" {
+			if err := deleteNamedNetns(ls.Netns); err != nil {
+				rerrs = append(rerrs, err)
+			}
+		}
+	}
+	st.Spec, st.Links, st.Namespaces = old.Spec, oldLinks, oldNS
+	for _, n := range diff.addNodes {
+		delete(st.NetCfg, n)
+	}
+	if werr := writeState(st); werr != nil {
+		rerrs = append(rerrs, werr)
+	}
+	if hasEngine(oldLinks) || hasEngine(links) {
+		if _, serr := supervisorCall(st.Lab, ctlRequest{Op: "engines-sync"}); serr != nil && hasEngine(oldLinks) {
+			rerrs = append(rerrs, serr)
+		}
+	}
+	if rerr := followRoutes(ctx, spec, old.Spec, opt, log); rerr != nil {
+		rerrs = append(rerrs, rerr)
+	}
+	if err := writeHosts(st.Spec); err != nil {
+		rerrs = append(rerrs, err)
+	}
+	if len(rerrs) > 0 {
+		return fmt.Errorf("%w (rollback also failed: %v; emuctl down removes the lab)", err, errors.Join(rerrs...))
+	}
+	return err
+}
+
+func hasEngine(links []LinkState) bool {
+	return slices.ContainsFunc(links, func(ls LinkState) bool { return ls.Backend == BackendEngine })
+}
+
+// runChange runs up's phases for the change's scope, then routes on
+// every node whose routes the change altered.
+func (d *deployer) runChange(ctx context.Context, old *topo.Spec) error {
+	// the existing ends of new links: their nodes' handles
+	for i := range d.spec.Links {
+		if !d.buildsLink(i) {
+			continue
+		}
+		for _, ep := range []topo.Endpoint{d.spec.Links[i].A, d.spec.Links[i].B} {
+			if d.builds(ep.Node) || d.nodes[ep.Node] != nil {
+				continue
+			}
+			if err := d.openExisting(ep.Node); err != nil {
+				return err
+			}
+		}
+	}
+	phases := []struct {
+		name string
+		fn   func(context.Context) error
+	}{
+		{"namespaces", d.namespaces},
+		{"links", d.links},
+		{"shaping", d.shaping},
+		{"sysctls", d.sysctls},
+		{"netcfg", d.netcfg},
+		{"hosts", d.hostsFiles},
+		{"wait", d.waitUp},
+		{"routes", func(ctx context.Context) error { return followRoutes(ctx, old, d.spec, d.opt, d.log) }},
+	}
+	for _, p := range phases {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("interrupted before %s: %w", p.name, err)
+		}
+		if d.opt.FaultAt == "change-"+p.name {
+			return fmt.Errorf("injected fault at phase %q", "change-"+p.name)
+		}
+		if err := d.j.add("phase", "change-"+p.name); err != nil {
+			return err
+		}
+		if crashAt == "change-"+p.name {
+			os.Exit(9) // tests: die like kill -9, with no rollback
+		}
+		if err := p.fn(ctx); err != nil {
+			return err
+		}
+		if err := d.save(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// openExisting registers a node that exists already (the far end of a
+// new link) with the deploy's handle pool.
+func (d *deployer) openExisting(name string) error {
+	sn := d.spec.Node(name)
+	nsName := topo.Namespace(d.spec.Name, name)
+	ns, h, err := openNamed(nsName)
+	if err != nil {
+		return fmt.Errorf("node %s: %w", name, err)
+	}
+	n := &node{spec: sn, nsName: nsName, index: map[string]int{}}
+	if sn.Kind == topo.KindSwitch {
+		if br, err := h.LinkByName(sn.Name); err == nil {
+			n.bridge = br.Attrs().Index
+		} else {
+			ns.Close()
+			h.Close()
+			return fmt.Errorf("switch %s: its bridge: %w", name, err)
+		}
+	}
+	d.pool.register(n, ns, h)
+	d.nodes[name] = n
+	return nil
+}
+
+// followRoutes makes every node's routes those of spec where they differ
+// from old's: routes spec no longer has are deleted, the others replaced.
+func followRoutes(ctx context.Context, old, spec *topo.Spec, opt Options, log *slog.Logger) error {
+	var todo []*topo.Node
+	for i := range spec.Nodes {
+		n := &spec.Nodes[i]
+		if o := old.Node(n.Name); o != nil && n.Kind != topo.KindSwitch && !sameRoutes(o.Routes, n.Routes) {
+			todo = append(todo, n)
+		}
+	}
+	workers := max(opt.Workers, 4)
+	return parallel(ctx, workers, todo, func(n *topo.Node) error {
+		ns, h, err := openNamed(topo.Namespace(spec.Name, n.Name))
+		if err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		defer ns.Close()
+		defer h.Close()
+		for _, r := range old.Node(n.Name).Routes {
+			if !slices.Contains(n.Routes, r) {
+				rt := &netlink.Route{Dst: prefixToIPNet(r.Dst)}
+				if err := h.RouteDel(rt); err != nil && !errors.Is(err, unix.ESRCH) {
+					return fmt.Errorf("node %s: delete route %s: %w", n.Name, r.Dst, err)
+				}
+			}
+		}
+		for _, r := range n.Routes {
+			rt := &netlink.Route{Dst: prefixToIPNet(r.Dst)}
+			if r.Via.IsValid() {
+				rt.Gw = r.Via.AsSlice()
+			}
+			if r.Dev != "" {
+				l, err := h.LinkByName(r.Dev)
+				if err != nil {
+					return fmt.Errorf("node %s: route %s: device %s: %w", n.Name, r.Dst, r.Dev, err)
+				}
+				rt.LinkIndex = l.Attrs().Index
+			}
+			if err := h.RouteReplace(rt); err != nil {
+				return fmt.Errorf("node %s: route %s via %s: %w", n.Name, r.Dst, r.Via, err)
+			}
+		}
+		log.Debug("routes followed", "node", n.Name)
+		return nil
+	})
+}
+
+func sameRoutes(a, b []topo.Route) bool { return slices.Equal(a, b) }
+
+// commitChange records the lab as it stands: its Spec, links and
+// document, and every node's hosts file naming the nodes it has now.
+func commitChange(st *State, spec *topo.Spec, links []LinkState) error {
+	st.Spec, st.Links = spec, links
+	if err := writeHosts(spec); err != nil {
+		return err
+	}
+	if err := saveDocument(spec); err != nil {
+		return err
+	}
+	return writeState(st)
+}
+
+// writeHosts rewrites the lab's one hosts file (every node's
+// /etc/netns/<ns>/hosts points at it).
+func writeHosts(spec *topo.Spec) error {
+	path := filepath.Join(stateDir(spec.Name), "etc", "hosts")
+	if _, err := os.Stat(filepath.Dir(path)); err != nil {
+		return nil // a lab without hosts files (none yet)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, hostsFile(spec), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -178,7 +178,7 @@ func FindLink(spec *topo.Spec, ref string) (int, error) {
 	for i := range linkCount(spec) {
 		a, b := linkEnds(spec, i)
 		ok := ref == a.String() || ref == b.String() || i < len(spec.Links) && spec.Links[i].Name != "" && ref == spec.Links[i].Name
-		for _, sep := range []string{"-", ","} {
+		for _, sep := range []string{"-", ",", ":"} {
 			ok = ok || ref == a.Node+sep+b.Node || ref == b.Node+sep+a.Node
 		}
 		if i >= len(spec.Links) {

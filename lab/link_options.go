@@ -145,6 +145,23 @@ func IP(node string, addrs ...string) LinkOption {
 	}}
 }
 
+// LinkString sets the link's parameters from one --link string
+// ("rate=10mbit,delay=5ms,loss=1%,queue=100"), the syntax of emuctl's
+// --link flags and of a topology's link: string; not combined with other
+// shaping options of the same link.
+func LinkString(s string) LinkOption {
+	return LinkOption{call: "LinkString(" + strconv.Quote(s) + ")", onEntry: func(l *mapping, call string) {
+		l.set([]string{"link"}, s, call)
+	}}
+}
+
+// Name names the link (link set, schedules and link del take the name).
+func Name(name string) LinkOption {
+	return LinkOption{call: "Name(" + strconv.Quote(name) + ")", onEntry: func(l *mapping, call string) {
+		l.set([]string{"name"}, name, call)
+	}}
+}
+
 // applyEntry puts o on a link entry of the topology.
 func (o LinkOption) applyEntry(l *mapping, call string) {
 	if o.onEntry != nil {

@@ -45,6 +45,10 @@ type LinkRequest struct {
 	// Params are link parameters in --link syntax
 	// ("rate=10mbit,delay=5ms,loss=1%,queue=100"); empty: unshaped.
 	Params string
+	// Entry is more of the link's keys as a YAML flow mapping, the
+	// file's syntax ({link: {rate: 10mbit, b->a: {delay: 20ms}}, mtu:
+	// 9000}); what it sets wins over the fields above.
+	Entry string
 	// IP gives addresses per node ("h1" -> ["10.9.0.1/24"]); nodes not
 	// named get addresses from the lab's plan.
 	IP map[string][]string
@@ -80,10 +84,7 @@ func AddNode(s *Spec, req NodeRequest) (*Spec, error) {
 // AddLink returns s with a new link (its index is len(s.Links)).
 func AddLink(s *Spec, req LinkRequest) (*Spec, error) {
 	call := "link add " + req.A + " " + req.B
-	if err := inPlan(s, req.IP); err != nil {
-		return nil, fmt.Errorf("%s: %w", call, err)
-	}
-	return edit(s, call, func(doc *yaml.Node) (string, error) {
+	ns, err := edit(s, call, func(doc *yaml.Node) (string, error) {
 		links := mapValue(doc, "links")
 		if links == nil {
 			links = &yaml.Node{Kind: yaml.SequenceNode}
@@ -113,14 +114,36 @@ func AddLink(s *Spec, req LinkRequest) (*Spec, error) {
 		if req.Params != "" {
 			setStr(body, "link", req.Params)
 		}
+		if req.Entry != "" {
+			var extra yaml.Node
+			if err := yaml.Unmarshal([]byte(req.Entry), &extra); err != nil || len(extra.Content) != 1 || extra.Content[0].Kind != yaml.MappingNode {
+				return "", fmt.Errorf("%s: the link's keys %q are not a YAML mapping such as {link: {rate: 10mbit}}", call, req.Entry)
+			}
+			m := extra.Content[0]
+			for k := 0; k+1 < len(m.Content); k += 2 {
+				setNode(body, m.Content[k].Value, m.Content[k+1])
+			}
+		}
 		links.Content = append(links.Content, body)
 		return "links[" + strconv.Itoa(len(links.Content)-1) + "]", nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	l := ns.Links[len(ns.Links)-1]
+	for _, ep := range []Endpoint{l.A, l.B} {
+		if ifc := findIfaceIn(ns.Node(ep.Node), ep.Iface); ifc != nil {
+			if err := inPlan(s, ep.Node, ifc.Addrs); err != nil {
+				return nil, fmt.Errorf("%s: %w", call, err)
+			}
+		}
+	}
+	return ns, nil
 }
 
 // inPlan checks that given addresses come from the lab's plan: its pool
 // (pool6), or a subnet one of its segments already uses.
-func inPlan(s *Spec, ips map[string][]string) error {
+func inPlan(s *Spec, node string, addrs []netip.Prefix) error {
 	var subs []netip.Prefix
 	if a := s.Addressing; a != nil {
 		subs = append(subs, a.Pool)
@@ -135,23 +158,17 @@ func inPlan(s *Spec, ips map[string][]string) error {
 			}
 		}
 	}
-	for _, node := range sortedKeys(ips) {
-		for _, txt := range ips[node] {
-			p, err := netip.ParsePrefix(txt)
-			if err != nil {
-				return fmt.Errorf("ip %s=%s: not an address with a prefix length such as 10.0.0.9/24", node, txt)
+	for _, p := range addrs {
+		ok := false
+		for _, sub := range subs {
+			ok = ok || sub.Contains(p.Addr())
+		}
+		if !ok {
+			var where []string
+			for _, sub := range subs[:min(len(subs), 2)] {
+				where = append(where, sub.String())
 			}
-			ok := false
-			for _, sub := range subs {
-				ok = ok || sub.Contains(p.Addr())
-			}
-			if !ok {
-				var where []string
-				for _, sub := range subs[:min(len(subs), 2)] {
-					where = append(where, sub.String())
-				}
-				return fmt.Errorf("ip %s=%s is outside the lab's plan: use an address in its pool (%s) or in a subnet the lab already has", node, txt, strings.Join(where, ", "))
-			}
+			return fmt.Errorf("ip %s=%s is outside the lab's plan: use an address in its pool (%s) or in a subnet the lab already has", node, p, strings.Join(where, ", "))
 		}
 	}
 	return nil

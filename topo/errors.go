@@ -55,6 +55,21 @@ func (es Errors) Error() string {
 	return strings.Join(lines, "\n")
 }
 
+// Named restates the problems of a run-time change as those of the call
+// that made it (a Go call, a CLI command): its text replaces the file,
+// and positions in the lab's generated document are left out.
+func Named(err error, call string) error {
+	es, ok := err.(Errors)
+	if !ok {
+		return err
+	}
+	out := make(Errors, len(es))
+	for i, e := range es {
+		out[i] = &Error{File: call, Path: e.Path, Msg: e.Msg}
+	}
+	return out
+}
+
 // Unwrap exposes each *Error to errors.As.
 func (es Errors) Unwrap() []error {
 	out := make([]error, len(es))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/tc/engine"
 	"github.com/emuctl/emuctl/topo"
@@ -21,10 +22,11 @@ func newLinkCmd() *cobra.Command {
 	var lab string
 	cmd := &cobra.Command{
 		Use:   "link",
-		Short: "Show and change links of a running lab: show, set, up, down",
+		Short: "Show, change, add and remove links of a running lab: show, set, up, down, add, del",
 	}
 	addLabFlag(cmd, &lab, true)
-	cmd.AddCommand(newLinkShowCmd(&lab), newLinkSetCmd(&lab), newLinkUpDownCmd(&lab, true), newLinkUpDownCmd(&lab, false))
+	cmd.AddCommand(newLinkShowCmd(&lab), newLinkSetCmd(&lab), newLinkUpDownCmd(&lab, true), newLinkUpDownCmd(&lab, false),
+		newLinkAddCmd(&lab), newLinkDelCmd(&lab))
 	return cmd
 }
 
@@ -235,4 +237,107 @@ func linkLabel(l emu.LinkInfo) string {
 		return strconv.Itoa(l.Index) + " (wifi)"
 	}
 	return strconv.Itoa(l.Index)
+}
+
+func newLinkAddCmd(lab *string) *cobra.Command {
+	var (
+		name, ips, params string
+		mtu               int
+	)
+	keys := []string{"rate", "delay", "jitter", "loss", "queue", "backend"}
+	vals := make([]string, len(keys))
+	cmd := &cobra.Command{
+		Use:   "add A B [--rate R] [--delay D] [--jitter J] [--loss P] [--queue Q] [--ip A=CIDR,B=CIDR]",
+		Short: "Join two nodes of a running lab with a new (shaped) link",
+		Long: `A and B are nodes ("h1") or a node's new interface ("h1:eth5"); without a
+name, an end is the node's next <node>-ethN. Addresses come from the lab's
+plan (the switch's subnet for a host joining a switch, a new subnet from
+the pool for a point-to-point link) unless --ip gives them. Shaping uses
+the topology's syntax and picks its backend as up does; --link takes the
+whole --link string instead ("rate=10mbit,delay=5ms,loss=1%"). Routes
+follow on every node (routing: auto); the new link is the lab's last.`,
+		Example: `  sudo emuctl link add h3 s1 --rate 10mbit --delay 5ms
+  sudo emuctl link add r1 r2 --ip r1=10.9.0.1/30,r2=10.9.0.2/30
+  sudo emuctl link add h3:eth1 r1 --link "rate=20mbit,delay=2ms,queue=50"`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, ctx, stop, err := openLab(*lab)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			var opts []golab.LinkOption
+			parts := []string{}
+			if params != "" {
+				parts = append(parts, params)
+			}
+			for i, k := range keys {
+				if vals[i] != "" {
+					parts = append(parts, k+"="+vals[i])
+				}
+			}
+			if len(parts) > 0 {
+				opts = append(opts, golab.LinkString(strings.Join(parts, ",")))
+			}
+			if mtu > 0 {
+				opts = append(opts, golab.MTU(mtu))
+			}
+			if name != "" {
+				opts = append(opts, golab.Name(name))
+			}
+			if ips != "" {
+				byNode := map[string][]string{}
+				for _, kv := range strings.Split(ips, ",") {
+					node, addr, ok := strings.Cut(strings.TrimSpace(kv), "=")
+					if !ok || node == "" || addr == "" {
+						return fmt.Errorf("--ip %q: give NODE=CIDR pairs separated by commas, e.g. --ip h1=10.9.0.1/30,r1=10.9.0.2/30", ips)
+					}
+					byNode[node] = append(byNode[node], addr)
+				}
+				for node, addrs := range byNode {
+					opts = append(opts, golab.IP(node, addrs...))
+				}
+			}
+			i, err := l.AddLink(ctx, args[0], args[1], opts...)
+			if err != nil {
+				return topo.Named(err, "link add "+args[0]+" "+args[1])
+			}
+			info, err := l.Links()
+			if err == nil && i < len(info) {
+				fmt.Printf("link %d added to lab %s: %s <-> %s (%s)\n", i, l.Name(), info[i].A, info[i].B, info[i].Backend)
+			}
+			return err
+		},
+	}
+	for i, k := range keys {
+		cmd.Flags().StringVar(&vals[i], k, "", "link "+k+" in the topology's syntax")
+	}
+	cmd.Flags().StringVar(&params, "link", "", "link parameters as one --link string (rate=10mbit,delay=5ms,...)")
+	cmd.Flags().StringVar(&ips, "ip", "", "addresses per node: NODE=CIDR[,NODE=CIDR...]")
+	cmd.Flags().IntVar(&mtu, "mtu", 0, "MTU of both ends (default 1500)")
+	cmd.Flags().StringVar(&name, "name", "", "the link's name (for link set, schedules)")
+	return cmd
+}
+
+func newLinkDelCmd(lab *string) *cobra.Command {
+	return &cobra.Command{
+		Use:               "del LINK",
+		Aliases:           []string{"rm", "remove"},
+		Short:             "Remove a link from a running lab (later links move down one index)",
+		Long:              "LINK is an index (see 'emuctl link show'), its name, one end (h1:h1-eth0) or its two nodes (h1-s1 or h1:s1).",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeLinks(false),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, ctx, stop, err := openLab(*lab)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			if err := l.RemoveLink(ctx, args[0]); err != nil {
+				return err
+			}
+			fmt.Printf("link %s removed from lab %s\n", args[0], l.Name())
+			return nil
+		},
+	}
 }

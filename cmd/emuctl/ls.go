@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/spf13/cobra"
 )
@@ -248,17 +249,21 @@ func printMedium(ws []emu.WiFiNodeStatus) {
 
 func newInspectCmd() *cobra.Command {
 	var (
-		lab    string
-		asJSON bool
+		lab            string
+		asJSON, asTopo bool
 	)
 	cmd := &cobra.Command{
-		Use:               "inspect [--lab LAB | LAB]",
+		Use:               "inspect [--lab LAB | LAB] [--topology]",
 		ValidArgsFunction: completeLabArg,
 		Short:             "Print a lab's full recorded state (resolved topology, namespaces, processes) as JSON",
 		Long: `Prints the lab's whole recorded state as one JSON document: the resolved
 topology, namespaces, processes and real adapters, with the live OVS and
 Wi-Fi views. JSON is inspect's only output; --json is accepted, as on every
-command that prints a result.`,
+command that prints a result.
+
+--topology prints instead the lab as it stands now — nodes and links added
+or removed at run time included, every link's interface names and
+addresses written out — as a topology file 'emuctl up' accepts.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := labArg(lab, args)
@@ -267,6 +272,18 @@ command that prints a result.`,
 			}
 			st, err := resolveLab(name)
 			if err != nil {
+				return err
+			}
+			if asTopo {
+				l, err := golab.Open(st.Lab)
+				if err != nil {
+					return err
+				}
+				doc, err := l.Topology()
+				if err != nil {
+					return err
+				}
+				_, err = os.Stdout.Write(doc)
 				return err
 			}
 			// the live views beside the record: OVS (socket path, bridges,
@@ -280,5 +297,6 @@ command that prints a result.`,
 	}
 	addLabFlag(cmd, &lab, false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (inspect's only output: accepted for uniformity)")
+	cmd.Flags().BoolVar(&asTopo, "topology", false, "print the lab as it stands as a topology file (YAML) that up accepts")
 	return cmd
 }

@@ -59,6 +59,7 @@ func newRoot() *cobra.Command {
 		newCleanCmd(),
 		newDoctorCmd(),
 		newVerifyCmd(),
+		newNodeCmd(),
 		newLinkCmd(),
 		newScheduleCmd(),
 		newMPTCPCmd(),

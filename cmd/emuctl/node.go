@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+
+	golab "github.com/emuctl/emuctl/lab"
+	"github.com/emuctl/emuctl/topo"
+	"github.com/spf13/cobra"
+)
+
+// node add/del and link add/del: a running lab grows and shrinks through
+// package lab (lab/change.go), which edits the lab's topology and builds
+// what the edit adds with up's own code.
+
+func newNodeCmd() *cobra.Command {
+	var lab string
+	cmd := &cobra.Command{
+		Use:   "node",
+		Short: "Add nodes to a running lab, or remove them: add, del",
+	}
+	addLabFlag(cmd, &lab, true)
+	cmd.AddCommand(newNodeAddCmd(&lab), newNodeDelCmd(&lab))
+	return cmd
+}
+
+func newNodeAddCmd(lab *string) *cobra.Command {
+	var kind, switchType string
+	cmd := &cobra.Command{
+		Use:   "add NAME [--kind host|router|switch] [--switch-type linux-bridge|ovs]",
+		Short: "Add a node to a running lab (no links yet: link add gives it some)",
+		Long: `Adds a host (default), a router or a switch to the running lab, with the
+node's namespace, its bridge (a switch), sysctls and TCP profile, exactly
+as if it had been in the topology file. The name follows the topology's
+rules: a letter, then letters, digits, '-' or '_', and short enough for
+its interfaces' names (<node>-ethN, 15 bytes).`,
+		Example: `  sudo emuctl node add h3
+  sudo emuctl node add r9 --kind router
+  sudo emuctl node add s5 --kind switch`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, ctx, stop, err := openLab(*lab)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			var opt []golab.NodeKindOption
+			switch kind {
+			case "", "host":
+			case "router":
+				opt = append(opt, golab.AsRouter())
+			case "switch":
+				opt = append(opt, golab.AsSwitch(switchType))
+			default:
+				return fmt.Errorf("--kind %q: valid kinds are host, router, switch", kind)
+			}
+			if switchType != "" && kind != "switch" {
+				return fmt.Errorf("--switch-type is for --kind switch")
+			}
+			if err := l.AddNode(ctx, args[0], opt...); err != nil {
+				return topo.Named(err, "node add "+args[0])
+			}
+			fmt.Printf("node %s added to lab %s\n", args[0], l.Name())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&kind, "kind", "host", "host, router or switch")
+	cmd.Flags().StringVar(&switchType, "switch-type", "", "linux-bridge or ovs (default: the lab's)")
+	return cmd
+}
+
+func newNodeDelCmd(lab *string) *cobra.Command {
+	return &cobra.Command{
+		Use:     "del NAME",
+		Aliases: []string{"rm", "remove"},
+		Short:   "Remove a node and every link that ends on it from a running lab",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, ctx, stop, err := openLab(*lab)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			if err := l.RemoveNode(ctx, args[0]); err != nil {
+				return err
+			}
+			fmt.Printf("node %s removed from lab %s\n", args[0], l.Name())
+			return nil
+		},
+	}
+}
+
+// openLab opens the lab a change acts on, with a context Ctrl-C ends.
+func openLab(name string) (*golab.Lab, context.Context, func(), error) {
+	st, err := resolveLab(name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	l, err := golab.Open(st.Lab)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	return l, ctx, stop, nil
+}

@@ -1,0 +1,104 @@
+package lab
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/topo"
+)
+
+// A running lab grows and shrinks through the rules of its topology:
+// each change is an edit of the lab's topology loaded again (names,
+// interface names, addresses from the lab's plan, routes) and built by
+// the same code as Up, for what it adds alone; nothing already built
+// changes. A failed add leaves the lab as it was. Changes by several
+// programs at once run one after the other (the lab's lock).
+
+// NodeKindOption chooses what AddNode adds.
+type NodeKindOption struct {
+	kind       topo.NodeKind
+	switchType string
+}
+
+// AsRouter adds a router (a host with IP forwarding on).
+func AsRouter() NodeKindOption { return NodeKindOption{kind: topo.KindRouter} }
+
+// AsSwitch adds a switch of the given type ("" for the lab's default,
+// "linux-bridge", or "ovs").
+func AsSwitch(typ string) NodeKindOption {
+	return NodeKindOption{kind: topo.KindSwitch, switchType: typ}
+}
+
+// AddNode adds a node to the running lab: a host unless an option says
+// router or switch. It has no link until AddLink gives it one.
+func (l *Lab) AddNode(ctx context.Context, name string, kind ...NodeKindOption) error {
+	req := topo.NodeRequest{Name: name, Kind: topo.KindHost}
+	for _, k := range kind {
+		req.Kind, req.SwitchType = k.kind, k.switchType
+	}
+	return callError("AddNode("+strconv.Quote(name)+")", l.changed(emu.AddNode(ctx, l.name, req, l.opts())))
+}
+
+// AddLink joins two nodes of the running lab and returns the new link's
+// index. An end is "node" or "node:iface" (default: the node's next
+// <node>-eth<N>); options are those of Topology.Link (Rate, Delay, Loss,
+// Queue, AtoB/BtoA, MTU, IP...). Addresses not given come from the lab's
+// plan; routes follow.
+func (l *Lab) AddLink(ctx context.Context, a, b string, opts ...LinkOption) (int, error) {
+	args := []string{strconv.Quote(a), strconv.Quote(b)}
+	entry := &mapping{}
+	for _, o := range opts {
+		args = append(args, o.call)
+		o.applyEntry(entry, "")
+	}
+	req := topo.LinkRequest{A: a, B: b}
+	if len(entry.entries) > 0 {
+		req.Entry = flow(entry)
+	}
+	st, err := emu.AddLink(ctx, l.name, req, l.opts())
+	if err != nil {
+		return -1, callError("AddLink("+strings.Join(args, ", ")+")", err)
+	}
+	l.spec = st.Spec
+	return len(st.Spec.Links) - 1, nil
+}
+
+// RemoveLink removes a link, named as SetLink names it (index, end, or
+// its two nodes); later links move down one index.
+func (l *Lab) RemoveLink(ctx context.Context, link string) error {
+	st, err := emu.ReadState(l.name) // another program may have changed it
+	if err != nil {
+		return err
+	}
+	i, err := emu.FindLink(st.Spec, link)
+	if err != nil {
+		return err
+	}
+	return l.changed(emu.RemoveLink(ctx, l.name, i, l.opts()))
+}
+
+// RemoveNode removes a node and every link that ends on it; its
+// processes stop.
+func (l *Lab) RemoveNode(ctx context.Context, name string) error {
+	return l.changed(emu.RemoveNode(ctx, l.name, name, l.opts()))
+}
+
+// Topology is the lab as it stands now — what was added or removed at
+// run time included — as a topology file `emuctl up` accepts.
+func (l *Lab) Topology() ([]byte, error) { return emu.Topology(l.name) }
+
+func (l *Lab) opts() emu.Options { return emu.Options{Log: l.log} }
+
+// changed keeps the Lab's Spec in step with the lab after a change.
+func (l *Lab) changed(st *emu.State, err error) error {
+	if err != nil {
+		return err
+	}
+	l.spec = st.Spec
+	return nil
+}
+
+// callError names the Go call in a topology error.
+func callError(call string, err error) error { return topo.Named(err, call) }

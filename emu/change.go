@@ -208,6 +208,11 @@ func change(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) 
 	if err := j.add("change", strings.Join(diff.summary(), " ")); err != nil {
 		return nil, err
 	}
+	if len(diff.delLinks)+len(diff.delNodes) > 0 {
+		if err := j.add("phase", "change-remove"); err != nil {
+			return nil, err
+		}
+	}
 	if err := removeParts(st, spec, diff, links, log); err != nil {
 		return nil, err
 	}
@@ -215,6 +220,7 @@ func change(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) 
 		if err := followRoutes(ctx, old, spec, opt, log); err != nil {
 			return nil, err
 		}
+		j.add("phase", "change-commit")
 		return st, commitChange(st, spec, links)
 	}
 	return st, addParts(ctx, st, spec, diff, links, j, opt, log)
@@ -486,6 +492,7 @@ func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, lin
 	d.pool.closeAll(d.allNodes())
 	d.anchor.remove()
 	if err == nil {
+		j.add("phase", "change-commit")
 		return commitChange(st, spec, st.Links)
 	}
 	log.Debug("change failed, rolling back", "err", err)
@@ -558,6 +565,14 @@ func (d *deployer) runChange(ctx context.Context, old *topo.Spec) error {
 			if err := d.openExisting(ep.Node); err != nil {
 				return err
 			}
+			// a node that had no IPv6 has it turned off; a new link
+			// bringing it some turns it on, as up would have
+			if sn := d.spec.Node(ep.Node); hasV6(sn) && !hasV6(old.Node(ep.Node)) {
+				n := d.nodes[ep.Node]
+				if err := with(func() error { return writeSysctls(n.ns, append(nodeSysctls(sn), enableV6...)) }, n); err != nil {
+					return fmt.Errorf("node %s: %w", ep.Node, err)
+				}
+			}
 		}
 	}
 	phases := []struct {
@@ -595,6 +610,9 @@ func (d *deployer) runChange(ctx context.Context, old *topo.Spec) error {
 	}
 	return nil
 }
+
+// enableV6 turns IPv6 back on in a node that had none.
+var enableV6 = []topo.KV{{Key: "net.ipv6.conf.all.disable_ipv6", Value: "0"}, {Key: "net.ipv6.conf.default.disable_ipv6", Value: "0"}}
 
 // openExisting registers a node that exists already (the far end of a
 // new link) with the deploy's handle pool.

@@ -360,34 +360,37 @@ func (d *deployer) nodeSetup(ctx context.Context) error { return nil }
 // setupNode writes the kernel settings every node needs before its
 // interfaces exist, and creates switch bridges.
 func (d *deployer) setupNode(n *node) error {
-	{
-		sys := []topo.KV{}
-		v6 := hasV6(n.spec)
-		if !v6 {
-			// No IPv6 in this node: keep the wire quiet (no DAD, MLD or
-			// router solicitations in captures).
-			sys = append(sys, topo.KV{Key: "net.ipv6.conf.all.disable_ipv6", Value: "1"},
-				topo.KV{Key: "net.ipv6.conf.default.disable_ipv6", Value: "1"})
-		} else {
-			sys = append(sys, topo.KV{Key: "net.ipv6.conf.all.accept_dad", Value: "0"},
-				topo.KV{Key: "net.ipv6.conf.default.accept_dad", Value: "0"},
-				topo.KV{Key: "net.ipv6.conf.default.accept_ra", Value: "0"},
-				topo.KV{Key: "net.ipv6.conf.default.router_solicitations", Value: "0"})
-		}
-		if n.spec.Kind == topo.KindRouter {
-			sys = append(sys, topo.KV{Key: "net.ipv4.ip_forward", Value: "1"})
-			if v6 {
-				sys = append(sys, topo.KV{Key: "net.ipv6.conf.all.forwarding", Value: "1"})
-			}
-		}
-		if err := writeSysctls(n.ns, sys); err != nil {
-			return fmt.Errorf("node %s: %w", n.spec.Name, err)
-		}
-		if n.spec.Kind == topo.KindSwitch {
-			return d.createBridge(n)
-		}
-		return nil
+	if err := writeSysctls(n.ns, nodeSysctls(n.spec)); err != nil {
+		return fmt.Errorf("node %s: %w", n.spec.Name, err)
 	}
+	if n.spec.Kind == topo.KindSwitch {
+		return d.createBridge(n)
+	}
+	return nil
+}
+
+// nodeSysctls are the settings a node needs before its interfaces exist.
+func nodeSysctls(n *topo.Node) []topo.KV {
+	sys := []topo.KV{}
+	v6 := hasV6(n)
+	if !v6 {
+		// No IPv6 in this node: keep the wire quiet (no DAD, MLD or
+		// router solicitations in captures).
+		sys = append(sys, topo.KV{Key: "net.ipv6.conf.all.disable_ipv6", Value: "1"},
+			topo.KV{Key: "net.ipv6.conf.default.disable_ipv6", Value: "1"})
+	} else {
+		sys = append(sys, topo.KV{Key: "net.ipv6.conf.all.accept_dad", Value: "0"},
+			topo.KV{Key: "net.ipv6.conf.default.accept_dad", Value: "0"},
+			topo.KV{Key: "net.ipv6.conf.default.accept_ra", Value: "0"},
+			topo.KV{Key: "net.ipv6.conf.default.router_solicitations", Value: "0"})
+	}
+	if n.Kind == topo.KindRouter {
+		sys = append(sys, topo.KV{Key: "net.ipv4.ip_forward", Value: "1"})
+		if v6 {
+			sys = append(sys, topo.KV{Key: "net.ipv6.conf.all.forwarding", Value: "1"})
+		}
+	}
+	return sys
 }
 
 func (d *deployer) nodeList() []*node {

@@ -242,6 +242,9 @@ func edit(s *Spec, call string, change func(doc *yaml.Node) (string, error)) (*S
 		return nil, blame(err, call, added)
 	}
 	ns.Source = s.Source
+	if s.MACName != "" {
+		ns.Name, ns.MACName = s.Name, s.MACName
+	}
 	if err := unchanged(s, ns); err != nil {
 		return nil, fmt.Errorf("%s: %w", call, err)
 	}
@@ -302,7 +305,11 @@ func (s *Spec) documentNode() (*yaml.Node, error) {
 // after a change keeps them whatever the change does to the order of
 // allocation.
 func pin(root *yaml.Node, s *Spec) error {
-	setStr(root, "name", s.Name)
+	name := s.Name
+	if s.MACName != "" {
+		name = s.MACName // loaded again under the name its MACs came from
+	}
+	setStr(root, "name", name)
 	links := mapValue(root, "links")
 	n := 0
 	if links != nil {

@@ -268,3 +268,26 @@ func TestEditRefusals(t *testing.T) {
 		t.Errorf("the Spec changed")
 	}
 }
+
+// A lab renamed at up (--name) keeps its MACs through changes.
+func TestEditRenamed(t *testing.T) {
+	s, err := Load("ed.yaml", []byte(editLab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mac := s.Node("h1").Interfaces[0].MAC
+	if err := Rename(s, "other"); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := AddNode(s, NodeRequest{Name: "h7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2.Name != "other" || s2.Node("h1").Interfaces[0].MAC != mac {
+		t.Errorf("renamed lab after a change: name %s, h1's MAC %s (was %s)", s2.Name, s2.Node("h1").Interfaces[0].MAC, mac)
+	}
+	doc, err := Topology(s2)
+	if err != nil || !strings.Contains(string(doc), "name: other") {
+		t.Errorf("topology of a renamed lab: %v\n%s", err, doc)
+	}
+}

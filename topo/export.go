@@ -137,6 +137,7 @@ func Topology(s *Spec) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	setStr(root, "name", s.Name) // a file for a lab of this name
 	return encodeDoc(root)
 }
 

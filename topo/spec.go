@@ -36,6 +36,10 @@ type Spec struct {
 	// addressing: with its defaults); run-time changes take new subnets
 	// from it (edit.go).
 	Addressing *AddressPlan `json:"addressing,omitempty"`
+	// MACName is the lab name the interfaces' MACs were derived from,
+	// when the lab was renamed after loading (up --name); run-time
+	// changes load its document under that name so MACs stay.
+	MACName string `json:"mac_name,omitempty"`
 	// Document is the topology document the Spec was loaded from (nil
 	// for a generated one); run-time changes edit it (edit.go), and the
 	// runtime keeps it beside the lab's state.

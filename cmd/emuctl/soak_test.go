@@ -69,11 +69,12 @@ func TestSoak(t *testing.T) {
 	before := hostSnapshot()
 	faults := map[string]int{}
 	upTime := map[string]time.Duration{}
+	var changeTime time.Duration // a link add's, measured by the first clean cycle
 
 	for i := 0; i < cycles; i++ {
 		tp := topos[i%len(topos)]
 		upArgs := append([]string{"up", "--name", lab}, tp.args...)
-		mode := []string{"clean-cycle", "kill-up", "kill-up", "kill-supervisor", "kill-down"}[rng.IntN(5)]
+		mode := []string{"clean-cycle", "kill-up", "kill-up", "kill-supervisor", "kill-down", "kill-change"}[rng.IntN(6)]
 		if upTime[tp.name] == 0 {
 			mode = "clean-cycle" // first cycle of a topology measures its up time
 		}
@@ -89,8 +90,14 @@ func TestSoak(t *testing.T) {
 			if !strings.Contains(r.stdout+r.stderr, "bit/s") {
 				t.Errorf("cycle %d: traffic printed no rate:\n%s%s", i, r.stdout, r.stderr)
 			}
+			// a run-time change, timed for the kill-change cycles
+			must(t, run(t, "", "node", "add", "-l", lab, "hx"), "node add")
+			t0 = time.Now()
+			must(t, run(t, "", "link", "add", "-l", lab, "hx", "h1", "--rate", "10mbit", "--delay", "1ms"), "link add")
+			changeTime = max(changeTime, time.Since(t0))
+			must(t, run(t, "", "node", "del", "-l", lab, "hx"), "node del")
 			must(t, run(t, "", "down", lab), "down")
-			faults["none (up, traffic, down)"]++
+			faults["none (up, traffic, change, down)"]++
 		case "kill-up":
 			at := time.Duration(rng.Float64() * float64(upTime[tp.name]) * 1.2)
 			phase := killAt(t, at, upArgs...)
@@ -126,6 +133,29 @@ func TestSoak(t *testing.T) {
 			}
 			time.Sleep(50 * time.Millisecond)
 			faults["supervisor (lab up)"]++
+		case "kill-change":
+			// kill -9 of a run-time change at a random instant: an add of a
+			// node and its shaped link, or the removal of a node; then down
+			must(t, run(t, "", upArgs...), upArgs...)
+			if changeTime == 0 {
+				changeTime = 100 * time.Millisecond
+			}
+			at := time.Duration(rng.Float64() * float64(changeTime) * 1.5)
+			args := []string{"link", "add", "-l", lab, "hx", "h1", "--rate", "10mbit", "--delay", "1ms"}
+			what := "link add"
+			if rng.IntN(3) == 0 {
+				args, what = []string{"node", "del", "-l", lab, "h1"}, "node del"
+			} else {
+				must(t, run(t, "", "node", "add", "-l", lab, "hx"), "node add")
+			}
+			phase := killAt(t, at, args...)
+			if phase == "" {
+				if phase, _ = emu.LastPhase(lab); !strings.HasPrefix(phase, "change-") {
+					phase = "before any phase"
+				}
+			}
+			faults["change ("+what+"): "+phase]++
+			must(t, run(t, "", "down", lab), "down")
 		case "kill-down":
 			must(t, run(t, "", upArgs...), upArgs...)
 			step := killAt(t, time.Duration(rng.Float64()*float64(40*time.Millisecond)), "down", lab)

@@ -135,6 +135,11 @@ func (l *Lab) node(name string) (*topo.Node, error) {
 	if n := l.spec.Node(name); n != nil {
 		return n, nil
 	}
+	// added since this Lab last looked (by another program)?
+	if st, err := emu.ReadState(l.name); err == nil && st.Spec.Node(name) != nil {
+		l.spec = st.Spec
+		return st.Spec.Node(name), nil
+	}
 	names := l.Nodes()
 	return nil, fmt.Errorf("lab %s has no node %q (nodes: %s%s)", l.name, name, strings.Join(names, ", "), suggest.DidYouMean(name, names))
 }

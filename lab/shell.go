@@ -1,0 +1,301 @@
+package lab
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A Shell is one long-lived bash inside a node, on a pseudo-terminal of
+// its own: the node's network namespace, hostname and hosts file, and what
+// Mininet users expect of h1.cmd() — the working directory, variables and
+// background jobs kept from one command to the next (`cmd &`, `kill %1`,
+// `wait`), Ctrl-C to the command running (SendInt), output read back to
+// the prompt. Only bash itself stays resident: the exec helper that enters
+// the node replaces itself with bash (setns + execve), so a thousand
+// shells are a thousand bash processes and no emuctl beside them.
+//
+// A command's end is seen by the prompt, a byte no command prints (0x7f,
+// as Mininet does); its exit status by a second marker after it.
+type Shell struct {
+	node string
+	cmd  *exec.Cmd
+	pty  *os.File
+	r    *bufio.Reader
+
+	mu     sync.Mutex // one command at a time
+	closed bool
+	broken error // no prompt came back: the shell is killed and says so
+	done   chan struct{}
+}
+
+// prompt ends every command's output; status precedes the exit status
+// that Cmd asks bash to print after a command.
+const (
+	prompt = '\x7f'
+	status = '\x1e'
+)
+
+// Shell starts a shell in node. Close it when done (Down also ends every
+// shell of the lab with the node's processes).
+func (l *Lab) Shell(ctx context.Context, node string) (*Shell, error) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		return nil, fmt.Errorf("a node shell needs bash: %w", err)
+	}
+	cmd, err := l.Command(context.Background(), node, bash, "--norc", "--noprofile", "--noediting", "-i")
+	if err != nil {
+		return nil, err
+	}
+	master, slave, err := openPTY()
+	if err != nil {
+		return nil, err
+	}
+	defer slave.Close()
+	cmd.Env = append(cmd.Env, "PS1="+string(prompt), "PS2=", "PROMPT_COMMAND=", "TERM=dumb", "HISTFILE=/dev/null")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	attr := *cmd.SysProcAttr
+	attr.Setsid, attr.Setctty, attr.Ctty = true, true, 0
+	cmd.SysProcAttr = &attr
+	if err := cmd.Start(); err != nil {
+		master.Close()
+		return nil, fmt.Errorf("shell in %s: %w", node, err)
+	}
+	s := &Shell{node: node, cmd: cmd, pty: master, r: bufio.NewReaderSize(master, 1<<16), done: make(chan struct{})}
+	go func() { cmd.Wait(); close(s.done) }()
+	// the first prompt says bash is ready
+	if _, err := s.readUntil(ctx, nil); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("shell in %s did not start: %w", node, err)
+	}
+	return s, nil
+}
+
+// openPTY opens a pseudo-terminal pair, raw on output (no \r added) and
+// without echo, so what is read is what the commands print.
+func openPTY() (master, slave *os.File, err error) {
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pty: %w", err)
+	}
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		m.Close()
+		return nil, nil, fmt.Errorf("pty unlock: %w", err)
+	}
+	// TIOCGPTPEER takes the new descriptor's open flags as its argument
+	r, _, errno := unix.Syscall(unix.SYS_IOCTL, m.Fd(), unix.TIOCGPTPEER, uintptr(unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC))
+	fd := int(r)
+	if errno != 0 {
+		err = errno
+		n, nerr := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+		if nerr != nil {
+			m.Close()
+			return nil, nil, fmt.Errorf("pty peer: %w", err)
+		}
+		fd, err = unix.Open("/dev/pts/"+strconv.Itoa(n), unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			m.Close()
+			return nil, nil, fmt.Errorf("pty peer: %w", err)
+		}
+	}
+	sl := os.NewFile(uintptr(fd), "pty")
+	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err == nil {
+		t.Lflag &^= unix.ECHO | unix.ECHONL
+		t.Oflag &^= unix.OPOST
+		err = unix.IoctlSetTermios(fd, unix.TCSETS, t)
+	}
+	if err == nil {
+		err = unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: 50, Col: 250})
+	}
+	if err != nil {
+		m.Close()
+		sl.Close()
+		return nil, nil, fmt.Errorf("pty settings: %w", err)
+	}
+	return m, sl, nil
+}
+
+// Node is the node the shell runs in.
+func (s *Shell) Node() string { return s.node }
+
+// Pid is the shell's process id (bash itself, in the node).
+func (s *Shell) Pid() int { return s.cmd.Process.Pid }
+
+// Cmd runs one command line (anything bash takes, `&` included) and
+// returns what it printed, stdout and stderr together, once bash prompts
+// again. Its exit status is in the error: an *ExitError when not 0. ctx
+// interrupts the command (Ctrl-C) when done.
+func (s *Shell) Cmd(ctx context.Context, line string) (string, error) {
+	var out bytes.Buffer
+	code, err := s.Stream(ctx, line, &out)
+	if err == nil && code != 0 {
+		err = &ExitError{Node: s.node, Argv: []string{line}, Code: code, Output: out.Bytes()}
+	}
+	return out.String(), err
+}
+
+// Stream runs one command line like Cmd, copying its output to w as it
+// comes, and returns its exit status.
+func (s *Shell) Stream(ctx context.Context, line string, w io.Writer) (int, error) {
+	if strings.ContainsAny(line, "\n\r") {
+		return -1, errors.New("shell: one command line at a time (no newlines; join commands with ; or &&)")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return -1, errors.New("shell: closed")
+	}
+	if s.broken != nil {
+		return -1, s.broken
+	}
+	if _, err := fmt.Fprintf(s.pty, "%s\n", line); err != nil {
+		return -1, err
+	}
+	if _, err := s.readUntil(ctx, w); err != nil {
+		return -1, err
+	}
+	// asked only after the prompt, so a command reading its input never
+	// takes the question for its own
+	if _, err := fmt.Fprintf(s.pty, "printf '\\036%%d' $?\n"); err != nil {
+		return -1, err
+	}
+	tail, err := s.readUntil(context.Background(), nil)
+	if err != nil {
+		return -1, err
+	}
+	i := strings.LastIndexByte(tail, status)
+	if i < 0 {
+		return -1, fmt.Errorf("shell: no exit status in %q", tail)
+	}
+	return strconv.Atoi(tail[i+1:])
+}
+
+// Send writes a command line without waiting for it (Mininet's
+// sendCmd); Read or Wait collect its output.
+func (s *Shell) Send(line string) error {
+	if strings.ContainsAny(line, "\n\r") {
+		return errors.New("shell: one command line at a time")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err := fmt.Fprintf(s.pty, "%s\n", line)
+	return err
+}
+
+// Wait reads the output of a command sent with Send until bash prompts
+// again (Mininet's waitOutput).
+func (s *Shell) Wait(ctx context.Context) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.broken != nil {
+		return "", s.broken
+	}
+	return s.readUntil(ctx, nil)
+}
+
+// SendInt sends Ctrl-C to the command running in the foreground.
+func (s *Shell) SendInt() error {
+	_, err := s.pty.Write([]byte{3})
+	return err
+}
+
+// readUntil reads to the next prompt, copying to w when given; ctx
+// interrupts the command (Ctrl-C) and then waits 2 s for the prompt.
+func (s *Shell) readUntil(ctx context.Context, w io.Writer) (string, error) {
+	type chunk struct {
+		b    []byte
+		last bool
+		err  error
+	}
+	ch := make(chan chunk, 16)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			b, err := s.r.ReadSlice(prompt)
+			c := chunk{b: append([]byte(nil), b...), err: err}
+			if err == nil {
+				c.b, c.last = c.b[:len(c.b)-1], true
+			} else if errors.Is(err, bufio.ErrBufferFull) {
+				c.err = nil
+			}
+			select {
+			case ch <- c:
+			case <-stop:
+				return
+			}
+			if c.last || c.err != nil {
+				return
+			}
+		}
+	}()
+	var out bytes.Buffer
+	var deadline <-chan time.Time
+	done := ctx.Done()
+	for {
+		select {
+		case c := <-ch:
+			out.Write(c.b)
+			if w != nil && len(c.b) > 0 {
+				w.Write(c.b)
+			}
+			if c.err != nil {
+				return out.String(), fmt.Errorf("shell in %s: %w", s.node, c.err)
+			}
+			if c.last {
+				return out.String(), nil
+			}
+		case <-done:
+			s.SendInt()
+			done, deadline = nil, time.After(2*time.Second)
+		case <-deadline:
+			// its reader still waits on the terminal: the shell is lost
+			s.broken = fmt.Errorf("shell in %s: no prompt 2 s after Ctrl-C (%v): the shell was killed", s.node, ctx.Err())
+			syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+			return out.String(), s.broken
+		case <-s.done:
+			// bash ended: drain what it wrote
+			select {
+			case c := <-ch:
+				out.Write(c.b)
+			case <-time.After(50 * time.Millisecond):
+			}
+			return out.String(), fmt.Errorf("shell in %s ended", s.node)
+		}
+	}
+}
+
+// Close ends the shell: SIGHUP to its session (bash, and its jobs as
+// bash passes it on), then SIGKILL after a second.
+func (s *Shell) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	pid := s.cmd.Process.Pid
+	syscall.Kill(-pid, syscall.SIGHUP)
+	s.pty.Close()
+	select {
+	case <-s.done:
+	case <-time.After(time.Second):
+		syscall.Kill(-pid, syscall.SIGKILL)
+		<-s.done
+	}
+	return nil
+}

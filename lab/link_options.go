@@ -162,6 +162,16 @@ func Name(name string) LinkOption {
 	}}
 }
 
+// LinkField sets any key of the link's entry by its dotted path, in the
+// file's syntax: LinkField("link", map[string]any{"rate": "10mbit",
+// "b->a": map[string]any{"delay": "20ms"}}), LinkField("link.queue",
+// "codel ecn"). Checked like the file.
+func LinkField(path string, v any) LinkOption {
+	return LinkOption{call: fmt.Sprintf("LinkField(%q, %s)", path, flow(value(v))), onEntry: func(l *mapping, call string) {
+		l.set(strings.Split(path, "."), value(v), call)
+	}}
+}
+
 // applyEntry puts o on a link entry of the topology.
 func (o LinkOption) applyEntry(l *mapping, call string) {
 	if o.onEntry != nil {

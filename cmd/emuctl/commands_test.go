@@ -9,7 +9,7 @@ import (
 // README's order, each once.
 func TestCommandsRegistered(t *testing.T) {
 	want := []string{"validate", "up", "down", "ls", "wifi", "inspect", "exec", "shell", "cli", "clean", "doctor",
-		"verify", "node", "link", "schedule", "mptcp", "traffic", "capture", "model", "report", "test", "bench", "version"}
+		"verify", "node", "link", "schedule", "mptcp", "traffic", "capture", "model", "report", "test", "api", "bench", "version"}
 	var got []string
 	for _, c := range newRoot().Commands() {
 		got = append(got, c.Name())

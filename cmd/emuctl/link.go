@@ -119,74 +119,32 @@ uplink, b->a its downlink.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeLinks(true),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := resolveLab(*lab)
+			l, _, stop, err := openLab(*lab)
 			if err != nil {
 				return err
 			}
-			// a station's wireless hop ("sta1", "sta1-ap1", "sta1:sta1-wlan0")
-			station, wireless := emu.FindWirelessHop(st.Spec, args[0])
-			i := -1
-			if !wireless {
-				if i, err = emu.FindLink(st.Spec, args[0]); err != nil {
-					return err
-				}
-			}
+			defer stop()
 			// the flags are typed (units): a bad value was refused while
-			// parsing them; only the flags given change the link
-			var sets []func(*tc.Dir)
-			var errs []error
-			for _, f := range []struct {
-				flag string
-				set  func(*tc.Dir)
-			}{
-				{"rate", func(d *tc.Dir) { d.Rate = rate }},
-				{"delay", func(d *tc.Dir) { d.Delay = delay }},
-				{"jitter", func(d *tc.Dir) { d.Jitter = jitter }},
-				{"loss", func(d *tc.Dir) { d.Loss, d.GE = loss, nil }},
-				{"duplicate", func(d *tc.Dir) { d.Duplicate = dup }},
-				{"corrupt", func(d *tc.Dir) { d.Corrupt = corrupt }},
-			} {
-				if cmd.Flags().Changed(f.flag) {
-					sets = append(sets, f.set)
+			// parsing them; only the flags given change the link, through
+			// the one table of run-time keys (lab.SetLinkKeys)
+			keys := map[string]string{}
+			for _, k := range golab.RunKeys() {
+				if f := cmd.Flags().Lookup(k); f != nil && f.Changed {
+					keys[k] = f.Value.String()
 				}
 			}
-			if queue != "" {
-				q, err := topo.ParseQueue(queue)
-				errs = append(errs, err)
-				if err == nil && q.BDP > 0 {
-					errs = append(errs, errors.New("--queue: give packets or bytes at run time, not a BDP multiple"))
-				}
-				if err == nil {
-					sets = append(sets, func(d *tc.Dir) {
-						d.QueuePackets, d.QueueBytes = q.Packets, q.Bytes
-						d.AQM = emu.QueueAQM(q, 1500)
-					})
-				}
-			}
-			if err := errors.Join(errs...); err != nil {
-				return err
-			}
-			if len(sets) == 0 {
+			if len(keys) == 0 {
 				return errors.New("nothing to change: give at least one of --rate, --delay, --jitter, --loss, --duplicate, --corrupt, --queue")
 			}
-			apply := func(d *tc.Dir) {
-				for _, s := range sets {
-					s(d)
-				}
-			}
-			if wireless {
-				h, err := emu.SetWirelessHop(st.Lab, station, dir, apply)
-				if err != nil {
-					return err
-				}
-				fmt.Printf("wireless hop %s <-> %s: uplink (a->b) %s; downlink (b->a) %s\n", h.Station, h.AP, dirOrDash(h.Up), dirOrDash(h.Down))
-				return nil
-			}
-			ls, err := emu.SetLink(st.Lab, i, dir, apply)
+			ch, err := l.SetLinkKeys(args[0], dir, keys)
 			if err != nil {
 				return err
 			}
-			fmt.Printf("link %d (%s, %s): a->b %s; b->a %s\n", i, ls.Name, ls.Backend, dirOrDash(ls.AtoB), dirOrDash(ls.BtoA))
+			if ch.Index < 0 {
+				fmt.Printf("wireless hop %s: uplink (a->b) %s; downlink (b->a) %s\n", ch.Name, dirOrDash(ch.AtoB), dirOrDash(ch.BtoA))
+				return nil
+			}
+			fmt.Printf("link %d (%s, %s): a->b %s; b->a %s\n", ch.Index, ch.Name, ch.Backend, dirOrDash(ch.AtoB), dirOrDash(ch.BtoA))
 			return nil
 		},
 	}

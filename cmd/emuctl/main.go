@@ -68,6 +68,7 @@ func newRoot() *cobra.Command {
 		newModelCmd(),
 		newReportCmd(),
 		newTestCmd(),
+		newAPICmd(),
 		newBenchCmd(),
 		newVersionCmd(),
 	)

@@ -1,0 +1,186 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/topo"
+)
+
+// Events: a subscription watches one lab and sends notifications
+// (method "event") while it lasts:
+//
+//	{"subscription": "ev1", "type": "node-added", "node": "h3", "t": ...}
+//	  types: node-added, node-removed, link-added, link-removed (with the
+//	  link's ends), link-changed (its parameters in force), link-state (an
+//	  end went up or down), lab-down (the lab is gone; the subscription ends)
+//	{"subscription": "ev1", "type": "counters", "t": ..., "links": [...]}
+//	  every interval: per link and direction bytes, packets, drops, the
+//	  rate since the last sample (bit/s), and a userspace link's engine
+//	  counters (queue now, drops by cause)
+//
+// The lab is read as it stands on the host (its state and interfaces), so
+// changes made by any process — the CLI, another session — are seen.
+
+type subscribeParams struct {
+	onLab
+	IntervalMS int   `json:"interval_ms,omitempty"`
+	Counters   *bool `json:"counters,omitempty"`
+}
+
+func subscribe(ctx context.Context, s *session, p subscribeParams) (any, error) {
+	l, err := s.open(p.Lab)
+	if err != nil {
+		return nil, err
+	}
+	every := 500 * time.Millisecond
+	if p.IntervalMS != 0 {
+		if p.IntervalMS < 50 {
+			return nil, newError(CodeInvalidParams, "events.subscribe: interval_ms %d: at least 50", p.IntervalMS)
+		}
+		every = time.Duration(p.IntervalMS) * time.Millisecond
+	}
+	counters := p.Counters == nil || *p.Counters
+	sctx, cancel := context.WithCancel(s.ctx)
+	s.mu.Lock()
+	id := s.id("ev")
+	s.subs[id] = cancel
+	s.mu.Unlock()
+	go watch(sctx, s, id, l.Name(), every, counters)
+	return map[string]any{"subscription": id, "lab": l.Name(), "interval_ms": every.Milliseconds()}, nil
+}
+
+func unsubscribe(ctx context.Context, s *session, p struct {
+	Subscription string `json:"subscription"`
+}) (any, error) {
+	s.mu.Lock()
+	cancel := s.subs[p.Subscription]
+	delete(s.subs, p.Subscription)
+	s.mu.Unlock()
+	if cancel == nil {
+		return nil, newError(CodeNotFound, "no subscription %q in this session", p.Subscription)
+	}
+	cancel()
+	return nil, nil
+}
+
+// event is one notification's params.
+type event struct {
+	Subscription string `json:"subscription"`
+	Type         string `json:"type"`
+	T            string `json:"t"`
+	Node         string `json:"node,omitempty"`
+	Link         *int   `json:"link,omitempty"`
+	A            string `json:"a,omitempty"`
+	B            string `json:"b,omitempty"`
+	State        string `json:"state,omitempty"`
+	Params       any    `json:"params,omitempty"`
+	Links        any    `json:"links,omitempty"`
+}
+
+// rateCounters is a link's counters with the rates since the last sample.
+type rateCounters struct {
+	emu.LinkCounters
+	AtoBbps float64 `json:"a_to_b_bps"`
+	BtoAbps float64 `json:"b_to_a_bps"`
+}
+
+func watch(ctx context.Context, s *session, id, lab string, every time.Duration, counters bool) {
+	var prev *emu.State
+	var last []emu.LinkCounters
+	var lastT time.Time
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		now := time.Now().UTC().Format(time.RFC3339Nano)
+		st, err := emu.ReadState(lab)
+		if err != nil || st.Status == emu.StatusDown {
+			if errors.Is(err, emu.ErrNoLab) || err == nil {
+				s.notify("event", event{Subscription: id, Type: "lab-down", T: now})
+				s.mu.Lock()
+				delete(s.subs, id)
+				s.mu.Unlock()
+				return
+			}
+		} else {
+			if prev != nil && st.Spec != nil && prev.Spec != nil {
+				for _, e := range diffEvents(prev, st) {
+					e.Subscription, e.T = id, now
+					s.notify("event", e)
+				}
+			}
+			prev = st
+			if counters {
+				t, cs, err := emu.Counters(lab)
+				if err == nil {
+					out := make([]rateCounters, len(cs))
+					for i, c := range cs {
+						out[i].LinkCounters = c
+						if last != nil {
+							if k := slices.IndexFunc(last, func(o emu.LinkCounters) bool { return o.A == c.A && o.B == c.B }); k >= 0 {
+								if last[k].StateA != c.StateA {
+									li := c.Index
+									s.notify("event", event{Subscription: id, Type: "link-state", T: now, Link: &li, A: c.A, B: c.B, State: c.StateA})
+								}
+								dt := t.Sub(lastT).Seconds()
+								out[i].AtoBbps = float64(c.AtoB.Bytes-last[k].AtoB.Bytes) * 8 / dt
+								out[i].BtoAbps = float64(c.BtoA.Bytes-last[k].BtoA.Bytes) * 8 / dt
+							}
+						}
+					}
+					last, lastT = cs, t
+					s.notify("event", event{Subscription: id, Type: "counters", T: t.UTC().Format(time.RFC3339Nano), Links: out})
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// diffEvents are the changes between two readings of a lab's state.
+func diffEvents(old, new *emu.State) []event {
+	var out []event
+	for _, n := range new.Spec.Nodes {
+		if old.Spec.Node(n.Name) == nil {
+			out = append(out, event{Type: "node-added", Node: n.Name, Params: map[string]any{"kind": n.Kind}})
+		}
+	}
+	for _, n := range old.Spec.Nodes {
+		if new.Spec.Node(n.Name) == nil {
+			out = append(out, event{Type: "node-removed", Node: n.Name})
+		}
+	}
+	key := func(l topo.Link) string { return l.A.String() + " " + l.B.String() }
+	oldAt, newAt := map[string]int{}, map[string]int{}
+	for i, l := range old.Spec.Links {
+		oldAt[key(l)] = i
+	}
+	for i, l := range new.Spec.Links {
+		newAt[key(l)] = i
+		if _, ok := oldAt[key(l)]; !ok {
+			out = append(out, event{Type: "link-added", Link: &i, A: l.A.String(), B: l.B.String(), Params: l.Params})
+		}
+	}
+	for i, l := range old.Spec.Links {
+		if _, ok := newAt[key(l)]; !ok {
+			out = append(out, event{Type: "link-removed", Link: &i, A: l.A.String(), B: l.B.String()})
+		}
+	}
+	for _, ls := range new.Links {
+		for _, o := range old.Links {
+			if o.Name == ls.Name && (fmt.Sprint(o.AtoB) != fmt.Sprint(ls.AtoB) || fmt.Sprint(o.BtoA) != fmt.Sprint(ls.BtoA)) {
+				i := ls.Index
+				out = append(out, event{Type: "link-changed", Link: &i, A: ls.Name, Params: map[string]any{"a_to_b": ls.AtoB, "b_to_a": ls.BtoA}})
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,78 @@
+package emu
+
+import (
+	"time"
+
+	"github.com/emuctl/emuctl/tc/engine"
+	"github.com/emuctl/emuctl/topo"
+)
+
+// LinkCounters is one link's traffic counters at one instant, per
+// direction, from its A end's interface (what A sent is a->b, what it
+// received b->a) and, for a userspace link, its engine (queue now, drops).
+type LinkCounters struct {
+	Index  int           `json:"index"`
+	A      string        `json:"a"`
+	B      string        `json:"b"`
+	StateA string        `json:"state_a"`
+	AtoB   DirCounters   `json:"a_to_b"`
+	BtoA   DirCounters   `json:"b_to_a"`
+	Engine *engine.Stats `json:"engine,omitempty"`
+}
+
+// DirCounters are one direction's totals.
+type DirCounters struct {
+	Bytes   uint64 `json:"bytes"`
+	Packets uint64 `json:"packets"`
+	Drops   uint64 `json:"drops"`
+}
+
+// Counters reads every link's counters (wireless hops included), at
+// time t. A link whose end cannot be read is reported with state
+// "missing".
+func Counters(lab string) (time.Time, []LinkCounters, error) {
+	st, err := ReadState(lab)
+	if err != nil {
+		return time.Time{}, nil, err
+	}
+	var stats map[int]engine.Stats
+	for _, p := range st.Procs {
+		if p.Command == "supervisor" {
+			if resp, err := supervisorCall(lab, ctlRequest{Op: "stats"}); err == nil {
+				stats = resp.Stats
+			}
+		}
+	}
+	t := time.Now()
+	out := make([]LinkCounters, 0, linkCount(st.Spec))
+	for i := range linkCount(st.Spec) {
+		a, b := linkEnds(st.Spec, i)
+		c := LinkCounters{Index: i, A: a.String(), B: b.String(), StateA: "missing"}
+		if s, ok := stats[i]; ok {
+			c.Engine = &s
+		}
+		if st.Spec.Here(a.Node) {
+			readCounters(st, a, &c)
+		}
+		out = append(out, c)
+	}
+	return t, out, nil
+}
+
+func readCounters(st *State, ep topo.Endpoint, c *LinkCounters) {
+	ns, h, name, err := openEnd(st, ep)
+	if err != nil {
+		return
+	}
+	defer ns.Close()
+	defer h.Close()
+	l, err := h.LinkByName(name)
+	if err != nil {
+		return
+	}
+	c.StateA = l.Attrs().OperState.String()
+	if s := l.Attrs().Statistics; s != nil {
+		c.AtoB = DirCounters{Bytes: s.TxBytes, Packets: s.TxPackets, Drops: s.TxDropped}
+		c.BtoA = DirCounters{Bytes: s.RxBytes, Packets: s.RxPackets, Drops: s.RxDropped}
+	}
+}

@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/emuctl
 PKGS    := ./...
 
-.PHONY: all build release install deps test test-unit test-suites soak fuzz bench demo demo-labs lint kernel-lab-setup test-kernel test-kernel-cluster test-mlo validate-wifi
+.PHONY: all build release install deps test test-python test-unit test-suites soak fuzz bench demo demo-labs lint kernel-lab-setup test-kernel test-kernel-cluster test-mlo validate-wifi
 
 all: build
 
@@ -30,8 +30,14 @@ release:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o $(RELEASE_BIN) ./cmd/emuctl
 	@echo "$(RELEASE_BIN): $$(du -k $(RELEASE_BIN) | cut -f1) KiB ($$(stat -c %s $(RELEASE_BIN)) bytes)"
 
+# The Python package (python/emuctl) goes where Debian's python3 looks
+# for site packages (/usr/local/lib/python3.X/dist-packages).
+PYTHON ?= /usr/bin/python3
 install: build
 	install -m 0755 $(BIN) /usr/local/bin/emuctl
+	dir=$$($(PYTHON) -c 'import site; print(site.getsitepackages()[0])') && \
+	  mkdir -p $$dir/emuctl && install -m 0644 python/emuctl/*.py python/emuctl/py.typed $$dir/emuctl/ && \
+	  echo "python package emuctl installed in $$dir"
 
 deps:
 	./scripts/install-deps.sh
@@ -42,7 +48,14 @@ test: deps build
 	$(GO) vet $(PKGS)
 	test -z "$$(gofmt -l .)" || (gofmt -l . && false)
 	$(GO) test -p 1 -count=1 -timeout 40m $(PKGS)
+	$(MAKE) test-python
 	./$(BIN) clean --check && echo "leak check: clean"
+
+# The Python package: pyflakes, then its tests with Debian's pytest (the
+# root tier builds labs; as another user it skips, saying why).
+test-python: build
+	pyflakes3 python
+	cd python && $(PYTHON) -m pytest -q -p no:cacheprovider tests
 
 # Soak: SOAK_CYCLES cycles of up / traffic / down on bridge, shaped,
 # routed and OVS labs, most hit by a SIGKILL of up, the supervisor or down

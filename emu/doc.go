@@ -24,6 +24,12 @@
 // engines and the Wi-Fi medium (wifi_medium.go for hwsim radios,
 // wifi_engine.go for the engine backend's veth ports).
 //
+// A running lab changes through the same phases (change.go): AddNode,
+// AddLink, RemoveLink and RemoveNode edit the lab's topology (topo's
+// edit.go), build what the edit adds with a deployer scoped to it, remove
+// what it drops, and follow changed routes; the lab's document is kept in
+// its state dir (topology.yaml), and Topology writes the lab as it stands.
+//
 // A lab over several machines (topo.Cluster) has a controller — Deploy on
 // a Spec whose Cluster has no Slice (cluster.go) — and one worker per
 // machine, Deploy on that machine's slice (cluster_worker.go), reached by

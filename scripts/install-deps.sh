@@ -5,6 +5,7 @@ set -euo pipefail
 PKGS=(iproute2 iputils-ping ethtool iperf3 nftables procps bash tmux openvswitch-switch hostapd wpasupplicant wireless-regdb
   libns3-dev g++ # ns-3 3.37 (Debian bookworm) and a compiler: make validate-wifi
   tshark # reads the Wi-Fi medium's radiotap captures back in tests
+  python3 python3-pytest pyflakes3 # the Python package (python/): its tests and lint
   openssh-server) # labs over several machines: emu's SSH test runs sshd -i in stand-in machines (Debian enables
   # its ssh service where systemd runs; the tests do not use it)
 missing=()

@@ -121,6 +121,17 @@ func Export(s *Spec) ([]byte, error) {
 	return encodeDoc(root)
 }
 
+// plainKeys drops the quotes JSON gave strings: the encoder quotes again
+// the ones that would read as something else.
+func plainKeys(n *yaml.Node) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+		n.Style &^= yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle
+	}
+	for _, c := range n.Content {
+		plainKeys(c)
+	}
+}
+
 func kvMap(kvs []KV) *yaml.Node {
 	m := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
 	for _, kv := range kvs {
@@ -141,8 +152,27 @@ func Topology(s *Spec) ([]byte, error) {
 	return encodeDoc(root)
 }
 
-// encodeDoc writes a top-level mapping as a YAML document.
+// encodeDoc writes a top-level mapping as a YAML document; one written as
+// JSON (or flow YAML) gets its top level, nodes: and links: in block
+// style, each node and link on a line of its own, as a person would
+// write it.
 func encodeDoc(root *yaml.Node) ([]byte, error) {
+	if root.Style&yaml.FlowStyle != 0 { // written as JSON or flow YAML
+		root.Style = 0
+		plainKeys(root)
+		for k := 1; k < len(root.Content); k += 2 {
+			v := root.Content[k]
+			switch root.Content[k-1].Value {
+			case "nodes":
+				v.Style = 0
+			case "links":
+				v.Style = 0
+				for _, item := range v.Content {
+					item.Style = 0
+				}
+			}
+		}
+	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)

@@ -1,0 +1,45 @@
+"""The native API end to end (root tier): real namespaces, links, traffic."""
+
+import os
+
+import pytest
+
+from emuctl import BadInput, Lab
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="root tier: needs root (CAP_NET_ADMIN) to build labs")
+
+CAPACITY_10M = 10e6 * 1448 / 1514
+
+
+def test_lab_grows_and_measures():
+    topo = {"name": "tpy", "addressing": {"p2p_prefix": 24},
+            "nodes": {"h1": {}, "h2": {}, "s1": {"kind": "switch"}},
+            "links": [{"endpoints": ["h1", "s1"]}, {"endpoints": ["h2", "s1"]}]}
+    with Lab.up(topo) as lab:
+        assert lab.nodes == ["h1", "h2", "s1"]
+        h1 = lab["h1"]
+        assert h1.cmd("hostname") == "h1\n"
+        h1.cmd("cd /tmp; X=7")
+        assert h1.cmd("pwd; echo $X") == "/tmp\n7\n"
+        assert h1.exec(["sh", "-c", "exit 4"]).returncode == 4
+        # a host and a shaped link added while the lab runs
+        lab.add_host("h3")
+        link = lab.add_link("h3", "s1", rate=10, delay="5ms")
+        assert lab["h3"].IP().startswith("10.")
+        rtts = lab.ping("h1", "h3", count=5)
+        assert len(rtts) >= 4 and 10.0 <= min(rtts) <= 12.0, rtts
+        res = lab.traffic(from_="h3", to="h1", duration="4s")
+        ratio = res.summary[0]["steady_goodput_bps"] / CAPACITY_10M
+        assert 0.95 <= ratio <= 1.02, ratio
+        assert res.samples() and "srtt_us" in res.samples()[-1]
+        # changed at run time, then removed
+        link.set(rate=5)
+        assert lab.link("h3", "s1").info["a_to_b"]["Rate"] == 5_000_000
+        assert lab.pingall()["dropped_pct"] == 0
+        with pytest.raises(BadInput):
+            lab.add_link("h3", "s9")
+        assert "h3:h3-eth0" in lab.topology()
+        lab.remove_node("h3")
+        assert "h3" not in lab.nodes
+    with pytest.raises(Exception):
+        Lab.open("tpy")

@@ -95,6 +95,7 @@ bench: build
 	./$(BIN) bench
 	./$(BIN) bench --scale tree,4,10
 	./$(BIN) bench --machines 2 --reps 5
+	./$(BIN) bench --change
 	$(GO) run ./analysis/cmd/ackbench
 	$(GO) test -run '^$$' -bench 'Engine|Pipeline|Segment' -benchtime 2s ./tc/engine/
 	$(GO) test -run '^$$' -bench 'Medium|Ether' -benchtime 2s ./wifi/model/ ./wifi/

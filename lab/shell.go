@@ -28,7 +28,8 @@ import (
 // shells are a thousand bash processes and no emuctl beside them.
 //
 // A command's end is seen by the prompt, a byte no command prints (0x7f,
-// as Mininet does); its exit status by a second marker after it.
+// as Mininet does), which bash prints after the command's exit status and
+// a marker byte (PS1 is "\x1e$?\x7f"): one write and one read a command.
 type Shell struct {
 	node string
 	cmd  *exec.Cmd
@@ -64,7 +65,7 @@ func (l *Lab) Shell(ctx context.Context, node string) (*Shell, error) {
 		return nil, err
 	}
 	defer slave.Close()
-	cmd.Env = append(cmd.Env, "PS1="+string(prompt), "PS2=", "PROMPT_COMMAND=", "TERM=dumb", "HISTFILE=/dev/null")
+	cmd.Env = append(cmd.Env, "PS1="+string(status)+"$?"+string(prompt), "PS2=", "PROMPT_COMMAND=", "TERM=dumb", "HISTFILE=/dev/null")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	attr := *cmd.SysProcAttr
 	attr.Setsid, attr.Setctty, attr.Ctty = true, true, 0
@@ -76,7 +77,7 @@ func (l *Lab) Shell(ctx context.Context, node string) (*Shell, error) {
 	s := &Shell{node: node, cmd: cmd, pty: master, r: bufio.NewReaderSize(master, 1<<16), done: make(chan struct{})}
 	go func() { cmd.Wait(); close(s.done) }()
 	// the first prompt says bash is ready
-	if _, err := s.readUntil(ctx, nil); err != nil {
+	if _, _, err := s.readUntil(ctx, nil); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("shell in %s did not start: %w", node, err)
 	}
@@ -164,23 +165,8 @@ func (s *Shell) Stream(ctx context.Context, line string, w io.Writer) (int, erro
 	if _, err := fmt.Fprintf(s.pty, "%s\n", line); err != nil {
 		return -1, err
 	}
-	if _, err := s.readUntil(ctx, w); err != nil {
-		return -1, err
-	}
-	// asked only after the prompt, so a command reading its input never
-	// takes the question for its own
-	if _, err := fmt.Fprintf(s.pty, "printf '\\036%%d' $?\n"); err != nil {
-		return -1, err
-	}
-	tail, err := s.readUntil(context.Background(), nil)
-	if err != nil {
-		return -1, err
-	}
-	i := strings.LastIndexByte(tail, status)
-	if i < 0 {
-		return -1, fmt.Errorf("shell: no exit status in %q", tail)
-	}
-	return strconv.Atoi(tail[i+1:])
+	_, code, err := s.readUntil(ctx, w)
+	return code, err
 }
 
 // Send writes a command line without waiting for it (Mininet's
@@ -203,7 +189,8 @@ func (s *Shell) Wait(ctx context.Context) (string, error) {
 	if s.broken != nil {
 		return "", s.broken
 	}
-	return s.readUntil(ctx, nil)
+	out, _, err := s.readUntil(ctx, nil)
+	return out, err
 }
 
 // SendInt sends Ctrl-C to the command running in the foreground.
@@ -212,9 +199,11 @@ func (s *Shell) SendInt() error {
 	return err
 }
 
-// readUntil reads to the next prompt, copying to w when given; ctx
-// interrupts the command (Ctrl-C) and then waits 2 s for the prompt.
-func (s *Shell) readUntil(ctx context.Context, w io.Writer) (string, error) {
+// readUntil reads to the next prompt and returns the output before it
+// and the exit status the prompt carries, copying the output to w as it
+// comes when w is given; ctx interrupts the command (Ctrl-C) and then
+// waits 2 s for the prompt.
+func (s *Shell) readUntil(ctx context.Context, w io.Writer) (string, int, error) {
 	type chunk struct {
 		b    []byte
 		last bool
@@ -242,22 +231,41 @@ func (s *Shell) readUntil(ctx context.Context, w io.Writer) (string, error) {
 			}
 		}
 	}()
-	var out bytes.Buffer
+	var out []byte
+	written := 0
+	// flush copies to w what cannot be the status marker: everything
+	// before the last marker byte read so far
+	flush := func(end int) {
+		if w != nil && end > written {
+			w.Write(out[written:end])
+			written = end
+		}
+	}
 	var deadline <-chan time.Time
 	done := ctx.Done()
 	for {
 		select {
 		case c := <-ch:
-			out.Write(c.b)
-			if w != nil && len(c.b) > 0 {
-				w.Write(c.b)
-			}
+			out = append(out, c.b...)
 			if c.err != nil {
-				return out.String(), fmt.Errorf("shell in %s: %w", s.node, c.err)
+				flush(len(out))
+				return string(out), -1, fmt.Errorf("shell in %s: %w", s.node, c.err)
 			}
-			if c.last {
-				return out.String(), nil
+			i := bytes.LastIndexByte(out, status)
+			if !c.last {
+				if i < 0 {
+					i = len(out)
+				}
+				flush(i)
+				continue
 			}
+			if i < 0 {
+				flush(len(out))
+				return string(out), -1, fmt.Errorf("shell in %s: no exit status before the prompt", s.node)
+			}
+			code, err := strconv.Atoi(string(out[i+1:]))
+			flush(i)
+			return string(out[:i]), code, err
 		case <-done:
 			s.SendInt()
 			done, deadline = nil, time.After(2*time.Second)
@@ -265,15 +273,16 @@ func (s *Shell) readUntil(ctx context.Context, w io.Writer) (string, error) {
 			// its reader still waits on the terminal: the shell is lost
 			s.broken = fmt.Errorf("shell in %s: no prompt 2 s after Ctrl-C (%v): the shell was killed", s.node, ctx.Err())
 			syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-			return out.String(), s.broken
+			return string(out), -1, s.broken
 		case <-s.done:
 			// bash ended: drain what it wrote
 			select {
 			case c := <-ch:
-				out.Write(c.b)
+				out = append(out, c.b...)
 			case <-time.After(50 * time.Millisecond):
 			}
-			return out.String(), fmt.Errorf("shell in %s ended", s.node)
+			flush(len(out))
+			return string(out), -1, fmt.Errorf("shell in %s ended", s.node)
 		}
 	}
 }

@@ -37,6 +37,8 @@ func newBenchCmd() *cobra.Command {
 		scale       string // bench_scale.go
 		asJSON      bool   // bench_json.go
 		machines    int    // bench_machines.go
+		change      bool   // bench_change.go
+		shellsTopo  string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -48,6 +50,9 @@ func newBenchCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if scale != "" {
 				return benchScale(scale, asJSON)
+			}
+			if change {
+				return benchChange(reps, shellsTopo, mininet, asJSON)
 			}
 			if machines > 0 {
 				t := "tree,3,10"
@@ -160,6 +165,8 @@ func newBenchCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&mininet, "mininet", true, "also time Mininet (mn --switch lxbr, or ovs,datapath=user for ovs rows, --controller none --test none) when installed")
 	cmd.Flags().StringVar(&scale, "scale", "", "instead of the comparison rows: the scale row for one large topology (e.g. tree,4,10: 11,111 nodes) — up, down, peak memory, first host to last host, kernel cleanup, against the targets")
 	cmd.Flags().IntVar(&reps, "reps", 3, "repetitions per topology (best is reported; with --machines, the median)")
+	cmd.Flags().BoolVar(&change, "change", false, "instead of the comparison rows: a lab that changes while it runs — a host and its link added to a running 100-node lab and pinged, removed, Cmd(\"true\") through a node's shell, a shell on every node of --shells-topo — beside Mininet's API doing the same (when installed)")
+	cmd.Flags().StringVar(&shellsTopo, "shells-topo", "tree,2,32", "with --change: the lab whose every node gets a shell (tree,2,32 is Mininet's tree1024: 1,057 nodes)")
 	cmd.Flags().IntVar(&machines, "machines", 0, "instead of the comparison rows: up and down of tree,3,10 (or the one --topo) on one machine vs over N local machines (automatic placement, cut links = VXLAN), and, unless --traffic=false, TCP goodput (iperf3) and ping RTT across a cut link vs a veth")
 	addSpecCompletion(cmd)
 	completeFlag(cmd, "ovs-topo", cobra.FixedCompletions(generatorCompletions, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveNoSpace))

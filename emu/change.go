@@ -2,10 +2,12 @@ package emu
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -173,10 +175,12 @@ func change(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) 
 	}
 	withDocument(st)
 	old := st.Spec
+	t0 := time.Now()
 	spec, err := edit(old)
 	if err != nil {
 		return nil, err
 	}
+	log.Debug("topology edited", "took", time.Since(t0))
 	diff := diffSpecs(old, spec)
 	if len(old.Schedules) > 0 && len(diff.delLinks) > 0 {
 		return nil, fmt.Errorf("lab %s has schedules, whose steps name links: removing a link would renumber the links they name; stop and remove the schedules in the file, or bring the lab up again", lab)
@@ -196,10 +200,12 @@ func change(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) 
 			return nil, err
 		}
 	}
+	t0 = time.Now()
 	links, err := changeLinks(st, spec, diff)
 	if err != nil {
 		return nil, err
 	}
+	log.Debug("links planned", "took", time.Since(t0))
 	j, err := openJournal(lab)
 	if err != nil {
 		return nil, err
@@ -292,10 +298,14 @@ func changeLinks(st *State, spec *topo.Spec, diff labDiff) ([]LinkState, error) 
 			}
 		}
 	}
-	if len(diff.addLinks) == 0 {
+	shaped := false
+	for _, i := range diff.addLinks {
+		shaped = shaped || spec.Links[i].Params != nil
+	}
+	if !shaped {
 		return out, nil
 	}
-	planned, errs := planLinks(spec, tc.Probe())
+	planned, errs := planLinks(spec, labCaps(st.Lab))
 	add := map[int]bool{}
 	for _, i := range diff.addLinks {
 		add[i] = true
@@ -326,6 +336,21 @@ func changeLinks(st *State, spec *topo.Spec, diff labDiff) ([]LinkState, error) 
 	}
 	slices.SortFunc(out, func(a, b LinkState) int { return a.Index - b.Index })
 	return out, nil
+}
+
+// labCaps is what the kernel's tc can do, probed once per lab (a probe
+// makes and removes a namespace: ~17 ms) and kept in its state dir.
+func labCaps(lab string) tc.Caps {
+	path := filepath.Join(stateDir(lab), "caps.json")
+	var c tc.Caps
+	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &c) == nil && c.Reasons != nil {
+		return c
+	}
+	c = tc.Probe()
+	if b, err := json.Marshal(c); err == nil {
+		os.WriteFile(path, b, 0o644)
+	}
+	return c
 }
 
 func netnsExists(name string) bool {
@@ -390,6 +415,7 @@ func removeParts(st *State, spec *topo.Spec, diff labDiff, links []LinkState, lo
 		}
 		log.Debug("node removed", "node", name)
 	}
+	forgetAddrs(st, spec, freedAddrs(old, diff))
 	var nsKeep []string
 	for _, ns := range st.Namespaces {
 		if !slices.Contains(engineNS, ns) && !slices.ContainsFunc(diff.delNodes, func(n string) bool { return topo.Namespace(st.Lab, n) == ns }) {
@@ -412,6 +438,76 @@ func removeParts(st *State, spec *topo.Spec, diff labDiff, links []LinkState, lo
 		return fmt.Errorf("lab %s: removal incomplete: %w (emuctl down removes the rest)", st.Lab, err)
 	}
 	return nil
+}
+
+// freedAddrs are the addresses of the interfaces a change removes.
+func freedAddrs(old *topo.Spec, diff labDiff) []netip.Prefix {
+	var out []netip.Prefix
+	for _, li := range diff.delLinks {
+		l := old.Links[li]
+		for _, ep := range []topo.Endpoint{l.A, l.B} {
+			if ifc := findIface(old.Node(ep.Node), ep.Iface); ifc != nil {
+				out = append(out, ifc.Addrs...)
+			}
+		}
+	}
+	for _, name := range diff.delNodes {
+		for _, ifc := range old.Node(name).Interfaces {
+			out = append(out, ifc.Addrs...)
+		}
+	}
+	return out
+}
+
+// forgetAddrs deletes the neighbour entries other nodes hold for freed
+// addresses: an address a later change gives to another interface (its
+// own MAC) would otherwise be unreachable from them until the stale entry
+// expires — and an ARP announcement would not replace it within the
+// kernel's locktime (1 s). Best effort: a node that cannot be read keeps
+// its entry, which expires as usual.
+func forgetAddrs(st *State, spec *topo.Spec, freed []netip.Prefix) {
+	if len(freed) == 0 {
+		return
+	}
+	gone := map[netip.Addr]bool{}
+	for _, p := range freed {
+		gone[p.Addr()] = true
+	}
+	var nodes []*topo.Node
+	for i := range spec.Nodes {
+		n := &spec.Nodes[i]
+		if n.Kind == topo.KindSwitch || !spec.Here(n.Name) {
+			continue
+		}
+		near := false
+		for _, ifc := range n.Interfaces {
+			for _, a := range ifc.Addrs {
+				for _, f := range freed {
+					near = near || a.Masked().Contains(f.Addr())
+				}
+			}
+		}
+		if near {
+			nodes = append(nodes, n)
+		}
+	}
+	parallel(context.Background(), 8, nodes, func(n *topo.Node) error {
+		ns, h, err := openNamed(topo.Namespace(st.Lab, n.Name))
+		if err != nil {
+			return nil
+		}
+		defer ns.Close()
+		defer h.Close()
+		for _, fam := range []int{netlink.FAMILY_V4, netlink.FAMILY_V6} {
+			neighs, _ := h.NeighList(0, fam)
+			for _, nb := range neighs {
+				if a, ok := netip.AddrFromSlice(nb.IP); ok && gone[a.Unmap()] {
+					h.NeighDel(&nb)
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // deleteEnd deletes a veth by one of its ends (the peer goes with it).
@@ -601,11 +697,15 @@ func (d *deployer) runChange(ctx context.Context, old *topo.Spec) error {
 		if crashAt == "change-"+p.name {
 			os.Exit(9) // tests: die like kill -9, with no rollback
 		}
+		t0 := time.Now()
 		if err := p.fn(ctx); err != nil {
 			return err
 		}
-		if err := d.save(); err != nil {
-			return err
+		d.log.Debug("phase done", "phase", "change-"+p.name, "took", time.Since(t0))
+		if p.name == "namespaces" { // the rest is recorded at the commit
+			if err := d.save(); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

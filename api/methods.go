@@ -5,10 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"reflect"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/emuctl/emuctl/capture"
@@ -39,14 +40,7 @@ func handle[P any](name string, fn func(ctx context.Context, s *session, p P) (a
 var methods = map[string]method{}
 
 // MethodNames lists the methods served, sorted (schema.json has the same).
-func MethodNames() []string {
-	out := make([]string, 0, len(methods))
-	for k := range methods {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func MethodNames() []string { return slices.Sorted(maps.Keys(methods)) }
 
 // onLab is the params every lab method takes: the lab it acts on.
 type onLab struct {

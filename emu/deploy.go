@@ -467,14 +467,7 @@ func parseMAC(s string) net.HardwareAddr {
 	return m
 }
 
-func findIface(n *topo.Node, name string) *topo.Interface {
-	for i := range n.Interfaces {
-		if n.Interfaces[i].Name == name {
-			return &n.Interfaces[i]
-		}
-	}
-	return nil
-}
+func findIface(n *topo.Node, name string) *topo.Interface { return n.Iface(name) }
 
 func (d *deployer) links(ctx context.Context) error {
 	if err := d.ovsPrepare(ctx); err != nil { // OVS: pick the daemons, name bridges and ports (ovs.go)

@@ -3,7 +3,8 @@ package lab
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/emuctl/emuctl/emu"
@@ -56,14 +57,7 @@ var runKeys = map[string]func(v string) (func(*tc.Dir), error){
 }
 
 // RunKeys are the keys SetLinkKeys takes, sorted.
-func RunKeys() []string {
-	out := make([]string, 0, len(runKeys))
-	for k := range runKeys {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func RunKeys() []string { return slices.Sorted(maps.Keys(runKeys)) }
 
 // LinkChange is a link's parameters in force after a change.
 type LinkChange struct {
@@ -81,12 +75,7 @@ type LinkChange struct {
 func (l *Lab) SetLinkKeys(link, dir string, keys map[string]string) (*LinkChange, error) {
 	var sets []func(*tc.Dir)
 	var errs []error
-	names := make([]string, 0, len(keys))
-	for k := range keys {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		parse := runKeys[k]
 		if parse == nil {
 			errs = append(errs, fmt.Errorf("link set: unknown key %q (valid: %s)", k, strings.Join(RunKeys(), ", ")))

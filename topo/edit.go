@@ -3,6 +3,7 @@ package topo
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/netip"
 	"reflect"
 	"regexp"
@@ -107,7 +108,7 @@ func AddLink(s *Spec, req LinkRequest) (*Spec, error) {
 		}
 		if len(req.IP) > 0 {
 			ips := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
-			for _, node := range sortedKeys(req.IP) {
+			for _, node := range slices.Sorted(maps.Keys(req.IP)) {
 				ips.Content = append(ips.Content, strNode(node), strList(req.IP[node]))
 			}
 			body.Content = append(body.Content, strNode("ip"), ips)
@@ -133,7 +134,7 @@ func AddLink(s *Spec, req LinkRequest) (*Spec, error) {
 	}
 	l := ns.Links[len(ns.Links)-1]
 	for _, ep := range []Endpoint{l.A, l.B} {
-		if ifc := findIfaceIn(ns.Node(ep.Node), ep.Iface); ifc != nil {
+		if ifc := ns.Node(ep.Node).Iface(ep.Iface); ifc != nil {
 			if err := inPlan(s, ep.Node, ifc.Addrs); err != nil {
 				return nil, fmt.Errorf("%s: %w", call, err)
 			}
@@ -338,7 +339,7 @@ func pin(root *yaml.Node, s *Spec) error {
 		ips := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
 		for _, ep := range []Endpoint{l.A, l.B} {
 			node := s.Node(ep.Node)
-			ifc := findIfaceIn(node, ep.Iface)
+			ifc := node.Iface(ep.Iface)
 			if node.Kind == KindSwitch || ifc == nil || len(ifc.Addrs) == 0 {
 				continue
 			}
@@ -401,7 +402,7 @@ func keptIfaces(ifs []Interface, other *Spec, node string) []Interface {
 	on := other.Node(node)
 	var out []Interface
 	for _, ifc := range ifs {
-		if findIfaceIn(on, ifc.Name) != nil {
+		if on.Iface(ifc.Name) != nil {
 			ifc.Link = 0
 			ifc.Peer = ""
 			out = append(out, ifc)
@@ -435,32 +436,11 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-func findIfaceIn(n *Node, name string) *Interface {
-	if n == nil {
-		return nil
-	}
-	for i := range n.Interfaces {
-		if n.Interfaces[i].Name == name {
-			return &n.Interfaces[i]
-		}
-	}
-	return nil
-}
-
 func nodeNamesOf(s *Spec) []string {
 	out := make([]string, len(s.Nodes))
 	for i, n := range s.Nodes {
 		out[i] = n.Name
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
 	return out
 }
 

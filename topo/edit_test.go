@@ -96,7 +96,7 @@ links:
 
 func addr(t *testing.T, s *Spec, node, iface string) string {
 	t.Helper()
-	ifc := findIfaceIn(s.Node(node), iface)
+	ifc := s.Node(node).Iface(iface)
 	if ifc == nil {
 		t.Fatalf("%s has no %s (has %+v)", node, iface, s.Node(node).Interfaces)
 	}

@@ -95,7 +95,7 @@ func Export(s *Spec) ([]byte, error) {
 			setStr(body, "name", l.Name)
 		}
 		// endpoints and ip: pin (edit.go) writes them
-		if mtu := findIfaceIn(s.Node(l.A.Node), l.A.Iface); mtu != nil && mtu.MTU > 0 && mtu.MTU != 1500 {
+		if mtu := s.Node(l.A.Node).Iface(l.A.Iface); mtu != nil && mtu.MTU > 0 && mtu.MTU != 1500 {
 			setStr(body, "mtu", strconv.Itoa(mtu.MTU))
 		}
 		if p := l.Params; p != nil {

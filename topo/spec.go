@@ -331,6 +331,20 @@ func (s *Spec) Node(name string) *Node {
 	return nil
 }
 
+// Iface returns the node's interface of that name, or nil (also for a
+// nil node).
+func (n *Node) Iface(name string) *Interface {
+	if n == nil {
+		return nil
+	}
+	for i := range n.Interfaces {
+		if n.Interfaces[i].Name == name {
+			return &n.Interfaces[i]
+		}
+	}
+	return nil
+}
+
 // Hosts returns the non-switch nodes (hosts and routers) in order.
 func (s *Spec) Hosts() []*Node {
 	var out []*Node

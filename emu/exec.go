@@ -31,8 +31,15 @@ func runHelper(args []string) error {
 	if len(args) < 4 || args[2] != "--" {
 		return errors.New("usage: " + helperArg + " <lab> <node> -- cmd [args...]")
 	}
-	lab, node, argv := args[0], args[1], args[3:]
 	runtime.LockOSThread()
+	return enterAndExec(args[0], args[1], args[3:], os.Environ())
+}
+
+// enterAndExec, on a locked thread with private mount and UTS namespaces,
+// enters the node's network namespace, shows the node's /etc/netns files
+// over /etc, remounts /sys, sets the hostname and execs argv: it returns
+// only on failure.
+func enterAndExec(lab, node string, argv, env []string) error {
 	nsName := topo.Namespace(lab, node)
 	h, err := netns.GetFromPath(filepath.Join(NetnsDir, nsName))
 	if err != nil {
@@ -59,7 +66,47 @@ func runHelper(args []string) error {
 	if err != nil {
 		return err
 	}
-	return syscall.Exec(path, argv, os.Environ())
+	return syscall.Exec(path, argv, env)
+}
+
+// ExecInNode replaces this process with argv run inside a node, as
+// Command's helper does, so that nothing of emuctl stays resident beside
+// the command (`emuctl exec`, `emuctl shell`): its exit status, signals
+// and terminal are the command's own. It returns only on failure, and
+// refuses a lab over several machines (use Command).
+func ExecInNode(lab, node string, argv, extraEnv []string) error {
+	cmd, err := Command(lab, node, argv)
+	if err != nil {
+		return err
+	}
+	if cmd.SysProcAttr == nil || cmd.SysProcAttr.Unshareflags == 0 {
+		return errors.New("exec in place: the node is on another machine")
+	}
+	runtime.LockOSThread() // never unlocked: the process becomes argv
+	if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_NEWUTS); err != nil {
+		return fmt.Errorf("private mount namespace: %w", err)
+	}
+	// as os/exec does after CLONE_NEWNS: nothing mounted here reaches the host
+	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("private mounts: %w", err)
+	}
+	return enterAndExec(lab, node, argv, dedupEnv(append(cmd.Env, extraEnv...)))
+}
+
+// dedupEnv keeps the last of each variable, as os/exec does for a child.
+func dedupEnv(env []string) []string {
+	at := map[string]int{}
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if i, ok := at[k]; ok {
+			out[i] = kv
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, kv)
+	}
+	return out
 }
 
 // Command returns a command that runs argv inside a node of a running lab

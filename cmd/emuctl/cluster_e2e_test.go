@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/emuctl/emuctl/internal/testutil"
 )
 
 // A lab over two local machines as a user types it: up, ls, exec across
@@ -61,11 +63,16 @@ func TestClusterUpExecCLIDown(t *testing.T) {
 	}
 	// verify measures the shaped cut link (10 Mbit/s, 5 ms) through the
 	// workers on both machines
-	if r := run(t, "", "verify", "--lab", "tce2e"); r.code != 0 || !strings.Contains(r.stdout, "vxlan 10000: m1 <-> m2") || strings.Count(r.stdout, " ok\n") != 2 || !strings.Contains(r.stdout, "clock offset from the sender's, measured now: ") {
-		t.Errorf("verify: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	} else {
-		t.Logf("verify:\n%s", r.stdout)
-	}
+	// judged on a run that had the CPU (a starved link engine drops
+	// probes: CI once read 5.90 % loss while the machine was building)
+	t.Run("verify", func(t *testing.T) {
+		r := testutil.RetryStarved(t, "verify across machines", false, func() result { return run(t, "", "verify", "--lab", "tce2e") })
+		if r.code != 0 || !strings.Contains(r.stdout, "vxlan 10000: m1 <-> m2") || strings.Count(r.stdout, " ok\n") != 2 || !strings.Contains(r.stdout, "clock offset from the sender's, measured now: ") {
+			t.Errorf("verify: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		} else {
+			t.Logf("verify:\n%s", r.stdout)
+		}
+	})
 	must(t, run(t, "", "down", "tce2e"))
 	if out, _ := exec.Command("ip", "netns", "list").CombinedOutput(); strings.Contains(string(out), "tce2e") {
 		t.Errorf("namespaces left:\n%s", out)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -61,6 +62,27 @@ func runInNode(lab, node string, argv []string, extraEnv []string) error {
 	return err
 }
 
+// execInNode replaces emuctl with argv inside a node (nothing of emuctl
+// stays resident: the exit status, signals and terminal are the
+// command's); a node on another machine runs through runInNode.
+func execInNode(lab, node string, argv []string, extraEnv []string) error {
+	st, err := resolveLab(lab)
+	if err != nil {
+		return err
+	}
+	if st.Spec.Cluster != nil {
+		return runInNode(st.Lab, node, argv, extraEnv)
+	}
+	err = emu.ExecInNode(st.Lab, node, argv, extraEnv)
+	// only a failure returns: as a shell says it (127 not found, 126 else)
+	var ee *exec.Error
+	if errors.As(err, &ee) || errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(os.Stderr, "emuctl exec: %v\n", err)
+		return exitError{127}
+	}
+	return err
+}
+
 func newExecCmd() *cobra.Command {
 	var lab string
 	cmd := &cobra.Command{
@@ -74,7 +96,7 @@ func newExecCmd() *cobra.Command {
 			if cmd.ArgsLenAtDash() != 1 {
 				return errors.New("usage: emuctl exec <node> -- <command> [args...]")
 			}
-			return runInNode(lab, args[0], args[1:], nil)
+			return execInNode(lab, args[0], args[1:], nil)
 		},
 	}
 	addLabFlag(cmd, &lab, false)

@@ -42,7 +42,7 @@ func nodeShell(lab, node string) error {
 		if err := os.WriteFile(rc, []byte(content), 0o644); err != nil {
 			return err
 		}
-		return runInNode(lab, node, []string{bash, "--rcfile", rc, "-i"}, nil)
+		return execInNode(lab, node, []string{bash, "--rcfile", rc, "-i"}, nil)
 	}
-	return runInNode(lab, node, []string{"/bin/sh", "-i"}, []string{"PS1=" + prompt})
+	return execInNode(lab, node, []string{"/bin/sh", "-i"}, []string{"PS1=" + prompt})
 }

@@ -68,8 +68,10 @@ func TestShellAndCtrlCOnTerminal(t *testing.T) {
 	tmux(t, "new-session", "-d", "-s", session, "-x", "150", "-y", "40", "-c", wd, bin+" shell h2")
 	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", session).Run() })
 	waitPane(t, session, "@h2 (ttty)]")
-	tmux(t, "send-keys", "-t", session, "hostname; ping -c1 -W2 h1 >/dev/null && echo PING-OK", "Enter")
-	screen := waitPane(t, session, "PING-OK")
+	// waited for by what only the output shows (the typed line shows
+	// the command itself at once)
+	tmux(t, "send-keys", "-t", session, "hostname; ping -c1 -W2 h1 >/dev/null && echo PING-OK-$((40+2))", "Enter")
+	screen := waitPane(t, session, "PING-OK-42")
 	if !strings.Contains(screen, "\nh2\n") {
 		t.Errorf("hostname inside the shell is not h2:\n%s", screen)
 	}

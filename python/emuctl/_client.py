@@ -48,7 +48,8 @@ class Client:
             argv += ["--lab", lab]
         self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       stderr=None, text=True, encoding="utf-8", bufsize=1)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()   # ids, waiting callers, queues
+        self._wlock = threading.Lock()  # one request written at a time
         self._next = 0
         self._waiting: dict[int, "queue.Queue[dict[str, Any]]"] = {}
         self._notes: dict[str, "queue.Queue[dict[str, Any]]"] = {}
@@ -98,13 +99,17 @@ class Client:
             self._next += 1
             rid = self._next
             self._waiting[rid] = q
-            line = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": clean})
-            assert self._proc.stdin is not None
+        line = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": clean})
+        assert self._proc.stdin is not None
+        # written outside the callers' lock: the reader thread, which takes
+        # it for every answer, must go on draining the server meanwhile
+        with self._wlock:
             try:
                 self._proc.stdin.write(line + "\n")
                 self._proc.stdin.flush()
             except (BrokenPipeError, OSError) as e:
-                self._waiting.pop(rid, None)
+                with self._lock:
+                    self._waiting.pop(rid, None)
                 raise EmuctlError(-1, "failed", f"emuctl api is gone: {e}") from e
         msg = q.get()
         err = msg.get("error")
@@ -120,7 +125,8 @@ class Client:
             self._closed = True
         try:
             if self._proc.stdin:
-                self._proc.stdin.close()
+                with self._wlock:
+                    self._proc.stdin.close()
             self._proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             self._proc.kill()

@@ -33,7 +33,7 @@ for name, cli in SENDERS.items():
         res = lab.traffic(flows=[{"from": "cli", "to": "srv", "dst": "10.1.0.2", "proto": "mptcp",
                                   "cc": "cubic", "duration": SECONDS + "s"}])
         s = res.summary[0]
-        limits = s.get("limited_by") or {}
-        top = max(limits, key=limits.get) if limits else "-"
+        causes = {k: v for k, v in (s.get("limited_by") or {}).items() if k in ("network", "rwnd", "sndbuf", "app")}
+        top = max(causes, key=causes.get) if causes else "-"
         print("%-22s %9.3f Mbit/s %9.1f %% %12s" % (name, s["steady_goodput_bps"] / 1e6,
                                                    100 * s["steady_goodput_bps"] / PAIR, top))

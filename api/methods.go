@@ -303,7 +303,10 @@ func linkState(s *session, p linkRef, up bool) error {
 	if err != nil {
 		return err
 	}
-	return l.SetLinkState(p.Link, up)
+	if up {
+		return l.LinkUp(p.Link)
+	}
+	return l.LinkDown(p.Link)
 }
 
 type linkSetParams struct {

@@ -53,11 +53,7 @@ func saveDocument(spec *topo.Spec) error {
 	if spec.Document == nil {
 		return nil
 	}
-	tmp := topologyFile(spec.Name) + ".tmp"
-	if err := os.WriteFile(tmp, spec.Document, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, topologyFile(spec.Name))
+	return writeAtomic(topologyFile(spec.Name), spec.Document)
 }
 
 // withDocument gives st.Spec the lab's recorded document.
@@ -603,17 +599,10 @@ func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, lin
 			}
 		}
 	}
-	for _, ns := range st.Namespaces {
+	for _, ns := range st.Namespaces { // new nodes' and new engine links'
 		if !slices.Contains(oldNS, ns) {
 			removeHosts(st.Lab, ns, false)
 			if err := deleteNamedNetns(ns); err != nil {
-				rerrs = append(rerrs, err)
-			}
-		}
-	}
-	for _, ls := range links {
-		if sc.links[ls.Index] && ls.Netns != "" {
-			if err := deleteNamedNetns(ls.Netns); err != nil {
 				rerrs = append(rerrs, err)
 			}
 		}
@@ -744,7 +733,7 @@ func followRoutes(ctx context.Context, old, spec *topo.Spec, opt Options, log *s
 	var todo []*topo.Node
 	for i := range spec.Nodes {
 		n := &spec.Nodes[i]
-		if o := old.Node(n.Name); o != nil && n.Kind != topo.KindSwitch && !sameRoutes(o.Routes, n.Routes) {
+		if o := old.Node(n.Name); o != nil && n.Kind != topo.KindSwitch && !slices.Equal(o.Routes, n.Routes) {
 			todo = append(todo, n)
 		}
 	}
@@ -765,27 +754,14 @@ func followRoutes(ctx context.Context, old, spec *topo.Spec, opt Options, log *s
 			}
 		}
 		for _, r := range n.Routes {
-			rt := &netlink.Route{Dst: prefixToIPNet(r.Dst)}
-			if r.Via.IsValid() {
-				rt.Gw = r.Via.AsSlice()
-			}
-			if r.Dev != "" {
-				l, err := h.LinkByName(r.Dev)
-				if err != nil {
-					return fmt.Errorf("node %s: route %s: device %s: %w", n.Name, r.Dst, r.Dev, err)
-				}
-				rt.LinkIndex = l.Attrs().Index
-			}
-			if err := h.RouteReplace(rt); err != nil {
-				return fmt.Errorf("node %s: route %s via %s: %w", n.Name, r.Dst, r.Via, err)
+			if err := replaceRoute(h, n.Name, r, nil); err != nil {
+				return err
 			}
 		}
 		log.Debug("routes followed", "node", n.Name)
 		return nil
 	})
 }
-
-func sameRoutes(a, b []topo.Route) bool { return slices.Equal(a, b) }
 
 // commitChange records the lab as it stands: its Spec, links and
 // document, and every node's hosts file naming the nodes it has now.
@@ -807,9 +783,5 @@ func writeHosts(spec *topo.Spec) error {
 	if _, err := os.Stat(filepath.Dir(path)); err != nil {
 		return nil // a lab without hosts files (none yet)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, hostsFile(spec), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return writeAtomic(path, hostsFile(spec))
 }

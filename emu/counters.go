@@ -35,14 +35,7 @@ func Counters(lab string) (time.Time, []LinkCounters, error) {
 	if err != nil {
 		return time.Time{}, nil, err
 	}
-	var stats map[int]engine.Stats
-	for _, p := range st.Procs {
-		if p.Command == "supervisor" {
-			if resp, err := supervisorCall(lab, ctlRequest{Op: "stats"}); err == nil {
-				stats = resp.Stats
-			}
-		}
-	}
+	stats := engineStats(st)
 	t := time.Now()
 	out := make([]LinkCounters, 0, linkCount(st.Spec))
 	for i := range linkCount(st.Spec) {

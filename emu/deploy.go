@@ -600,27 +600,36 @@ func addAddrs(h *netlink.Handle, l netlink.Link, addrs []netip.Prefix) error {
 func (d *deployer) routes(ctx context.Context) error {
 	return d.eachNode(ctx, func(n *node) bool { return len(n.spec.Routes) > 0 }, func(n *node) error {
 		for _, r := range n.spec.Routes {
-			rt := &netlink.Route{Dst: prefixToIPNet(r.Dst)}
-			if r.Via.IsValid() {
-				rt.Gw = r.Via.AsSlice()
-			}
-			if r.Dev != "" {
-				idx, ok := n.index[r.Dev]
-				if !ok {
-					l, err := n.h.LinkByName(r.Dev)
-					if err != nil {
-						return fmt.Errorf("node %s: route %s: device %s: %w", n.spec.Name, r.Dst, r.Dev, err)
-					}
-					idx = l.Attrs().Index
-				}
-				rt.LinkIndex = idx
-			}
-			if err := n.h.RouteReplace(rt); err != nil {
-				return fmt.Errorf("node %s: route %s via %s: %w", n.spec.Name, r.Dst, r.Via, err)
+			if err := replaceRoute(n.h, n.spec.Name, r, n.index); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
+}
+
+// replaceRoute installs one route of a node (index caches its interfaces'
+// ifindexes, nil for none).
+func replaceRoute(h *netlink.Handle, node string, r topo.Route, index map[string]int) error {
+	rt := &netlink.Route{Dst: prefixToIPNet(r.Dst)}
+	if r.Via.IsValid() {
+		rt.Gw = r.Via.AsSlice()
+	}
+	if r.Dev != "" {
+		idx, ok := index[r.Dev]
+		if !ok {
+			l, err := h.LinkByName(r.Dev)
+			if err != nil {
+				return fmt.Errorf("node %s: route %s: device %s: %w", node, r.Dst, r.Dev, err)
+			}
+			idx = l.Attrs().Index
+		}
+		rt.LinkIndex = idx
+	}
+	if err := h.RouteReplace(rt); err != nil {
+		return fmt.Errorf("node %s: route %s via %s: %w", node, r.Dst, r.Via, err)
+	}
+	return nil
 }
 
 func prefixToIPNet(p netip.Prefix) *net.IPNet {

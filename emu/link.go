@@ -335,14 +335,7 @@ func ShowLinks(lab string) ([]LinkInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	var stats map[int]engine.Stats
-	for _, p := range st.Procs {
-		if p.Command == "supervisor" {
-			if resp, err := supervisorCall(lab, ctlRequest{Op: "stats"}); err == nil {
-				stats = resp.Stats
-			}
-		}
-	}
+	stats := engineStats(st)
 	var out []LinkInfo
 	for i := range linkCount(st.Spec) {
 		a, b := linkEnds(st.Spec, i)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/netcfg"
+	"github.com/emuctl/emuctl/tc/engine"
 	"github.com/emuctl/emuctl/topo"
 	"golang.org/x/sys/unix"
 )
@@ -114,11 +115,30 @@ func writeState(st *State) error {
 	if err != nil {
 		return err
 	}
-	tmp := statePath(st.Lab) + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	return writeAtomic(statePath(st.Lab), b)
+}
+
+// writeAtomic replaces a file by a whole new one (a reader never sees
+// half of it): written beside it, then renamed over it.
+func writeAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
 		return err
 	}
-	return os.Rename(tmp, statePath(st.Lab))
+	return os.Rename(tmp, path)
+}
+
+// engineStats are the lab's userspace engines' counters by link index
+// (none when the lab has no supervisor or it does not answer).
+func engineStats(st *State) map[int]engine.Stats {
+	for _, p := range st.Procs {
+		if p.Command == "supervisor" {
+			if resp, err := supervisorCall(st.Lab, ctlRequest{Op: "stats"}); err == nil {
+				return resp.Stats
+			}
+		}
+	}
+	return nil
 }
 
 // ReadState loads a lab's state.

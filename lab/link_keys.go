@@ -120,6 +120,3 @@ func (l *Lab) SetLinkKeys(link, dir string, keys map[string]string) (*LinkChange
 	}
 	return &LinkChange{Index: i, Name: ls.Name, Backend: ls.Backend, AtoB: ls.AtoB, BtoA: ls.BtoA}, nil
 }
-
-// SetLinkState takes a link down (a cable pulled) or up again.
-func (l *Lab) SetLinkState(link string, up bool) error { return l.linkState(link, up) }

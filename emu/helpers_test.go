@@ -2,8 +2,10 @@ package emu
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -121,4 +123,29 @@ func requireGone(t *testing.T, lab string) {
 	if left := labObjects(lab); len(left) > 0 {
 		t.Fatalf("lab %s left objects behind: %v", lab, left)
 	}
+}
+
+// procRunqueueWait is how long the threads of the lab's process named
+// command have waited on a run queue so far (/proc/PID/task/*/schedstat,
+// second field), 0 if it is not running.
+func procRunqueueWait(st *State, command string) time.Duration {
+	for _, p := range st.Procs {
+		if p.Command != command {
+			continue
+		}
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", p.PID))
+		var sum time.Duration
+		for _, f := range tasks {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			if fs := strings.Fields(string(b)); len(fs) >= 2 {
+				n, _ := strconv.ParseInt(fs[1], 10, 64)
+				sum += time.Duration(n)
+			}
+		}
+		return sum
+	}
+	return 0
 }

@@ -38,6 +38,11 @@ type StepLog struct {
 	Due      time.Time     `json:"due"`
 	Applied  time.Time     `json:"applied"`
 	Late     time.Duration `json:"late"` // Applied − Due
+	// where the lateness went: the timer's wake-up after Due, the wait
+	// for the lab's lock, and the change itself
+	Woke   time.Duration `json:"woke"`
+	Locked time.Duration `json:"locked"`
+	Took   time.Duration `json:"took"`
 	Link     int           `json:"link"`
 	Dir      string        `json:"dir,omitempty"`      // "" both, a->b, b->a
 	RateBps  float64       `json:"rate_bps,omitempty"` // the rate it set, if any
@@ -249,10 +254,12 @@ func (r *schedRunner) run(ctx context.Context, s *topo.Schedule, run *schedRun) 
 			} else if ctx.Err() != nil {
 				return
 			}
-			err := r.apply(ctx, step)
+			woke := time.Now()
+			locked, err := r.apply(ctx, step)
 			now := time.Now()
 			e := StepLog{Schedule: s.Name, Rep: rep, Step: k, Planned: time.Duration(rep)*every + step.At, Due: due, Applied: now,
-				Late: now.Sub(due), Link: step.Link, Dir: step.Dir, What: step.String()}
+				Late: now.Sub(due), Link: step.Link, Dir: step.Dir, What: step.String(),
+				Woke: max(0, woke.Sub(due)), Locked: locked.Sub(woke), Took: now.Sub(locked)}
 			if step.Set != nil && step.Set.Rate != nil {
 				e.RateBps = float64(*step.Set.Rate)
 			}
@@ -267,13 +274,19 @@ func (r *schedRunner) run(ctx context.Context, s *topo.Schedule, run *schedRun) 
 	}
 }
 
-// apply carries out one step under the lab's lock.
-func (r *schedRunner) apply(ctx context.Context, step topo.Step) error {
+// apply carries out one step under the lab's lock; locked is when it
+// had the lock.
+func (r *schedRunner) apply(ctx context.Context, step topo.Step) (locked time.Time, err error) {
 	unlock, err := lockLabWait(ctx, r.lab)
+	locked = time.Now()
 	if err != nil {
-		return err
+		return locked, err
 	}
 	defer unlock()
+	return locked, r.applyLocked(step)
+}
+
+func (r *schedRunner) applyLocked(step topo.Step) error {
 	st, err := ReadState(r.lab)
 	if err != nil {
 		return err
@@ -345,7 +358,8 @@ func (r *schedRunner) log(e StepLog) {
 	if e.Error != "" {
 		status = "FAILED: " + e.Error
 	}
-	fmt.Printf("%s schedule %s rep %d step %d: %s %s (%.1f ms late)\n", time.Now().Format(time.RFC3339Nano), e.Schedule, e.Rep, e.Step, e.What, status, float64(e.Late)/1e6)
+	fmt.Printf("%s schedule %s rep %d step %d: %s %s (%.1f ms late: woke %.1f, lock %.1f, change %.1f)\n", time.Now().Format(time.RFC3339Nano), e.Schedule, e.Rep, e.Step, e.What, status,
+		float64(e.Late)/1e6, float64(e.Woke)/1e6, float64(e.Locked)/1e6, float64(e.Took)/1e6)
 }
 
 // lockLabWait takes the lab's lock, retrying every 2 ms while another

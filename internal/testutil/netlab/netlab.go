@@ -173,10 +173,36 @@ func SetCubic(_, _ string, c syscall.RawConn) error {
 }
 
 // Bulk is a running TCP flow src → dst:port; Received counts payload
-// bytes, Stop ends it (the test's cleanup does too).
+// bytes the receiver has read, Stop ends it (the test's cleanup does too).
 type Bulk struct {
 	Received atomic.Int64
 	Stop     func()
+	rx       atomic.Pointer[net.TCPConn]
+}
+
+// Arrived is the payload the receiving kernel has taken in so far
+// (tcpi_bytes_received: counted as segments arrive, so a reader that
+// runs late does not move bytes from one window into the next), or
+// Received before the connection is accepted or where TCP_INFO fails.
+func (b *Bulk) Arrived() int64 {
+	c := b.rx.Load()
+	if c == nil {
+		return b.Received.Load()
+	}
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return b.Received.Load()
+	}
+	var n int64 = -1
+	rc.Control(func(fd uintptr) {
+		if ti, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
+			n = int64(ti.Bytes_received)
+		}
+	})
+	if n < 0 {
+		return b.Received.Load()
+	}
+	return n
 }
 
 // StartBulk starts a CUBIC bulk flow src → dstIP:port.
@@ -198,6 +224,9 @@ func StartBulk(t testing.TB, src, dst *Node, dstIP string, port int) *Bulk {
 			return
 		}
 		defer c.Close()
+		if tc, ok := c.(*net.TCPConn); ok {
+			b.rx.Store(tc)
+		}
 		go func() { <-ctx.Done(); c.Close() }()
 		buf := make([]byte, 256<<10)
 		for {
@@ -239,9 +268,9 @@ func Goodput(t testing.TB, src, dst *Node, dstIP string, warm, measure time.Dura
 	b := StartBulk(t, src, dst, dstIP, 5001)
 	defer b.Stop()
 	time.Sleep(warm)
-	b0, t0 := b.Received.Load(), time.Now()
+	b0, t0 := b.Arrived(), time.Now()
 	time.Sleep(measure)
-	b1, t1 := b.Received.Load(), time.Now()
+	b1, t1 := b.Arrived(), time.Now()
 	return float64(b1-b0) * 8 / t1.Sub(t0).Seconds()
 }
 

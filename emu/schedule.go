@@ -40,14 +40,14 @@ type StepLog struct {
 	Late     time.Duration `json:"late"` // Applied − Due
 	// where the lateness went: the timer's wake-up after Due, the wait
 	// for the lab's lock, and the change itself
-	Woke   time.Duration `json:"woke"`
-	Locked time.Duration `json:"locked"`
-	Took   time.Duration `json:"took"`
-	Link     int           `json:"link"`
-	Dir      string        `json:"dir,omitempty"`      // "" both, a->b, b->a
-	RateBps  float64       `json:"rate_bps,omitempty"` // the rate it set, if any
-	What     string        `json:"what"`
-	Error    string        `json:"error,omitempty"`
+	Woke    time.Duration `json:"woke"`
+	Locked  time.Duration `json:"locked"`
+	Took    time.Duration `json:"took"`
+	Link    int           `json:"link"`
+	Dir     string        `json:"dir,omitempty"`      // "" both, a->b, b->a
+	RateBps float64       `json:"rate_bps,omitempty"` // the rate it set, if any
+	What    string        `json:"what"`
+	Error   string        `json:"error,omitempty"`
 }
 
 // ScheduleStatus is a schedule of a running lab.

@@ -2,20 +2,22 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
+	"unicode"
 
 	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/spf13/cobra"
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 func newCLICmd() *cobra.Command {
@@ -23,7 +25,7 @@ func newCLICmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:               "cli [--lab LAB | LAB]",
 		ValidArgsFunction: completeLabArg,
-		Short:             "Mininet-style prompt: `h1 ping -c1 h2`, pingall, nodes, net, links, dump, exit",
+		Short:             "Mininet-style prompt: `h1 ping -c1 h2`, pingall, iperf, link, net, intfs, ports, xterm, ... (help lists them)",
 		Args:              cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := labArg(lab, args)
@@ -41,16 +43,69 @@ func newCLICmd() *cobra.Command {
 	return cmd
 }
 
-const cliHelp = `Commands:
-  <node> <command line>   run a shell command line inside a node (e.g. h1 ping -c1 h2)
-  pingall                 ping between every pair of hosts
-  nodes                   list nodes
-  net                     list each node's interfaces and what they connect to
-  links                   list links with the state of both ends
-  dump                    nodes with kind, interfaces, addresses and namespace
-  help                    this text
-  exit | quit | ^D        leave the prompt (the lab keeps running)
-`
+// cliCommand is one command of the prompt. run returns true to leave it.
+type cliCommand struct {
+	names []string // the first is the one help shows
+	usage string
+	help  string
+	run   func(c *cliSession, args string) bool
+}
+
+// cliCommands are the prompt's commands: Mininet's, under Mininet's names
+// and with its output, as its users type them.
+func cliCommands() []cliCommand {
+	none := func(f func(c *cliSession)) func(*cliSession, string) bool {
+		return func(c *cliSession, _ string) bool { f(c); return false }
+	}
+	with := func(f func(c *cliSession, args string)) func(*cliSession, string) bool {
+		return func(c *cliSession, args string) bool { f(c, args); return false }
+	}
+	return []cliCommand{
+		{[]string{"nodes"}, "nodes", "list nodes", none((*cliSession).nodes)},
+		{[]string{"net"}, "net", "list each node's interfaces and what they connect to", none(func(c *cliSession) { cliNet(c.st.Spec, c.out) })},
+		{[]string{"links"}, "links", "list links with the state of both ends", none(func(c *cliSession) { cliLinks(c.st, c.out) })},
+		{[]string{"intfs"}, "intfs", "list each node's interfaces", none((*cliSession).intfs)},
+		{[]string{"ports"}, "ports", "list each switch's ports with their numbers (OpenFlow ports on OVS)", none((*cliSession).ports)},
+		{[]string{"dump"}, "dump", "nodes with kind, interfaces, addresses and namespace", none(func(c *cliSession) { cliDump(c.st, c.out) })},
+		{[]string{"pingall"}, "pingall", "ping between every pair of hosts", none(func(c *cliSession) { c.ping(c.st.Spec.Hosts(), true, false) })},
+		{[]string{"pingallfull"}, "pingallfull", "pingall, with each pair's rtt min/avg/max/mdev", none(func(c *cliSession) { c.ping(c.st.Spec.Hosts(), true, true) })},
+		{[]string{"pingpair"}, "pingpair", "ping between the first two hosts", none(func(c *cliSession) { c.pingPair(false) })},
+		{[]string{"pingpairfull"}, "pingpairfull", "pingpair, with rtt min/avg/max/mdev", none(func(c *cliSession) { c.pingPair(true) })},
+		{[]string{"iperf"}, "iperf [HOST1 HOST2]", "TCP bandwidth from HOST1 to HOST2 for 5 s (default: first and last host); prints the server's and the client's rate", with(func(c *cliSession, a string) { c.iperf(a, false) })},
+		{[]string{"iperfudp"}, "iperfudp [BW [HOST1 HOST2]]", "UDP at BW (default 10M) from HOST1 to HOST2 for 5 s; prints BW, the server's and the client's rate", with(func(c *cliSession, a string) { c.iperf(a, true) })},
+		{[]string{"link"}, "link NODE1 NODE2 up|down", "bring every link between two nodes up or down (both ends)", with((*cliSession).link)},
+		{[]string{"switch"}, "switch SWITCH start|stop", "bring every port of a switch up or down", with((*cliSession).switchCmd)},
+		{[]string{"dpctl"}, "dpctl COMMAND [ARGS]", "ovs-ofctl COMMAND SWITCH ARGS on every Open vSwitch switch", with((*cliSession).dpctl)},
+		{[]string{"sh"}, "sh COMMAND", "run a shell command line on the host (outside the lab)", with((*cliSession).sh)},
+		{[]string{"noecho"}, "noecho NODE COMMAND", "run a command in a node with the terminal's echo off", with((*cliSession).noecho)},
+		{[]string{"xterm"}, "xterm NODE...", "a shell in each node in a new window: tmux inside tmux, else xterm on an X display", with(func(c *cliSession, a string) { c.xterm(a, false) })},
+		{[]string{"x"}, "x NODE [COMMAND]", "COMMAND (default: a shell) in a node in a new tmux or X window", with(func(c *cliSession, a string) { c.xterm(a, true) })},
+		{[]string{"source"}, "source FILE", "run the commands of a file, one per line", with((*cliSession).source)},
+		{[]string{"time"}, "time COMMAND", "run a command of this prompt and print how long it took", (*cliSession).timeCmd},
+		{[]string{"py", "px"}, "py EXPRESSION", "Python: only under `emuctl mininet` (this prompt has no Python)", with((*cliSession).py)},
+		{[]string{"help", "?"}, "help [COMMAND]", "this text, or one command's", with((*cliSession).help)},
+		{[]string{"exit", "quit", "EOF"}, "exit | quit | ^D", "leave the prompt (the lab keeps running)", func(*cliSession, string) bool { return true }},
+	}
+}
+
+// cliSession is one prompt on a lab.
+type cliSession struct {
+	st    *emu.State
+	out   io.Writer
+	cmds  []cliCommand
+	byKey map[string]*cliCommand
+	depth int // nesting of source
+}
+
+func newCLISession(st *emu.State, out io.Writer) *cliSession {
+	c := &cliSession{st: st, out: out, cmds: cliCommands(), byKey: map[string]*cliCommand{}}
+	for i := range c.cmds {
+		for _, n := range c.cmds[i].names {
+			c.byKey[n] = &c.cmds[i]
+		}
+	}
+	return c
+}
 
 func runCLI(st *emu.State, in io.Reader, out io.Writer) error {
 	// ^C at the prompt must not kill the CLI; a running node command gets
@@ -62,6 +117,7 @@ func runCLI(st *emu.State, in io.Reader, out io.Writer) error {
 		for range sigs {
 		}
 	}()
+	c := newCLISession(st, out)
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for {
@@ -70,48 +126,87 @@ func runCLI(st *emu.State, in io.Reader, out io.Writer) error {
 			fmt.Fprintln(out)
 			return sc.Err()
 		}
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		word, rest, _ := strings.Cut(line, " ")
-		rest = strings.TrimSpace(rest)
-		switch word {
-		case "exit", "quit", "EOF":
+		if c.onecmd(sc.Text()) {
 			return nil
-		case "help", "?":
-			fmt.Fprint(out, cliHelp)
-		case "nodes":
-			fmt.Fprintln(out, "available nodes are:")
-			var names []string
-			for _, n := range st.Spec.Nodes {
-				names = append(names, n.Name)
-			}
-			fmt.Fprintln(out, strings.Join(names, " "))
-		case "net":
-			cliNet(st.Spec, out)
-		case "links":
-			cliLinks(st, out)
-		case "dump":
-			cliDump(st, out)
-		case "pingall":
-			cliPingAll(st, out)
-		default:
-			if st.Spec.Node(word) == nil {
-				fmt.Fprintf(out, "*** Unknown command: %s (type help)\n", line)
-				continue
-			}
-			if rest == "" {
-				fmt.Fprintf(out, "*** Enter a command for node: %s <cmd>\n", word)
-				continue
-			}
-			err := runInNode(st.Lab, word, []string{"/bin/sh", "-c", rest}, nil)
-			var ee exitError
-			if err != nil && !errors.As(err, &ee) {
-				fmt.Fprintf(out, "*** %v\n", err)
-			}
 		}
 	}
+}
+
+// onecmd runs one line; true means leave the prompt.
+func (c *cliSession) onecmd(line string) bool {
+	line = strings.TrimSpace(line)
+	if line == "" || strings.HasPrefix(line, "#") {
+		return false
+	}
+	// the lab may have changed since the last command (node add, link add)
+	if st, err := emu.ReadState(c.st.Lab); err == nil {
+		c.st = st
+	}
+	word, rest := splitWord(line)
+	if cmd := c.byKey[word]; cmd != nil {
+		return cmd.run(c, rest)
+	}
+	if c.st.Spec.Node(word) == nil {
+		fmt.Fprintf(c.out, "*** Unknown command: %s\n", line)
+		return false
+	}
+	c.inNode(word, rest)
+	return false
+}
+
+// splitWord cuts a line at its first blank.
+func splitWord(line string) (word, rest string) {
+	i := strings.IndexFunc(line, unicode.IsSpace)
+	if i < 0 {
+		return line, ""
+	}
+	return line[:i], strings.TrimSpace(line[i:])
+}
+
+// inNode runs a shell command line inside a node, the terminal attached.
+func (c *cliSession) inNode(node, cmdline string) {
+	if cmdline == "" {
+		fmt.Fprintf(c.out, "*** Enter a command for node: %s <cmd>\n", node)
+		return
+	}
+	err := runInNode(c.st.Lab, node, []string{"/bin/sh", "-c", cmdline}, nil)
+	var ee exitError
+	if err != nil && !errors.As(err, &ee) {
+		fmt.Fprintf(c.out, "*** %v\n", err)
+	}
+}
+
+func (c *cliSession) help(args string) {
+	if args != "" {
+		cmd := c.byKey[args]
+		if cmd == nil {
+			fmt.Fprintf(c.out, "*** No help on %s\n", args)
+			return
+		}
+		fmt.Fprintf(c.out, "%s\n  %s\n", cmd.usage, cmd.help)
+		return
+	}
+	fmt.Fprintln(c.out, "Commands:")
+	rows := [][2]string{{"<node> <command line>", "run a shell command line inside a node (e.g. h1 ping -c1 h2)"}}
+	for _, cmd := range c.cmds {
+		rows = append(rows, [2]string{cmd.usage, cmd.help})
+	}
+	w := 0
+	for _, r := range rows {
+		w = max(w, len(r[0]))
+	}
+	for _, r := range rows {
+		fmt.Fprintf(c.out, "  %-*s  %s\n", w, r[0], r[1])
+	}
+}
+
+func (c *cliSession) nodes() {
+	fmt.Fprintln(c.out, "available nodes are:")
+	var names []string
+	for _, n := range c.st.Spec.Nodes {
+		names = append(names, n.Name)
+	}
+	fmt.Fprintln(c.out, strings.Join(names, " "))
 }
 
 func cliNet(s *topo.Spec, out io.Writer) {
@@ -141,14 +236,14 @@ func cliNet(s *topo.Spec, out io.Writer) {
 	}
 }
 
-// operState reads the state of an interface inside a node.
-func operState(lab, node, iface string) string {
-	h, err := emuHandle(lab, node)
+// operState reads the state of an interface of a node.
+func operState(st *emu.State, node, iface string) string {
+	h, name, err := endpointHandle(st, node, iface)
 	if err != nil {
 		return "MISSING"
 	}
 	defer h.Close()
-	l, err := h.LinkByName(iface)
+	l, err := h.LinkByName(name)
 	if err != nil {
 		return "MISSING"
 	}
@@ -158,10 +253,28 @@ func operState(lab, node, iface string) string {
 	return strings.ToUpper(l.Attrs().OperState.String())
 }
 
+// endpointHandle opens a netlink handle where a node's interface lives and
+// returns the interface's name there: the node's namespace, except for an
+// OVS switch's port, in the root namespace under its port name.
+func endpointHandle(st *emu.State, node, iface string) (*netlink.Handle, string, error) {
+	path, name := emu.EndpointNetns(st, node, iface)
+	if path == filepath.Join(emu.NetnsDir, topo.Namespace(st.Lab, node)) {
+		h, err := emuHandle(st.Lab, node)
+		return h, name, err
+	}
+	ns, err := netns.GetFromPath(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer ns.Close()
+	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
+	return h, name, err
+}
+
 func cliLinks(st *emu.State, out io.Writer) {
 	for _, l := range st.Spec.Links {
 		fmt.Fprintf(out, "%s<->%s (%s %s)\n", l.A.Iface, l.B.Iface,
-			operState(st.Lab, l.A.Node, l.A.Iface), operState(st.Lab, l.B.Node, l.B.Iface))
+			operState(st, l.A.Node, l.A.Iface), operState(st, l.B.Node, l.B.Iface))
 	}
 }
 
@@ -182,33 +295,4 @@ func cliDump(st *emu.State, out io.Writer) {
 		}
 		fmt.Fprintf(out, "<%s %s: %s netns=%s>\n", kind, n.Name, strings.Join(parts, ","), topo.Namespace(st.Lab, n.Name))
 	}
-}
-
-func cliPingAll(st *emu.State, out io.Writer) {
-	fmt.Fprintln(out, "*** Ping: testing ping reachability")
-	res := emu.PingAll(context.Background(), st, 2, time.Second)
-	byFrom := map[string][]emu.PingResult{}
-	for _, r := range res {
-		byFrom[r.From] = append(byFrom[r.From], r)
-	}
-	sent, got := 0, 0
-	for _, n := range st.Spec.Hosts() {
-		rs := byFrom[n.Name]
-		var cells []string
-		for _, r := range rs {
-			sent++
-			if r.OK {
-				got++
-				cells = append(cells, r.To)
-			} else {
-				cells = append(cells, "X")
-			}
-		}
-		fmt.Fprintf(out, "%s -> %s\n", n.Name, strings.Join(cells, " "))
-	}
-	drop := 0.0
-	if sent > 0 {
-		drop = 100 * float64(sent-got) / float64(sent)
-	}
-	fmt.Fprintf(out, "*** Results: %.0f%% dropped (%d/%d received)\n", drop, got, sent)
 }

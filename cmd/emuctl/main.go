@@ -69,6 +69,7 @@ func newRoot() *cobra.Command {
 		newReportCmd(),
 		newTestCmd(),
 		newAPICmd(),
+		newMininetCmd(),
 		newBenchCmd(),
 		newVersionCmd(),
 	)

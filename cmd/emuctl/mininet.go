@@ -1,0 +1,126 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// newMininetCmd runs a Mininet script on emuctl: python3 with the Mininet
+// compatibility layer (python/emuctl/_compat/mininet) first on its path,
+// so `import mininet` finds the layer for this run only.
+func newMininetCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mininet [--python PY] (SCRIPT.py | -m MODULE) [ARGS...]",
+		Short: "Run a Mininet Python script on emuctl (Mininet's API, emuctl's lab)",
+		Long: `Runs a Python script (or -m MODULE) written for Mininet with python3, the
+Mininet-compatible layer importable as "mininet" (mininet.net, topo,
+topolib, node, link, cli, log, util, clean, nodelib) in place of any
+Mininet installed on the machine — for this run only: outside emuctl
+mininet, "import mininet" finds what it found before. The script's network
+is an emuctl lab (named mn, or mn-PID when mn runs already), built when
+the script calls build() or start() and changed while it runs; net.stop()
+or the script's end takes it down. -m mininet.examples.X runs Mininet's
+own example X from where Debian's mininet package keeps them (or from
+$EMUCTL_MININET_EXAMPLES). Processes the script starts (python -m ...)
+see the same layer. What emuctl cannot honour (a remote OpenFlow
+controller, CPU pinning, X terminals) is an error naming it.`,
+		Example: `  sudo emuctl mininet mytopo.py
+  sudo emuctl mininet -m mininet.examples.emptynet`,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			python := os.Getenv("EMUCTL_PYTHON")
+			if python == "" {
+				python = "/usr/bin/python3"
+			}
+			for len(args) > 0 {
+				switch {
+				case args[0] == "-h" || args[0] == "--help":
+					return cmd.Help()
+				case args[0] == "--python" && len(args) > 1:
+					python, args = args[1], args[2:]
+					continue
+				case strings.HasPrefix(args[0], "--python="):
+					python, args = strings.TrimPrefix(args[0], "--python="), args[1:]
+					continue
+				}
+				break
+			}
+			if len(args) == 0 {
+				return errors.New("mininet: give a script (emuctl mininet script.py) or a module (emuctl mininet -m mininet.examples.emptynet)")
+			}
+			if args[0] == "-m" && len(args) < 2 {
+				return errors.New("mininet: -m needs a module name, as python3 -m does")
+			}
+			if args[0] != "-m" {
+				if _, err := os.Stat(args[0]); err != nil {
+					return fmt.Errorf("mininet: script %s: %w", args[0], errors.Unwrap(err))
+				}
+			}
+			py, err := exec.LookPath(python)
+			if err != nil {
+				return fmt.Errorf("python %s: %w (install python3, or give --python PATH)", python, err)
+			}
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			pkg, err := pythonPackageDir(py, self)
+			if err != nil {
+				return err
+			}
+			env := mininetEnv(os.Environ(), pkg, self)
+			return syscall.Exec(py, append([]string{py}, args...), env)
+		},
+	}
+	return cmd
+}
+
+// pythonPackageDir finds the directory holding the emuctl Python package:
+// $EMUCTL_PYTHON_DIR, the checkout's python/ beside bin/emuctl, or where
+// `make install` put it (python3 finds it).
+func pythonPackageDir(py, self string) (string, error) {
+	has := func(dir string) bool {
+		_, err := os.Stat(filepath.Join(dir, "emuctl", "_compat", "mininet", "net.py"))
+		return err == nil
+	}
+	if d := os.Getenv("EMUCTL_PYTHON_DIR"); d != "" {
+		if !has(d) {
+			return "", fmt.Errorf("EMUCTL_PYTHON_DIR=%s holds no emuctl/_compat/mininet", d)
+		}
+		return d, nil
+	}
+	if d := filepath.Join(filepath.Dir(filepath.Dir(self)), "python"); has(d) {
+		return d, nil
+	}
+	out, err := exec.Command(py, "-c", "import emuctl, os; print(os.path.dirname(os.path.dirname(emuctl.__file__)))").Output()
+	if d := strings.TrimSpace(string(out)); err == nil && has(d) {
+		return d, nil
+	}
+	return "", errors.New("the emuctl Python package (with its Mininet layer) is not installed: run `sudo make install` in the checkout, or set EMUCTL_PYTHON_DIR to its python/ directory")
+}
+
+// mininetEnv puts the layer first on PYTHONPATH (then the package, then
+// what was there) and names this binary as the emuctl to run.
+func mininetEnv(environ []string, pkg, self string) []string {
+	path := []string{filepath.Join(pkg, "emuctl", "_compat"), pkg}
+	var env []string
+	for _, e := range environ {
+		switch {
+		case strings.HasPrefix(e, "PYTHONPATH="):
+			if old := strings.TrimPrefix(e, "PYTHONPATH="); old != "" {
+				path = append(path, old)
+			}
+		case strings.HasPrefix(e, "EMUCTL="):
+		default:
+			env = append(env, e)
+		}
+	}
+	return append(env, "PYTHONPATH="+strings.Join(path, ":"), "EMUCTL="+self, "EMUCTL_MININET=1")
+}

@@ -1,0 +1,224 @@
+"""The emuctl lab behind a Mininet network (private to the layer).
+
+A :class:`Session` collects the nodes and links a script declares; the
+first time one must exist (``net.build()``/``start()``, or a node's shell)
+it brings them up as one lab with ``emuctl api``'s ``up``, from a topology
+document written out in full: every interface name, port and address
+Mininet would choose, ``addressing: {auto: false}`` and ``routing: none``
+(Mininet leaves routes to the script). Whatever is declared after that is
+added to the running lab (``node.add``/``link.add``), and removed with
+``node.del``/``link.del``. One lab per network, named ``mn`` (``mn-<pid>``
+when a lab ``mn`` runs already); taken down by ``net.stop()``, at exit,
+and on SIGTERM/SIGHUP.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import sys
+from typing import Any, Optional
+
+from emuctl import Lab
+from emuctl._client import Client, find_emuctl
+from emuctl.errors import EmuctlError
+
+
+class CompatError(Exception):
+    """Something a Mininet script asks for that emuctl cannot honour, named."""
+
+
+_sessions: list["Session"] = []
+
+
+def current() -> "Session":
+    """The session new low-level nodes join: the newest network's, else a default one."""
+    if not _sessions:
+        Session()
+    return _sessions[-1]
+
+
+def _labs(emuctl: str) -> set[str]:
+    c = Client(emuctl)
+    try:
+        return {d["lab"] for d in c.call("labs")}
+    finally:
+        c.close()
+
+
+class Session:
+    """The nodes and links of one network and the lab that holds them."""
+
+    def __init__(self) -> None:
+        self.emuctl = find_emuctl()
+        self.nodes: dict[str, Any] = {}     # name → Node, in declaration order
+        self.links: list[Any] = []           # Link objects, in declaration order
+        self.lab: Optional[Lab] = None
+        self.name = ""
+        self.info: dict[str, dict[str, Any]] = {}  # node → its emuctl record
+        _sessions.append(self)
+
+    # declaration
+
+    def addNode(self, node: Any) -> None:
+        """Declare a node; on a running lab, add it now."""
+        if node.name in self.nodes:
+            raise CompatError(f"addHost/addSwitch: a node named {node.name!r} exists already")
+        self.nodes[node.name] = node
+        if self.lab is not None and node.inLab():
+            kind = "switch" if node.isSwitchNode() else "host"
+            params: dict[str, Any] = {"lab": self.name, "name": node.name, "kind": kind}
+            if kind == "switch":
+                params["switch_type"] = "linux-bridge"
+            self.call("node.add", **params)
+
+    def addLink(self, link: Any) -> None:
+        """Declare a link; on a running lab, add it now."""
+        for intf in (link.intf1, link.intf2):
+            if not intf.node.inLab():
+                raise CompatError(f"Link({link.intf1.node.name}, {link.intf2.node.name}): {intf.node.name} runs in the host's "
+                                  "namespace (inNamespace=False); emuctl links join nodes of a lab only")
+        self.links.append(link)
+        if self.lab is not None:
+            self.call("link.add", lab=self.name, **self._linkEntry(link, api=True))
+            self.refresh()
+
+    def removeLink(self, link: Any) -> None:
+        """Remove a link (from the lab, when running)."""
+        if link in self.links:
+            self.links.remove(link)
+            if self.lab is not None:
+                self.call("link.del", lab=self.name, link=f"{link.intf1.node.name}:{link.intf1.name}")
+
+    def removeNode(self, node: Any) -> None:
+        """Remove a node and its links."""
+        for link in [l for l in self.links if node in (l.intf1.node, l.intf2.node)]:
+            self.links.remove(link)
+        self.nodes.pop(node.name, None)
+        if self.lab is not None and node.inLab():
+            self.call("node.del", lab=self.name, name=node.name)
+
+    # the lab
+
+    @property
+    def running(self) -> bool:
+        """Whether the lab is up."""
+        return self.lab is not None
+
+    def document(self) -> dict[str, Any]:
+        """The topology document of everything declared."""
+        nodes: dict[str, Any] = {}
+        for n in self.nodes.values():
+            if not n.inLab():
+                continue
+            nodes[n.name] = {"kind": "switch", "type": "linux-bridge"} if n.isSwitchNode() else {"kind": "host"}
+        if not nodes:
+            raise CompatError("the network has no node to build")
+        return {"name": self.name, "addressing": {"auto": False}, "routing": "none", "nodes": nodes,
+                "links": [self._linkEntry(l) for l in self.links]}
+
+    def _linkEntry(self, link: Any, api: bool = False) -> dict[str, Any]:
+        a, b = link.intf1, link.intf2
+        ends = [f"{a.node.name}:{a.name}", f"{b.node.name}:{b.name}"]
+        ip: dict[str, list[str]] = {}
+        for intf in (a, b):
+            if intf.ip and not intf.node.isSwitchNode():
+                ip.setdefault(intf.node.name, []).append(f"{intf.ip}/{intf.prefixLen}")
+        keys = link.emuctlKeys()
+        if api:
+            e: dict[str, Any] = {"a": ends[0], "b": ends[1]}
+            if ip:
+                e["ip"] = ip
+            if keys:
+                e["link"] = keys
+            return e
+        e = {"endpoints": ends}
+        if ip:
+            e["ip"] = {k: v[0] if len(v) == 1 else v for k, v in ip.items()}
+        if keys:
+            e["link"] = keys
+        return e
+
+    def realize(self) -> None:
+        """Bring the declared network up as a lab (once)."""
+        if self.lab is not None:
+            return
+        taken = _labs(self.emuctl)
+        self.name = "mn" if "mn" not in taken else f"mn-{os.getpid()}"
+        doc = self.document()
+        try:
+            self.lab = Lab.up(doc, name=self.name, emuctl=self.emuctl)
+        except EmuctlError as e:
+            raise CompatError(f"building the network: {e.message}") from e
+        _watch(self)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Read the lab's nodes back (interface MACs and addresses)."""
+        if self.lab is None:
+            return
+        self.info = {n["name"]: n for n in self.call("nodes", lab=self.name)}
+
+    def call(self, method: str, **params: Any) -> Any:
+        """One ``emuctl api`` request on the running lab."""
+        assert self.lab is not None, "the network is not built yet"
+        try:
+            return self.lab._c.call(method, **params)
+        except EmuctlError as e:
+            raise CompatError(f"{method}: {e.message}") from e
+
+    def intfMAC(self, node: str, intf: str) -> Optional[str]:
+        """The MAC emuctl gave an interface."""
+        for i in self.info.get(node, {}).get("interfaces") or []:
+            if i.get("name") == intf:
+                return i.get("mac") or None
+        return None
+
+    def execArgv(self, node: str) -> list[str]:
+        """The command prefix that runs argv inside a node."""
+        return [self.emuctl, "exec", "-l", self.name, node, "--"]
+
+    def stop(self) -> None:
+        """Take the lab down (idempotent)."""
+        lab, self.lab = self.lab, None
+        if lab is not None:
+            try:
+                lab.down()
+            finally:
+                lab.close()
+        if self in _sessions:
+            _sessions.remove(self)
+
+
+_watched: list[Session] = []
+
+
+def _cleanupAll() -> None:
+    for s in list(_watched):
+        for n in list(s.nodes.values()):
+            try:
+                n.terminate()
+            except Exception:
+                pass
+        try:
+            s.stop()
+        except Exception as e:  # at exit: say it, do not raise
+            print(f"*** emuctl: taking lab {s.name} down failed: {e}; run `sudo emuctl down -l {s.name}`",
+                  file=sys.stderr)
+        _watched.remove(s)
+
+
+def _onSignal(signum: int, _frame: Any) -> None:
+    _cleanupAll()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _watch(s: Session) -> None:
+    if not _watched:
+        atexit.register(_cleanupAll)
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(sig) in (signal.SIG_DFL, None):
+                signal.signal(sig, _onSignal)
+    _watched.append(s)

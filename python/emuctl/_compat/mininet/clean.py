@@ -1,0 +1,59 @@
+"""Mininet's clean-up (``mininet.clean``): take down the labs this layer built.
+
+``cleanup()`` takes down every lab named ``mn`` or ``mn-<pid>`` (the
+labs ``emuctl mininet`` builds) with ``emuctl down``, which removes all
+that each one made; nothing else on the machine is touched.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from typing import Any
+
+from emuctl._client import Client, find_emuctl
+from mininet.log import info
+
+
+def sh(cmd: str) -> str:
+    """Run a shell command on the host; its output."""
+    info(cmd + "\n")
+    result = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+    return result.stdout.decode(errors="replace")
+
+
+def killprocs(pattern: str) -> None:
+    """Killing processes by name is not done: emuctl stops what it started, by pid."""
+
+
+class Cleanup:
+    """Mininet's Cleanup, as a class with ``cleanup()``."""
+
+    callbacks: list[Any] = []
+
+    @classmethod
+    def cleanup(cls) -> None:
+        """Take down the labs of emuctl's Mininet layer."""
+        info("*** Removing emuctl labs of Mininet scripts\n")
+        c = Client(find_emuctl())
+        try:
+            for lab in c.call("labs"):
+                name = lab["lab"]
+                if re.fullmatch(r"mn(-\d+)?", name):
+                    info(f"{name} ")
+                    c.call("down", lab=name)
+        finally:
+            c.close()
+        for callback in cls.callbacks:
+            callback()
+        info("\n*** Cleanup complete.\n")
+
+    @classmethod
+    def addCleanupCallback(cls, callback: Any) -> None:
+        """Run callback at cleanup."""
+        if callback not in cls.callbacks:
+            cls.callbacks.append(callback)
+
+
+cleanup = Cleanup.cleanup
+addCleanupCallback = Cleanup.addCleanupCallback

@@ -1,0 +1,818 @@
+"""Mininet's nodes (``mininet.node``) on an emuctl lab.
+
+Every Host/Node is an emuctl host (its own network, mount and UTS
+namespaces); every switch class is an emuctl switch — a Linux bridge, which
+learns as Mininet's default OVS switch with its learning controller does.
+A node's shell is one ``bash`` on a pty inside the node, started on first
+use by ``emuctl exec`` (which execs in place: no emuctl process stays
+behind per node); ``cmd()``, ``sendCmd()``, ``monitor()``, ``waitOutput()``
+and ``sendInt()`` behave as Mininet documents them (output up to the
+prompt sentinel, chr(127)). ``popen()`` runs a process in the namespaces
+of the node's shell (nsenter), so it sees the node's private mounts.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import termios
+from subprocess import PIPE
+from typing import Any, Optional
+
+from mininet._emu import CompatError, current
+from mininet.link import Intf, Link, TCIntf
+from mininet.log import debug, error, info, warn
+from mininet.util import decode, encode, quietRun
+
+SENTINEL = chr(127)
+
+
+def _ctty() -> None:  # in the child, after setsid: the pty becomes its terminal
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+class Node:
+    """A node: a namespace of the lab with a shell in it."""
+
+    portBase = 0  # the first port number (switches: 1)
+    outToNode: dict[int, "Node"] = {}
+    inToNode: dict[int, "Node"] = {}
+
+    def __init__(self, name: str, inNamespace: bool = True, **params: Any) -> None:
+        self.checkSetup()
+        self.name = params.get("name", name)
+        self.privateDirs = params.get("privateDirs", [])
+        self.inNamespace = params.get("inNamespace", inNamespace)
+        self.params = params
+        self.intfs: dict[int, Intf] = {}
+        self.ports: dict[Intf, int] = {}
+        self.nameToIntf: dict[str, Intf] = {}
+        self.shell: Optional[subprocess.Popen[bytes]] = None
+        self._pid: Optional[int] = None
+        self.stdin: Any = None
+        self.stdout: Any = None
+        self.master: Optional[int] = None
+        self.pollOut: Any = None
+        self.waiting = False
+        self.readbuf = ""
+        self.lastCmd: Optional[str] = None
+        self.lastPid: Optional[int] = None
+        self.execed = False
+        if not re.fullmatch(r"[a-zA-Z][a-zA-Z0-9_-]*", self.name) or len(self.name) > 64:
+            raise CompatError(f"node name {self.name!r}: emuctl takes a letter, then letters, digits, '_' "
+                              "or '-', at most 64 bytes")
+        self.session = current()
+        self.session.addNode(self)
+
+    @classmethod
+    def checkSetup(cls) -> None:
+        """Nothing to check: emuctl checks what it needs."""
+
+    @classmethod
+    def setup(cls) -> None:
+        """Nothing to set up."""
+
+    def isSwitchNode(self) -> bool:
+        """Whether emuctl builds this node as a switch."""
+        return False
+
+    def inLab(self) -> bool:
+        """Whether the node is a node of the lab (in its own namespaces):
+        hosts unless inNamespace=False; switches always (Mininet runs OVS
+        switches in the host's namespace, emuctl's bridges have their own)."""
+        return bool(self.inNamespace) or self.isSwitchNode()
+
+    # the shell
+
+    @property
+    def pid(self) -> Optional[int]:
+        """The pid of the node's shell (started if need be)."""
+        if self.shell is None:
+            self.startShell()
+        return self._pid
+
+    def startShell(self, mnopts: Any = None) -> None:
+        """Start the node's shell: bash on a pty, inside the node."""
+        if self.shell is not None:
+            error(f"{self.name}: shell is already running\n")
+            return
+        argv = ["env", "PS1=" + SENTINEL, "bash", "--norc", "--noediting", "-is", "mininet:" + self.name]
+        if self.inLab():
+            self.session.realize()
+            argv = self.session.execArgv(self.name) + argv
+        master, slave = pty.openpty()
+        self.shell = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, close_fds=True,
+                                      start_new_session=True, preexec_fn=_ctty)
+        os.close(slave)
+        self.master = master
+        self.stdin = os.fdopen(master, "r")
+        self.stdout = self.stdin
+        self._pid = self.shell.pid
+        self.pollOut = select.poll()
+        self.pollOut.register(self.stdout, select.POLLIN)  # POLLIN only: monitor()'s timeout holds
+        self.outToNode[self.stdout.fileno()] = self
+        self.inToNode[self.stdin.fileno()] = self
+        self.execed = False
+        self.lastCmd = None
+        self.lastPid = None
+        self.readbuf = ""
+        while True:
+            data = self.read(1024)
+            if not data:
+                raise CompatError(f"{self.name}: its shell ended before its first prompt "
+                                  f"({' '.join(argv[:6])} ...)")
+            if data[-1] == SENTINEL:
+                break
+            self.pollOut.poll()
+        self.waiting = False
+        self.cmd("unset HISTFILE; stty -echo; set +m")
+        self.mountPrivateDirs()
+
+    def mountPrivateDirs(self) -> None:
+        """Give the node its private directories (tmpfs, or a bind of another directory)."""
+        for d in self.privateDirs:
+            if isinstance(d, tuple):
+                src = d[1] % self.__dict__
+                dst = d[0]
+                self.cmd("mkdir -p %s" % src)
+                self.cmd("mkdir -p %s" % dst)
+                self.cmd("mount --bind %s %s" % (src, dst))
+            else:
+                self.cmd("mkdir -p %s" % d)
+                self.cmd("mount -n -t tmpfs tmpfs %s" % d)
+
+    def unmountPrivateDirs(self) -> None:
+        """Undo mountPrivateDirs (the mounts end with the shell's namespace anyway)."""
+        for d in self.privateDirs:
+            self.cmd("umount ", d[0] if isinstance(d, tuple) else d)
+
+    def read(self, size: int = 1024) -> str:
+        """Read up to size characters of the shell's output (blocking)."""
+        count = len(self.readbuf)
+        if count < size and (count == 0 or self.pollOut.poll(0)):  # what is buffered is not waited on
+            try:
+                data = os.read(self.stdout.fileno(), size - count)
+            except OSError:
+                data = b""
+            self.readbuf += decode(data)
+        if size >= len(self.readbuf):
+            result, self.readbuf = self.readbuf, ""
+        else:
+            result, self.readbuf = self.readbuf[:size], self.readbuf[size:]
+        return result
+
+    def readline(self) -> Optional[str]:
+        """Read one line of output (without its newline); None at EOF."""
+        while "\n" not in self.readbuf:
+            data = os.read(self.stdout.fileno(), 1024) if self.stdout else b""
+            if not data:
+                return None
+            self.readbuf += decode(data)
+        pos = self.readbuf.find("\n")
+        line, self.readbuf = self.readbuf[:pos], self.readbuf[pos + 1:]
+        return line
+
+    def write(self, data: str) -> None:
+        """Write to the shell's input."""
+        os.write(self.stdin.fileno(), encode(data))
+
+    def terminate(self) -> None:
+        """End the shell and what runs in it."""
+        if self.shell is not None:
+            if self.shell.poll() is None:
+                try:
+                    os.killpg(self.shell.pid, signal.SIGHUP)
+                except ProcessLookupError:
+                    pass
+                try:
+                    self.shell.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    os.killpg(self.shell.pid, signal.SIGKILL)
+                    self.shell.wait()
+            if self.stdout is not None:
+                self.outToNode.pop(self.stdout.fileno(), None)
+                self.inToNode.pop(self.stdin.fileno(), None)
+                self.stdout.close()
+            self.shell = None
+            self.stdout = self.stdin = None
+        self.cleanup()
+
+    def cleanup(self) -> None:
+        """Forget the shell (subclasses release more)."""
+
+    def stop(self, deleteIntfs: bool = False) -> None:
+        """Stop the node (and delete its links when deleteIntfs)."""
+        if deleteIntfs:
+            self.deleteIntfs()
+        self.terminate()
+
+    def waitReadable(self, timeoutms: Optional[int] = None) -> Any:
+        """Wait until the shell has output; the poll() result (None if buffered)."""
+        if self.shell is None:
+            self.startShell()
+        if len(self.readbuf) == 0:
+            return self.pollOut.poll(timeoutms)
+        return None
+
+    def sendCmd(self, *args: Any, **kwargs: Any) -> None:
+        """Send a command without waiting for it (waitOutput/monitor read it)."""
+        if self.shell is None:
+            self.startShell()
+        assert not self.waiting, f"{self.name}: a command is still running (waitOutput first)"
+        printPid = kwargs.get("printPid", False)
+        if len(args) == 1 and isinstance(args[0], list):
+            cmd: Any = args[0]
+        else:
+            cmd = args
+        if not isinstance(cmd, str):
+            cmd = " ".join(str(c) for c in cmd)
+        if not re.search(r"\w", cmd):
+            cmd = "echo -n"
+        self.lastCmd = cmd
+        if len(cmd) > 0 and cmd[-1] == "&":
+            cmd += ' printf "\\001%d\\012" $! '
+        elif printPid:
+            cmd = "bash -c 'printf \"\\001%d\\012\" $$; exec " + cmd.replace("'", "'\\''") + "'"
+        self.write(cmd + "\n")
+        self.lastPid = None
+        self.waiting = True
+
+    def sendInt(self, intr: str = chr(3)) -> None:
+        """Interrupt the running command (Ctrl-C)."""
+        self.write(intr)
+
+    def monitor(self, timeoutms: Optional[int] = None, findPid: bool = True) -> str:
+        """Output so far of the running command; clears ``waiting`` when it ended."""
+        ready = self.waitReadable(timeoutms)
+        if not ready and ready is not None:
+            return ""
+        data = self.read(1024)
+        pidre = r"\[\d+\] \d+\r\n"
+        marker = chr(1) + r"\d+\r\n"
+        if findPid and chr(1) in data:
+            if re.findall(pidre, data):
+                data = re.sub(pidre, "", data)
+            while not re.findall(marker, data):
+                more = self.read(1024)
+                if not more:
+                    break
+                data += more
+            markers = re.findall(marker, data)
+            if markers:
+                self.lastPid = int(markers[0][1:])
+                data = re.sub(marker, "", data)
+        if len(data) > 0 and data[-1] == SENTINEL:
+            self.waiting = False
+            data = data[:-1]
+        elif SENTINEL in data:
+            self.waiting = False
+            data = data.replace(SENTINEL, "")
+        if not data and self.shell is not None and self.shell.poll() is not None:
+            self.waiting = False  # the shell is gone
+        return data
+
+    def waitOutput(self, verbose: bool = False, findPid: bool = True) -> str:
+        """Wait for the running command to end; its output."""
+        log = info if verbose else debug
+        out = ""
+        while self.waiting:
+            data = self.monitor(findPid=findPid)
+            out += data
+            log(data)
+        return out
+
+    def cmd(self, *args: Any, **kwargs: Any) -> str:
+        """Run a command in the node's shell; its output (stdout and stderr)."""
+        verbose = kwargs.get("verbose", False)
+        log = info if verbose else debug
+        log(f"*** {self.name} : {args}\n")
+        self.sendCmd(*args, **kwargs)
+        return self.waitOutput(verbose)
+
+    def cmdPrint(self, *args: Any) -> str:
+        """cmd, printing the output as it comes."""
+        return self.cmd(*args, **{"verbose": True})
+
+    def _prefix(self) -> list[str]:
+        if not self.inLab():
+            return []
+        if self.shell is not None and self.shell.poll() is None:
+            return ["nsenter", "-t", str(self._pid), "-n", "-m", "-u", "--"]
+        self.session.realize()
+        return self.session.execArgv(self.name)
+
+    def popen(self, *args: Any, **kwargs: Any) -> "subprocess.Popen[bytes]":
+        """A process in the node: Popen(args) with stdout and stderr piped by default."""
+        defaults: dict[str, Any] = {"stdout": PIPE, "stderr": PIPE}
+        defaults.update(kwargs)
+        shell = defaults.pop("shell", False)
+        defaults.pop("mncmd", None)
+        if len(args) == 1:
+            if isinstance(args[0], list):
+                cmd = args[0]
+            elif isinstance(args[0], str):
+                cmd = [args[0]] if shell else args[0].split()
+            else:
+                raise Exception("popen() requires a string or list")
+        elif len(args) > 0:
+            cmd = list(args)
+        else:
+            raise Exception("popen() requires a command")
+        if shell:
+            cmd = [os.environ.get("SHELL", "/bin/bash"), "-c", " ".join(str(c) for c in cmd)]
+        return subprocess.Popen(self._prefix() + [str(c) for c in cmd], **defaults)
+
+    def pexec(self, *args: Any, **kwargs: Any) -> tuple[str, str, int]:
+        """Run a process in the node; (stdout, stderr, exit code)."""
+        p = self.popen(*args, stdin=PIPE, stdout=PIPE, stderr=PIPE, **kwargs)
+        out, err = p.communicate()
+        return decode(out), decode(err), p.wait()
+
+    # interfaces
+
+    def newPort(self) -> int:
+        """The next free port number."""
+        if self.ports:
+            return max(self.ports.values()) + 1
+        return self.portBase
+
+    def addIntf(self, intf: Intf, port: Optional[int] = None, moveIntfFn: Any = None) -> None:
+        """Add an interface at port (the next free one by default)."""
+        if port is None:
+            port = self.newPort()
+        self.intfs[port] = intf
+        self.ports[intf] = port
+        self.nameToIntf[intf.name] = intf
+        debug(f"added intf {intf} ({port}) to node {self.name}\n")
+
+    def delIntf(self, intf: Intf) -> None:
+        """Forget an interface."""
+        port = self.ports.pop(intf, None)
+        if port is not None:
+            self.intfs.pop(port, None)
+        self.nameToIntf.pop(intf.name, None)
+
+    def afterLink(self, intf: Intf) -> None:
+        """A link was added on the running lab: finish its interface here."""
+        intf._applied = (intf.ip, intf.prefixLen)  # type: ignore[attr-defined]
+        if isinstance(intf, TCIntf):
+            intf.applyOffloads()
+
+    def defaultIntf(self) -> Optional[Intf]:
+        """The interface with the lowest port."""
+        if self.intfs:
+            return self.intfs[min(self.intfs)]
+        warn(f"*** defaultIntf: warning: {self.name} has no interfaces\n")
+        return None
+
+    def intf(self, intf: Any = None) -> Any:
+        """An interface by name or object; the default one when None."""
+        if not intf:
+            return self.defaultIntf()
+        if isinstance(intf, str):
+            return self.nameToIntf[intf]
+        return intf
+
+    def connectionsTo(self, node: "Node") -> list[tuple[Intf, Intf]]:
+        """(mine, theirs) for each link to node."""
+        out = []
+        for intf in self.intfList():
+            link = intf.link
+            if link:
+                node1, node2 = link.intf1.node, link.intf2.node
+                if node1 == self and node2 == node:
+                    out.append((link.intf1, link.intf2))
+                elif node1 == node and node2 == self:
+                    out.append((link.intf2, link.intf1))
+        return out
+
+    def deleteIntfs(self, checkName: bool = True) -> None:
+        """Delete every link of the node."""
+        for intf in list(self.intfs.values()):
+            if intf.link is not None:
+                intf.link.delete()
+            elif intf.name != "lo":
+                self.delIntf(intf)
+
+    def setARP(self, ip: str, mac: str) -> str:
+        """Add a static ARP entry."""
+        return self.cmd("arp", "-s", ip, mac)
+
+    def setHostRoute(self, ip: str, intf: Any) -> str:
+        """Route to one host through intf."""
+        return self.cmd("route add -host", ip, "dev", intf)
+
+    def setDefaultRoute(self, intf: Any = None) -> str:
+        """Set the default route: an interface, or 'via GW' / 'dev X' text."""
+        if isinstance(intf, str) and " " in intf:
+            params = intf
+        else:
+            params = "dev %s" % (intf or self.defaultIntf())
+        return self.cmd("ip route del default; ip route add default", params)
+
+    def setMAC(self, mac: str, intf: Any = None) -> Any:
+        """Set an interface's MAC (the default interface's by default)."""
+        return self.intf(intf).setMAC(mac)
+
+    def setIP(self, ip: str, prefixLen: int = 8, intf: Any = None, **kwargs: Any) -> Any:
+        """Set an interface's address ('a.b.c.d/N', or an address and prefixLen)."""
+        if "/" not in ip:
+            ip = f"{ip}/{prefixLen}"
+        i = self.intf(intf)
+        if i is None:
+            return None
+        return i.setIP(ip)
+
+    def IP(self, intf: Any = None) -> Optional[str]:
+        """An interface's address (the default interface's by default)."""
+        i = self.intf(intf)
+        return i.IP() if i is not None else None
+
+    def MAC(self, intf: Any = None) -> Optional[str]:
+        """An interface's MAC."""
+        i = self.intf(intf)
+        return i.MAC() if i is not None else None
+
+    def intfIsUp(self, intf: Any = None) -> bool:
+        """Whether an interface is up."""
+        return bool(self.intf(intf).isUp())
+
+    def setParam(self, results: dict[str, Any], method: str, **param: Any) -> Any:
+        """Call a set* method with one parameter if given."""
+        name, value = list(param.items())[0]
+        if value is None:
+            return None
+        f = getattr(self, method, None)
+        if not f:
+            return None
+        if isinstance(value, list):
+            result = f(*value)
+        elif isinstance(value, dict):
+            result = f(**value)
+        else:
+            result = f(value)
+        results[name] = result
+        return result
+
+    def config(self, mac: Optional[str] = None, ip: Optional[str] = None, defaultRoute: Any = None,
+               lo: str = "up", **_params: Any) -> dict[str, Any]:
+        """Configure the node: MAC, address, default route, loopback."""
+        r: dict[str, Any] = {}
+        self.setParam(r, "setMAC", mac=mac)
+        self.setParam(r, "setIP", ip=ip)
+        self.setParam(r, "setDefaultRoute", defaultRoute=defaultRoute)
+        if lo != "up":  # emuctl brings lo up in every node
+            self.cmd("ifconfig lo " + lo)
+        return r
+
+    def configDefault(self, **moreParams: Any) -> dict[str, Any]:
+        """config() with the node's parameters."""
+        self.params.update(moreParams)
+        return self.config(**self.params)
+
+    def linkTo(self, node: "Node", link: Any = Link) -> Any:
+        """Link this node to another."""
+        return link(self, node)
+
+    def intfList(self) -> list[Intf]:
+        """Interfaces in port order."""
+        return [self.intfs[p] for p in sorted(self.intfs)]
+
+    def intfNames(self) -> list[str]:
+        """Interface names in port order."""
+        return [str(i) for i in self.intfList()]
+
+    def __repr__(self) -> str:
+        intfs = ",".join(f"{i.name}:{i.IP()}" for i in self.intfList())
+        return f"<{self.__class__.__name__} {self.name}: {intfs} pid={self._pid}> "
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Host(Node):
+    """A host."""
+
+
+class CPULimitedHost(Host):
+    """A host whose processes share a CPU limit (a cgroup: v2 ``cpu.max``, or v1
+    ``cpu.cfs_quota_us`` where the machine mounts cgroup v1)."""
+
+    _root: Optional[str] = None
+    _v2 = False
+
+    def __init__(self, name: str, sched: str = "cfs", **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        if sched != "cfs":
+            raise CompatError(f"CPULimitedHost({name}, sched={sched!r}): only 'cfs' (CPU bandwidth) is modelled")
+        self.sched = sched
+        self.period_us = kwargs.get("period_us", 100000)
+        self.cgroup = ""
+        self._quota: Optional[tuple[int, int]] = None
+
+    @classmethod
+    def _cgroupRoot(cls) -> str:
+        if cls._root is None:
+            v2 = "/sys/fs/cgroup"
+            if os.path.exists(v2 + "/cgroup.controllers") and "cpu" in open(v2 + "/cgroup.controllers").read().split():
+                cls._v2, base = True, v2
+                with open(v2 + "/cgroup.subtree_control", "w") as f:
+                    f.write("+cpu")
+            elif os.path.isdir(v2 + "/cpu"):
+                base = v2 + "/cpu"
+            else:
+                raise CompatError("CPULimitedHost: no cgroup CPU controller on this machine (cgroup v2 with cpu, or v1's cpu)")
+            cls._root = os.path.join(base, f"emuctl-mininet-{os.getpid()}")
+            os.makedirs(cls._root, exist_ok=True)
+            if cls._v2:
+                with open(cls._root + "/cgroup.subtree_control", "w") as f:
+                    f.write("+cpu")
+        return cls._root
+
+    def _ensureGroup(self) -> str:
+        if not self.cgroup:
+            self.cgroup = os.path.join(self._cgroupRoot(), self.name)
+            os.makedirs(self.cgroup, exist_ok=True)
+        return self.cgroup
+
+    def _join(self, pid: int) -> None:
+        with open(os.path.join(self._ensureGroup(), "cgroup.procs"), "w") as f:
+            f.write(str(pid))
+
+    def cgroupSet(self, param: str, value: Any, resource: str = "cpu") -> str:
+        """Write a cgroup file of the host's group (v1 names; cfs_* mapped on v2)."""
+        g = self._ensureGroup()
+        with open(os.path.join(g, f"{resource}.{param}"), "w") as f:
+            f.write(str(value))
+        return str(value)
+
+    def cgroupGet(self, param: str, resource: str = "cpu") -> str:
+        """Read a cgroup file of the host's group."""
+        with open(os.path.join(self._ensureGroup(), f"{resource}.{param}")) as f:
+            return f.read().strip()
+
+    def setCPUFrac(self, f: float, sched: Optional[str] = None, cpu: Any = None) -> None:
+        """Limit the host to fraction f of one CPU (f ≤ 0: no limit)."""
+        if sched not in (None, "cfs"):
+            raise CompatError(f"{self.name}.setCPUFrac(sched={sched!r}): only 'cfs' is modelled")
+        period = int(self.period_us)
+        quota = int(f * period * (os.cpu_count() or 1)) if f > 0 else -1
+        # Mininet's f is a fraction of the whole machine (all cores)
+        self._quota = (quota, period)
+        self._ensureGroup()
+        if self._v2:
+            with open(os.path.join(self.cgroup, "cpu.max"), "w") as fh:
+                fh.write(f"{'max' if quota < 0 else quota} {period}")
+        else:
+            self.cgroupSet("cfs_period_us", period)
+            self.cgroupSet("cfs_quota_us", quota)
+        if self.shell is not None:
+            self._join(self.shell.pid)
+        info(f"({f if f > 0 else 'no limit'} cfs {quota}us/{period}us) ")
+
+    def setCPUs(self, cores: Any, mems: int = 0) -> None:
+        """Pinning to cores (cpuset) is not modelled: refused, named."""
+        raise CompatError(f"{self.name}.setCPUs({cores!r}): CPU pinning (cpuset) is not modelled by emuctl's Mininet layer")
+
+    def startShell(self, mnopts: Any = None) -> None:
+        """Start the shell, inside the host's CPU group."""
+        super().startShell(mnopts)
+        if self.cgroup and self.shell is not None:
+            self._join(self.shell.pid)
+
+    def popen(self, *args: Any, **kwargs: Any) -> "subprocess.Popen[bytes]":
+        """A process in the node and its CPU group."""
+        p = super().popen(*args, **kwargs)
+        if self.cgroup:
+            try:
+                self._join(p.pid)
+            except OSError:
+                pass
+        return p
+
+    def config(self, cpu: float = -1, cores: Any = None, **params: Any) -> dict[str, Any]:
+        """Configure the host and its CPU share (cpu: fraction of the machine)."""
+        r = Node.config(self, **params)
+        if cpu is not None and cpu > 0:
+            self.startShell() if self.shell is None else None
+            self.setCPUFrac(cpu)
+        if cores is not None:
+            self.setCPUs(cores)
+        return r
+
+    def cleanup(self) -> None:
+        """Remove the host's CPU group."""
+        if self.cgroup and os.path.isdir(self.cgroup):
+            try:
+                os.rmdir(self.cgroup)
+            except OSError:
+                pass
+        root = type(self)._root
+        if root and os.path.isdir(root) and not os.listdir(root) or (root and self._v2 and os.path.isdir(root)):
+            try:
+                os.rmdir(root)
+            except OSError:
+                pass
+
+    @classmethod
+    def init(cls) -> None:
+        """Nothing to initialise."""
+
+
+class Switch(Node):
+    """A switch: an emuctl switch (a Linux bridge in its own namespace)."""
+
+    portBase = 1
+    dpidLen = 16
+
+    def __init__(self, name: str, dpid: Any = None, opts: str = "", listenPort: Any = None, **params: Any) -> None:
+        super().__init__(name, **params)
+        self.dpid = self.defaultDpid(dpid)
+        self.opts = opts
+        self.listenPort = listenPort
+        self.controlIntf = None
+        Intf("lo", node=self, port=0)
+
+    def isSwitchNode(self) -> bool:
+        """Switches are built as emuctl switches."""
+        return True
+
+    def defaultDpid(self, dpid: Any = None) -> str:
+        """The datapath id: given, else the digits of the name."""
+        if dpid:
+            dpid = str(dpid).replace(":", "")
+            return "0" * (self.dpidLen - len(dpid)) + dpid
+        nums = re.findall(r"\d+", self.name)
+        if nums:
+            dpid = hex(int(nums[0]))[2:]
+            return "0" * (self.dpidLen - len(dpid)) + dpid
+        raise Exception("Unable to derive default datapath ID - please either specify a dpid or use a "
+                        "canonical switch name such as s23.")
+
+    def defaultIntf(self) -> Optional[Intf]:
+        """A switch's default interface is its first port."""
+        ports = [p for p in self.intfs if p > 0]
+        return self.intfs[min(ports)] if ports else None
+
+    def start(self, controllers: list[Any]) -> None:
+        """Bring the switch's ports up (the bridge forwards from then on)."""
+        if self.session.running:
+            self.cmd("for i in $(ls /sys/class/net); do ip link set dev $i up; done")
+
+    def stop(self, deleteIntfs: bool = True) -> None:
+        """Stop the switch: its ports go down."""
+        if self.session.running and self.shell is not None:
+            self.cmd("for i in $(ls /sys/class/net); do [ $i = lo ] || ip link set dev $i down; done")
+        super().stop(deleteIntfs=False)
+
+    def connected(self) -> bool:
+        """A learning bridge needs no controller: always connected."""
+        return True
+
+    def attach(self, intf: Any) -> None:
+        """Ports are attached as links are added."""
+
+    def detach(self, intf: Any) -> None:
+        """Ports are detached as links are removed."""
+
+    def dpctl(self, *args: Any) -> str:
+        """OpenFlow tables exist on OVS switches only."""
+        raise CompatError(f"{self.name}.dpctl: {self.name} is a Linux bridge under emuctl's Mininet layer; "
+                          "it has no OpenFlow table")
+
+    def __repr__(self) -> str:
+        intfs = ",".join(f"{i.name}:{i.IP()}" for i in self.intfList())
+        return f"<{self.__class__.__name__} {self.name}: {intfs} pid={self._pid}> "
+
+
+class OVSSwitch(Switch):
+    """Mininet's Open vSwitch switch: a learning bridge here (see Switch)."""
+
+    def __init__(self, name: str, failMode: str = "secure", datapath: str = "kernel", inband: bool = False,
+                 protocols: Any = None, reconnectms: int = 1000, stp: bool = False, batch: bool = False,
+                 **params: Any) -> None:
+        super().__init__(name, **params)
+        self.failMode, self.datapath, self.inband = failMode, datapath, inband
+        self.protocols, self.reconnectms, self.stp, self.batch = protocols, reconnectms, stp, batch
+
+    @classmethod
+    def batchStartup(cls, switches: list[Any], run: Any = None) -> list[Any]:
+        """Start several switches."""
+        for s in switches:
+            s.start([])
+        return switches
+
+    @classmethod
+    def batchShutdown(cls, switches: list[Any], run: Any = None) -> list[Any]:
+        """Stop several switches."""
+        for s in switches:
+            s.stop()
+        return switches
+
+    def vsctl(self, *args: Any, **kwargs: Any) -> str:
+        """ovs-vsctl needs a real OVS switch."""
+        raise CompatError(f"{self.name}.vsctl: {self.name} is a Linux bridge under emuctl's Mininet layer")
+
+
+OVSKernelSwitch = OVSSwitch
+
+
+class OVSBridge(OVSSwitch):
+    """An OVS switch in standalone mode: a learning bridge."""
+
+
+class UserSwitch(Switch):
+    """Mininet's user-space switch (ofdatapath): a learning bridge here."""
+
+
+class IVSSwitch(Switch):
+    """Indigo Virtual Switch: a learning bridge here."""
+
+
+class Controller(Node):
+    """An OpenFlow controller. emuctl's switches learn on their own here, so
+    a controller is a placeholder that runs nothing (RemoteController is
+    refused: its switches would not obey it)."""
+
+    def __init__(self, name: str, inNamespace: bool = False, command: str = "controller",
+                 cargs: str = "ptcp:%d", cdir: Optional[str] = None, ip: str = "127.0.0.1",
+                 port: int = 6653, protocol: str = "tcp", **params: Any) -> None:
+        self.command, self.cargs, self.cdir = command, cargs, cdir
+        self.ip, self.port, self.protocol = ip, port, protocol
+        super().__init__(name, inNamespace=False, **params)
+
+    def checkListening(self) -> None:
+        """Nothing listens."""
+
+    def start(self) -> None:
+        """The switches learn by themselves: nothing to start."""
+
+    def stop(self, *args: Any, **kwargs: Any) -> None:
+        """Nothing to stop."""
+        self.terminate()
+
+    def IP(self, intf: Any = None) -> str:
+        """The controller's address."""
+        return self.ip
+
+    def __repr__(self) -> str:
+        return f"<{self.__class__.__name__} {self.name}: {self.IP()}:{self.port} pid={self._pid}> "
+
+    @classmethod
+    def isAvailable(cls) -> bool:
+        """Always: nothing is run."""
+        return True
+
+
+class OVSController(Controller):
+    """ovs-testcontroller: a learning controller (the switches learn here)."""
+
+
+class NOX(Controller):
+    """NOX: not available."""
+
+    def __init__(self, name: str, *args: Any, **kwargs: Any) -> None:
+        raise CompatError(f"NOX({name}): not available under emuctl's Mininet layer")
+
+
+class Ryu(Controller):
+    """Ryu: not available."""
+
+    def __init__(self, name: str, *args: Any, **kwargs: Any) -> None:
+        raise CompatError(f"Ryu({name}): not available under emuctl's Mininet layer")
+
+
+class RemoteController(Controller):
+    """A controller elsewhere: refused, since emuctl's switches here do not speak OpenFlow."""
+
+    def __init__(self, name: str, ip: str = "127.0.0.1", port: Optional[int] = None, **kwargs: Any) -> None:
+        raise CompatError(f"RemoteController({name}, ip={ip}, port={port}): emuctl's Mininet layer builds "
+                          "switches as Linux bridges, which would not obey a remote OpenFlow controller")
+
+
+DefaultControllers = (Controller, OVSController)
+
+
+def findController(controllers: Any = DefaultControllers) -> Any:
+    """The first available controller class."""
+    return controllers[0]
+
+
+def DefaultController(name: str, controllers: Any = DefaultControllers, **kwargs: Any) -> Controller:
+    """The default controller."""
+    return findController(controllers)(name, **kwargs)
+
+
+def NullController(*_args: Any, **_kwargs: Any) -> None:
+    """No controller."""
+    return None
+
+
+def isShellBuiltin(cmd: str) -> bool:
+    """Whether cmd's first word is a bash builtin."""
+    return quietRun("bash -c 'type -t %s'" % cmd.split()[0], shell=True).strip() == "builtin"

@@ -115,8 +115,8 @@ func planLinks(spec *topo.Spec, caps tc.Caps) ([]LinkState, []string) {
 		}
 		rtt := pa.Delay + pb.Delay
 		ls := LinkState{Index: i, Name: l.A.String() + " <-> " + l.B.String(), AtoB: toDir(pa, rtt, mtu), BtoA: toDir(pb, rtt, mtu)}
-		if ls.AtoB.IsZero() && ls.BtoA.IsZero() {
-			continue
+		if ls.AtoB.IsZero() && ls.BtoA.IsZero() && l.Params.Backend != topo.BackendUserspace {
+			continue // unshaped; backend: userspace alone runs the engine, to be shaped in place later
 		}
 		where := l.Pos
 		if where == "" {

@@ -56,6 +56,17 @@ var runKeys = map[string]func(v string) (func(*tc.Dir), error){
 	},
 }
 
+// clearKey removes each run key's setting ("none" as its value).
+var clearKey = map[string]func(*tc.Dir){
+	"rate":      func(d *tc.Dir) { d.Rate = 0 },
+	"delay":     func(d *tc.Dir) { d.Delay, d.Jitter = 0, 0 },
+	"jitter":    func(d *tc.Dir) { d.Jitter = 0 },
+	"loss":      func(d *tc.Dir) { d.Loss, d.GE = 0, nil },
+	"duplicate": func(d *tc.Dir) { d.Duplicate = 0 },
+	"corrupt":   func(d *tc.Dir) { d.Corrupt = 0 },
+	"queue":     func(d *tc.Dir) { d.QueuePackets, d.QueueBytes, d.AQM = 0, 0, nil },
+}
+
 // RunKeys are the keys SetLinkKeys takes, sorted.
 func RunKeys() []string { return slices.Sorted(maps.Keys(runKeys)) }
 
@@ -71,7 +82,7 @@ type LinkChange struct {
 // SetLinkKeys changes a running link's parameters given as topology
 // text ({"rate": "5mbit", "delay": "20ms", "queue": "codel ecn"}), only
 // those given, in dir ("", "a->b" or "b->a"): what `emuctl link set`
-// does. A station's wireless hop is named by the station.
+// does. "none" removes a key's setting (rate none: no rate limit). A station's wireless hop is named by the station.
 func (l *Lab) SetLinkKeys(link, dir string, keys map[string]string) (*LinkChange, error) {
 	var sets []func(*tc.Dir)
 	var errs []error
@@ -79,6 +90,10 @@ func (l *Lab) SetLinkKeys(link, dir string, keys map[string]string) (*LinkChange
 		parse := runKeys[k]
 		if parse == nil {
 			errs = append(errs, fmt.Errorf("link set: unknown key %q (valid: %s)", k, strings.Join(RunKeys(), ", ")))
+			continue
+		}
+		if keys[k] == "none" { // the key's setting removed (no rate limit, no delay, ...)
+			sets = append(sets, clearKey[k])
 			continue
 		}
 		set, err := parse(keys[k])

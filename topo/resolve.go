@@ -171,7 +171,11 @@ func (r *resolver) makeExternals() {
 // per-direction keys, and validates each direction.
 func (r *resolver) linkParams(l *rawLink) *LinkParams {
 	eff := r.doc.defLink.over(l.params)
-	if eff.empty() && l.dirs[0] == nil && l.dirs[1] == nil {
+	// a link's own backend: userspace keeps it on the link engine even
+	// unshaped, to be shaped in place at run time (a kernel without
+	// sch_netem cannot shape an unshaped veth later)
+	engine := l.params.backend != nil && *l.params.backend == BackendUserspace
+	if eff.empty() && l.dirs[0] == nil && l.dirs[1] == nil && !engine {
 		return nil
 	}
 	p := eff.params()

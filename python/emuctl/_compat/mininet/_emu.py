@@ -15,8 +15,10 @@ and on SIGTERM/SIGHUP.
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import signal
+import subprocess
 import sys
 from typing import Any, Optional
 
@@ -57,6 +59,7 @@ class Session:
         self.lab: Optional[Lab] = None
         self.name = ""
         self.info: dict[str, dict[str, Any]] = {}  # node → its emuctl record
+        self._netem: Optional[bool] = None
         _sessions.append(self)
 
     # declaration
@@ -100,6 +103,21 @@ class Session:
             self.call("node.del", lab=self.name, name=node.name)
 
     # the lab
+
+    @property
+    def netem(self) -> bool:
+        """Whether the kernel has sch_netem (emuctl doctor), so that a link
+        built unshaped can be shaped later in place; without it a TCLink is
+        built on emuctl's link engine, which changes in place."""
+        if self._netem is None:
+            out = subprocess.run([self.emuctl, "doctor", "--json"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, check=False).stdout
+            try:
+                caps = json.loads(out or b"{}").get("capabilities") or []
+            except ValueError:
+                caps = []
+            self._netem = any(c.get("name") == "qdisc/netem" and c.get("ok") for c in caps)
+        return self._netem
 
     @property
     def running(self) -> bool:

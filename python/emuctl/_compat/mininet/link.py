@@ -310,13 +310,20 @@ class Link:
         """The link's shaping as emuctl link keys (symmetric when both ends agree)."""
         a, b = self.intf1.tc, self.intf2.tc
         if a == b:
-            return dict(a)
-        out: dict[str, Any] = {}
-        if a:
-            out["a->b"] = dict(a)
-        if b:
-            out["b->a"] = dict(b)
+            out = dict(a)
+        else:
+            out = {}
+            if a:
+                out["a->b"] = dict(a)
+            if b:
+                out["b->a"] = dict(b)
+        if self.shapeable() and not self.intf1.node.session.netem:
+            out["backend"] = "userspace"  # shaped in place later (TCIntf.config) without sch_netem
         return out
+
+    def shapeable(self) -> bool:
+        """Whether the link's interfaces shape (TCIntf)."""
+        return isinstance(self.intf1, TCIntf) or isinstance(self.intf2, TCIntf)
 
     def ref(self) -> str:
         """The link as emuctl names it (its first end)."""
@@ -331,7 +338,7 @@ class Link:
         # keys the new parameters no longer set go back to unshaped
         for k in old:
             if k not in change:
-                change[k] = {"rate": "0", "delay": "0ms", "jitter": "0ms", "loss": "0%", "queue": 1000}.get(k, None)
+                change[k] = "none"
         change = {k: v for k, v in change.items() if v is not None}
         if change:
             intf.node.session.call("link.set", lab=intf.node.session.name, link=self.ref(), dir=d, set=change)

@@ -167,7 +167,7 @@ class Mininet:
         return item in self.nameToNode
 
     def keys(self) -> list[str]:
-        """Node names: controllers, switches, hosts."""
+        """Node names: hosts, switches, controllers."""
         return list(self)
 
     def values(self) -> list[Any]:
@@ -179,7 +179,7 @@ class Mininet:
         return list(zip(self.keys(), self.values()))
 
     def __iter__(self) -> Iterator[str]:
-        for node in self.controllers + self.switches + self.hosts:
+        for node in self.hosts + self.switches + self.controllers:
             yield node.name
 
     def __len__(self) -> int:

@@ -54,8 +54,8 @@ class Node:
         self.nameToIntf: dict[str, Intf] = {}
         self.shell: Optional[subprocess.Popen[bytes]] = None
         self._pid: Optional[int] = None
-        self.stdin: Any = None
-        self.stdout: Any = None
+        self._stdin: Any = None
+        self._stdout: Any = None
         self.master: Optional[int] = None
         self.pollOut: Any = None
         self.waiting = False
@@ -89,6 +89,22 @@ class Node:
 
     # the shell
 
+    _ended = False
+
+    @property
+    def stdout(self) -> Any:
+        """The shell's output (a file on the pty; the shell is started on first use)."""
+        if self.shell is None and not self._ended:
+            self.startShell()
+        return self._stdout
+
+    @property
+    def stdin(self) -> Any:
+        """The shell's input (the same pty)."""
+        if self.shell is None and not self._ended:
+            self.startShell()
+        return self._stdin
+
     @property
     def pid(self) -> Optional[int]:
         """The pid of the node's shell (started if need be)."""
@@ -110,8 +126,8 @@ class Node:
                                       start_new_session=True, preexec_fn=_ctty)
         os.close(slave)
         self.master = master
-        self.stdin = os.fdopen(master, "r")
-        self.stdout = self.stdin
+        self._stdin = os.fdopen(master, "r")
+        self._stdout = self._stdin
         self._pid = self.shell.pid
         self.pollOut = select.poll()
         self.pollOut.register(self.stdout, select.POLLIN)  # POLLIN only: monitor()'s timeout holds
@@ -199,7 +215,8 @@ class Node:
                 self.inToNode.pop(self.stdin.fileno(), None)
                 self.stdout.close()
             self.shell = None
-            self.stdout = self.stdin = None
+            self._stdout = self._stdin = None
+        self._ended = True
         self.cleanup()
 
     def cleanup(self) -> None:

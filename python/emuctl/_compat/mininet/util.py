@@ -13,10 +13,30 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 
 from mininet.log import error, output
 
-try:  # the tests import pexpect from here, as Mininet lets them
-    import pexpect  # noqa: F401
+try:  # Mininet's tests import pexpect from here
+    import pexpect as _pexpect
 except ImportError:  # pragma: no cover - Debian's python3-pexpect
-    pexpect = None  # type: ignore[assignment]
+    _pexpect = None  # type: ignore[assignment]
+
+
+class _Pexpect:
+    """pexpect whose spawn() reads and writes str (UTF-8) unless told otherwise, as Mininet's util.pexpect."""
+
+    @staticmethod
+    def spawn(*args: Any, **kwargs: Any) -> Any:
+        """pexpect.spawn, decoding as UTF-8."""
+        if _pexpect is None:
+            raise ImportError("pexpect is not installed (Debian: python3-pexpect)")
+        kwargs.setdefault("encoding", "utf-8")
+        return _pexpect.spawn(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if _pexpect is None:
+            raise ImportError("pexpect is not installed (Debian: python3-pexpect)")
+        return getattr(_pexpect, name)
+
+
+pexpect = _Pexpect()
 
 BaseString = str
 Python3 = True

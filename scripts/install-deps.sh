@@ -6,7 +6,7 @@ PKGS=(iproute2 iputils-ping ethtool iperf3 nftables procps bash tmux openvswitch
   libns3-dev g++ # ns-3 3.37 (Debian bookworm) and a compiler: make validate-wifi
   tshark # reads the Wi-Fi medium's radiotap captures back in tests
   python3 python3-pytest pyflakes3 # the Python package (python/): its tests and lint
-  python3-pexpect iperf telnet net-tools iptables # make test-mininet: what Mininet's example tests and examples run
+  python3-pexpect iperf telnet net-tools iptables vlan # make test-mininet: what Mininet's example tests and examples run
   openssh-server) # labs over several machines: emu's SSH test runs sshd -i in stand-in machines (Debian enables
   # its ssh service where systemd runs; the tests do not use it)
 missing=()

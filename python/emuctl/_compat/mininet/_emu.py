@@ -60,6 +60,9 @@ class Session:
         self.name = ""
         self.info: dict[str, dict[str, Any]] = {}  # node → its emuctl record
         self._netem: Optional[bool] = None
+        # while a Mininet builds its topology the lab does not exist yet:
+        # commands nodes run meanwhile (in their constructors) wait for it
+        self.declaring = False
         _sessions.append(self)
 
     # declaration

@@ -241,6 +241,13 @@ class Mininet:
 
     def buildFromTopo(self, topo: Any = None) -> None:
         """Declare the topology's nodes and links."""
+        self.session.declaring = True
+        try:
+            self._declare(topo)
+        finally:
+            self.session.declaring = False
+
+    def _declare(self, topo: Any) -> None:
         info("*** Creating network\n")
         if not self.controllers and self.controller:
             classes = self.controller if isinstance(self.controller, list) else [self.controller]
@@ -284,6 +291,8 @@ class Mininet:
                 for i in (link.intf1, link.intf2):
                     i._applied = (i.ip, i.prefixLen)
                     i.node.afterLink(i)
+            for n in list(self.session.nodes.values()):
+                n.runDeferred()
         info("*** Configuring hosts\n")
         self.configHosts()
         if self.autoStaticArp:

@@ -63,6 +63,7 @@ class Node:
         self.lastCmd: Optional[str] = None
         self.lastPid: Optional[int] = None
         self.execed = False
+        self._deferred: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
         if not re.fullmatch(r"[a-zA-Z][a-zA-Z0-9_-]*", self.name) or len(self.name) > 64:
             raise CompatError(f"node name {self.name!r}: emuctl takes a letter, then letters, digits, '_' "
                               "or '-', at most 64 bytes")
@@ -304,12 +305,25 @@ class Node:
         return out
 
     def cmd(self, *args: Any, **kwargs: Any) -> str:
-        """Run a command in the node's shell; its output (stdout and stderr)."""
+        """Run a command in the node's shell; its output (stdout and stderr).
+
+        While a Mininet declares its topology (the lab is built once it
+        has all of it), a node's command is run when the lab is built
+        instead, and returns "" (a constructor's configuration commands)."""
+        if self.shell is None and self.inLab() and self.session.declaring and not self.session.running:
+            self._deferred.append((args, kwargs))
+            return ""
         verbose = kwargs.get("verbose", False)
         log = info if verbose else debug
         log(f"*** {self.name} : {args}\n")
         self.sendCmd(*args, **kwargs)
         return self.waitOutput(verbose)
+
+    def runDeferred(self) -> None:
+        """Run the commands deferred while the topology was declared."""
+        deferred, self._deferred = self._deferred, []
+        for args, kwargs in deferred:
+            self.cmd(*args, **kwargs)
 
     def cmdPrint(self, *args: Any) -> str:
         """cmd, printing the output as it comes."""
@@ -325,7 +339,9 @@ class Node:
 
     def popen(self, *args: Any, **kwargs: Any) -> "subprocess.Popen[bytes]":
         """A process in the node: Popen(args) with stdout and stderr piped by default."""
-        defaults: dict[str, Any] = {"stdout": PIPE, "stderr": PIPE}
+        # unbuffered: a line read is all that leaves the pipe, so poll()
+        # (pmonitor) still sees the lines after it
+        defaults: dict[str, Any] = {"stdout": PIPE, "stderr": PIPE, "bufsize": 0}
         defaults.update(kwargs)
         shell = defaults.pop("shell", False)
         defaults.pop("mncmd", None)

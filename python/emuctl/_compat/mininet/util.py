@@ -366,7 +366,15 @@ def pmonitor(popens: dict[Any, subprocess.Popen], timeoutms: int = 500, readline
                         yield host, line
                         if readline:
                             break
-                if popen.poll() is not None and event & select.POLLHUP:
+                if event & select.POLLHUP:  # the writer is gone: what is left, then done
+                    while readline:
+                        try:
+                            line = popen.stdout.readline()  # type: ignore[union-attr]
+                        except OSError:
+                            line = b""
+                        if not line:
+                            break
+                        yield host, decode(line)
                     poller.unregister(fd)
                     del popens[host]
         else:

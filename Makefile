@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/emuctl
 PKGS    := ./...
 
-.PHONY: all build release install deps test test-python test-unit test-suites soak fuzz bench demo demo-labs lint kernel-lab-setup test-kernel test-kernel-cluster test-mlo validate-wifi
+.PHONY: all build release install deps test test-python test-mininet test-unit test-suites soak fuzz bench demo demo-labs lint kernel-lab-setup test-kernel test-kernel-cluster test-mlo validate-wifi
 
 all: build
 
@@ -37,7 +37,8 @@ install: build
 	install -m 0755 $(BIN) /usr/local/bin/emuctl
 	dir=$$($(PYTHON) -c 'import site; print(site.getsitepackages()[0])') && \
 	  mkdir -p $$dir/emuctl && install -m 0644 python/emuctl/*.py python/emuctl/py.typed $$dir/emuctl/ && \
-	  echo "python package emuctl installed in $$dir"
+	  rm -rf $$dir/emuctl/_compat && (cd python && find emuctl/_compat -name '*.py' -exec install -D -m 0644 {} $$dir/{} \;) && \
+	  echo "python package emuctl (and its Mininet layer, for emuctl mininet) installed in $$dir"
 
 deps:
 	./scripts/install-deps.sh
@@ -49,6 +50,7 @@ test: deps build
 	test -z "$$(gofmt -l .)" || (gofmt -l . && false)
 	$(GO) test -p 1 -count=1 -timeout 40m $(PKGS)
 	$(MAKE) test-python
+	$(MAKE) test-mininet
 	./$(BIN) clean --check && echo "leak check: clean"
 
 # The Python package: pyflakes, then its tests with Debian's pytest (the
@@ -56,6 +58,15 @@ test: deps build
 test-python: build
 	pyflakes3 python
 	cd python && $(PYTHON) -m pytest -q -p no:cacheprovider tests
+
+# Mininet's own example tests (Debian's mininet 2.3.0, fetched with
+# apt-get download and unpacked to a temporary directory) against emuctl's
+# Mininet layer; one line per test, then N passed, N failed, N skipped.
+# MININET_BUDGET bounds the run (seconds); a known-passing test that fails
+# fails the target. TESTS=... runs some (e.g. TESTS="emptynet popen").
+MININET_BUDGET ?= 900
+test-mininet: build
+	MININET_BUDGET=$(MININET_BUDGET) ./scripts/test-mininet $(TESTS)
 
 # Soak: SOAK_CYCLES cycles of up / traffic / down on bridge, shaped,
 # routed and OVS labs, most hit by a SIGKILL of up, the supervisor or down
@@ -96,6 +107,7 @@ bench: build
 	./$(BIN) bench --scale tree,4,10
 	./$(BIN) bench --machines 2 --reps 5
 	./$(BIN) bench --change
+	./$(BIN) bench --mininet-script
 	$(GO) run ./analysis/cmd/ackbench
 	$(GO) test -run '^$$' -bench 'Engine|Pipeline|Segment' -benchtime 2s ./tc/engine/
 	$(GO) test -run '^$$' -bench 'Medium|Ether' -benchtime 2s ./wifi/model/ ./wifi/

@@ -1,0 +1,84 @@
+"""The Mininet layer end to end (root tier): a script under ``emuctl
+mininet`` that grows, shapes, cuts and shrinks its network while it runs,
+measured against physics. Mininet's own examples are ``make test-mininet``."""
+
+import json
+import os
+import subprocess
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="root tier: needs root (CAP_NET_ADMIN) to build labs")
+
+SCRIPT = textwrap.dedent('''
+    import json, re, sys
+    from mininet.net import Mininet
+    from mininet.link import TCLink
+    from mininet.topo import SingleSwitchTopo
+    from mininet.log import setLogLevel
+    import mininet
+    setLogLevel("warning")
+    out = {"layer": mininet.__file__}
+    net = Mininet(topo=SingleSwitchTopo(2), link=TCLink)
+    net.start()
+    out["lab"] = net.session.name
+    out["loss0"] = net.pingAll()
+    h1, h2, s1 = net["h1"], net["h2"], net["s1"]
+    # a host and a shaped link added while it runs, with Mininet's names
+    h3 = net.addHost("h3")
+    link = net.addLink(h3, s1, bw=10, delay="5ms")
+    out["h3"] = [h3.IP(), link.intf1.name, link.intf2.name]
+    m = re.search(r"= ([\\d.]+)/", h1.cmd("ping -c 5 -i 0.2 %s" % h3.IP()))
+    out["rtt_h3"] = float(m.group(1))
+    out["iperf"] = net.iperf((h3, h1), seconds=4)
+    # the link reconfigured in place, then cut and restored
+    link.intf1.config(bw=5)
+    link.intf2.config(bw=5)
+    out["iperf5"] = net.iperf((h3, h1), seconds=4)
+    net.configLinkStatus("h3", "s1", "down")
+    out["down"] = net.ping([h1, h3], timeout=1)
+    net.configLinkStatus("h3", "s1", "up")
+    out["up"] = net.ping([h1, h3])
+    # the shell keeps state; popen runs in the node
+    h1.cmd("cd /tmp; X=42")
+    out["shell"] = h1.cmd("pwd; echo $X").split()
+    p = h2.popen("hostname")
+    out["popen"] = p.communicate()[0].decode().strip()
+    net.delLink(link)
+    net.delHost(h3)
+    out["after"] = [sorted(net.keys()), net.pingAll()]
+    net.stop()
+    print(json.dumps(out))
+''')
+
+
+def mbps(s):
+    v, unit = s.split()[:2]
+    return float(v) * {"Kbits/sec": 1e-3, "Mbits/sec": 1, "Gbits/sec": 1e3}[unit]
+
+
+def test_script_changes_its_network(tmp_path):
+    emuctl = os.environ["EMUCTL"]
+    script = tmp_path / "grow.py"
+    script.write_text(SCRIPT)
+    r = subprocess.run([emuctl, "mininet", str(script)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=180)
+    assert r.returncode == 0, r.stdout
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert "_compat" in out["layer"]
+    assert out["loss0"] == 0
+    assert out["h3"] == ["10.0.0.3", "h3-eth0", "s1-eth3"]
+    # 5 ms each way on the added link: RTT floor 10 ms (+ serialisation)
+    assert 10.0 <= out["rtt_h3"] <= 11.5, out["rtt_h3"]
+    cap10, cap5 = 10 * 1448 / 1514, 5 * 1448 / 1514
+    server = mbps(out["iperf"][0])
+    assert 0.93 * cap10 <= server <= 1.02 * cap10, out["iperf"]
+    server5 = mbps(out["iperf5"][0])
+    assert 0.93 * cap5 <= server5 <= 1.02 * cap5, out["iperf5"]
+    assert out["down"] == 100 and out["up"] == 0
+    assert out["shell"] == ["/tmp", "42"]
+    assert out["popen"] == "h2"
+    assert out["after"] == [["c0", "h1", "h2", "s1"], 0]
+    labs = subprocess.run([emuctl, "ls"], stdout=subprocess.PIPE, text=True).stdout
+    assert out["lab"] not in labs.split()

@@ -8,7 +8,7 @@ import (
 // TestCommandsRegistered: newRoot's one list holds every command, in the
 // README's order, each once.
 func TestCommandsRegistered(t *testing.T) {
-	want := []string{"validate", "up", "down", "ls", "wifi", "inspect", "exec", "shell", "cli", "clean", "doctor",
+	want := []string{"validate", "up", "down", "ls", "wifi", "inspect", "exec", "shell", "cli", "mn", "mininet", "clean", "doctor",
 		"verify", "node", "link", "schedule", "mptcp", "traffic", "capture", "model", "report", "test", "api", "bench", "version"}
 	var got []string
 	for _, c := range newRoot().Commands() {

@@ -56,6 +56,8 @@ func newRoot() *cobra.Command {
 		newExecCmd(),
 		newShellCmd(),
 		newCLICmd(),
+		newMnCmd(),
+		newMininetCmd(),
 		newCleanCmd(),
 		newDoctorCmd(),
 		newVerifyCmd(),
@@ -69,7 +71,6 @@ func newRoot() *cobra.Command {
 		newReportCmd(),
 		newTestCmd(),
 		newAPICmd(),
-		newMininetCmd(),
 		newBenchCmd(),
 		newVersionCmd(),
 	)

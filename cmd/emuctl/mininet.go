@@ -63,23 +63,56 @@ controller, CPU pinning, X terminals) is an error naming it.`,
 					return fmt.Errorf("mininet: script %s: %w", args[0], errors.Unwrap(err))
 				}
 			}
-			py, err := exec.LookPath(python)
-			if err != nil {
-				return fmt.Errorf("python %s: %w (install python3, or give --python PATH)", python, err)
-			}
-			self, err := os.Executable()
-			if err != nil {
-				return err
-			}
-			pkg, err := pythonPackageDir(py, self)
-			if err != nil {
-				return err
-			}
-			env := mininetEnv(os.Environ(), pkg, self)
-			return syscall.Exec(py, append([]string{py}, args...), env)
+			return execLayer(python, args)
 		},
 	}
 	return cmd
+}
+
+// newMnCmd is Mininet's mn on the layer: python3 -m mininet._mn.
+func newMnCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "mn [mn's options]",
+		Short: "Mininet's mn command on emuctl: --topo, --switch, --link tc,bw=..., --test, the CLI",
+		Long: `Creates a network from the command line as Mininet's mn does, on emuctl's
+Mininet layer (the network is an emuctl lab): --topo minimal|single,N|
+linear,K[,N]|tree,D[,F]|reversed,N|torus,X,Y[,N], --switch (every switch
+is a Linux bridge), --host proc|cfs[,cpu=F], --controller (placeholders;
+remote is refused), --link default|tc[,bw=MBIT,delay=D,jitter=J,loss=PCT,
+max_queue_size=N], --mac, --arp, --ipbase, --test pingall|pingpair|
+pingallfull|pingpairfull|iperf|iperfudp|all|build|none (repeatable), --pre/
+--post CLI scripts, --custom FILE, -c (take down the mn labs), -v LEVEL.
+Without --test it starts the network and Mininet's CLI (mininet>).`,
+		Example: `  sudo emuctl mn --topo single,3 --test pingall
+  sudo emuctl mn --topo linear,4 --link tc,bw=10,delay=5ms --test iperf
+  sudo emuctl mn --topo tree,2,2`,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			python := os.Getenv("EMUCTL_PYTHON")
+			if python == "" {
+				python = "/usr/bin/python3"
+			}
+			return execLayer(python, append([]string{"-m", "mininet._mn"}, args...))
+		},
+	}
+}
+
+// execLayer replaces this process with python running args, the Mininet
+// layer first on its path.
+func execLayer(python string, args []string) error {
+	py, err := exec.LookPath(python)
+	if err != nil {
+		return fmt.Errorf("python %s: %w (install python3, or give --python PATH)", python, err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	pkg, err := pythonPackageDir(py, self)
+	if err != nil {
+		return err
+	}
+	return syscall.Exec(py, append([]string{py}, args...), mininetEnv(os.Environ(), pkg, self))
 }
 
 // pythonPackageDir finds the directory holding the emuctl Python package:

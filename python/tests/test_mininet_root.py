@@ -18,7 +18,7 @@ SCRIPT = textwrap.dedent('''
     from mininet.topo import SingleSwitchTopo
     from mininet.log import setLogLevel
     import mininet
-    setLogLevel("warning")
+    setLogLevel("output")
     out = {"layer": mininet.__file__}
     net = Mininet(topo=SingleSwitchTopo(2), link=TCLink)
     net.start()
@@ -32,6 +32,7 @@ SCRIPT = textwrap.dedent('''
     m = re.search(r"= ([\\d.]+)/", h1.cmd("ping -c 5 -i 0.2 %s" % h3.IP()))
     out["rtt_h3"] = float(m.group(1))
     out["iperf"] = net.iperf((h3, h1), seconds=4)
+    out["verify"] = [r["ok"] for r in net.verify() if r["name"].startswith("h3:")]
     # the link reconfigured in place, then cut and restored
     link.intf1.config(bw=5)
     link.intf2.config(bw=5)
@@ -76,9 +77,36 @@ def test_script_changes_its_network(tmp_path):
     assert 0.93 * cap10 <= server <= 1.02 * cap10, out["iperf"]
     server5 = mbps(out["iperf5"][0])
     assert 0.93 * cap5 <= server5 <= 1.02 * cap5, out["iperf5"]
+    assert out["verify"] == [True, True]  # both directions of the added link, by emuctl verify
     assert out["down"] == 100 and out["up"] == 0
     assert out["shell"] == ["/tmp", "42"]
     assert out["popen"] == "h2"
     assert out["after"] == [["c0", "h1", "h2", "s1"], 0]
+    assert "the emulation kept up" in r.stdout or "did NOT keep up" in r.stdout
     labs = subprocess.run([emuctl, "ls"], stdout=subprocess.PIPE, text=True).stdout
     assert out["lab"] not in labs.split()
+
+
+def test_mn_command():
+    emuctl = os.environ["EMUCTL"]
+    r = subprocess.run([emuctl, "mn", "--topo", "linear,3", "--link", "tc,bw=10,delay=2ms", "--test", "pingall",
+                        "--test", "iperf"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout
+    assert "*** Results: 0% dropped (6/6 received)" in r.stdout
+    rates = [mbps(x) for x in r.stdout.split("*** Results: [")[-1].split("]")[0].replace("'", "").split(", ")]
+    cap = 10 * 1448 / 1514
+    assert 0.9 * cap <= rates[0] <= 1.02 * cap, r.stdout  # four shaped hops, each 10 Mbit/s
+    assert "completed in" in r.stdout
+    r = subprocess.run([emuctl, "mn", "--controller", "remote,ip=192.0.2.1", "--test", "none"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    assert r.returncode == 1 and "RemoteController" in r.stdout, r.stdout
+
+
+def test_layer_never_shadows_mininet():
+    """Outside emuctl mininet, python3 imports what it imported before."""
+    r = subprocess.run(["/usr/bin/python3", "-c", "import mininet, sys; print(mininet.__file__)"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        assert "No module named 'mininet'" in r.stdout
+    else:
+        assert "_compat" not in r.stdout, r.stdout

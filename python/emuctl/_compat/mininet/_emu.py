@@ -63,6 +63,7 @@ class Session:
         # while a Mininet builds its topology the lab does not exist yet:
         # commands nodes run meanwhile (in their constructors) wait for it
         self.declaring = False
+        self.cpu0 = (0, 0)
         _sessions.append(self)
 
     # declaration
@@ -173,7 +174,37 @@ class Session:
         except EmuctlError as e:
             raise CompatError(f"building the network: {e.message}") from e
         _watch(self)
+        self.cpu0 = _cpu()
         self.refresh()
+
+    def keptUp(self) -> str:
+        """One line: did the emulation keep up while the network ran? The
+        link engines' worst lateness (frames sent after their due time) and
+        how busy the machine was since the network was built."""
+        if self.lab is None:
+            return ""
+        busy = _busy(self.cpu0, _cpu())
+        worst, where = 0.0, ""
+        try:
+            links = self.call("links", lab=self.name)
+        except CompatError:
+            links = []
+        for l in links:
+            st = l.get("engine_stats") or {}
+            for d, name in (("AToB", "a->b"), ("BToA", "b->a")):
+                late = (st.get(d) or {}).get("LateMax", 0) / 1e6
+                if late > worst:
+                    worst, where = late, f"{l['a']}<->{l['b']} {name}"
+        machine = f"machine {busy:.0f} % busy" if busy is not None else "machine load unknown"
+        if worst > LATE_MS or (busy is not None and busy > 95):
+            what = f"link {where} sent frames up to {worst:.1f} ms late" if worst > LATE_MS else "the machine had no CPU to spare"
+            return f"*** emuctl: the emulation did NOT keep up: {what}; {machine} — results may be off\n"
+        tail = f"link engines at most {worst:.1f} ms late, " if where else ""
+        return f"*** emuctl: the emulation kept up ({tail}{machine})\n"
+
+    def verify(self) -> list[dict[str, Any]]:
+        """Measure every shaped link in both directions (emuctl verify)."""
+        return list(self.call("verify", lab=self.name))
 
     def refresh(self) -> None:
         """Read the lab's nodes back (interface MACs and addresses)."""
@@ -210,6 +241,23 @@ class Session:
                 lab.close()
         if self in _sessions:
             _sessions.remove(self)
+
+
+LATE_MS = 5.0  # a link engine's frame this late: the emulation lagged
+
+
+def _cpu() -> tuple[int, int]:
+    """(busy, total) jiffies of the machine (/proc/stat)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return sum(fields) - idle, sum(fields)
+
+
+def _busy(a: tuple[int, int], b: tuple[int, int]) -> Optional[float]:
+    if b[1] <= a[1]:
+        return None
+    return 100.0 * (b[0] - a[0]) / (b[1] - a[1])
 
 
 _watched: list[Session] = []

@@ -20,7 +20,7 @@ from typing import Any, Iterator, Optional
 
 from mininet._emu import CompatError, Session
 from mininet.link import Intf, Link
-from mininet.log import error, info, output
+from mininet.log import error, info, output, warn
 from mininet.node import Controller, DefaultController, Host, OVSKernelSwitch, Switch
 from mininet.util import ipAdd, macColonHex, netParse, waitListening
 
@@ -285,6 +285,9 @@ class Mininet:
         self.built = True
 
     def _realize(self) -> None:
+        fresh = [h for h in self.hosts if h.name not in self._configured]
+        if self.session.running and not fresh:
+            return
         if not self.session.running:
             self.session.realize()
             for link in self.session.links:
@@ -332,6 +335,29 @@ class Mininet:
         info("...\n")
         if self.waitConn:
             self.waitConnected()
+        if os.environ.get("EMUCTL_VERIFY") == "1":
+            self.verify()
+
+    def verify(self) -> list[dict[str, Any]]:
+        """Measure every shaped link, both directions, against its parameters
+        (emuctl verify: rate, one-way delay, loss with raw probe frames that
+        cross only that link); print one line each and return the results.
+        Each result says ``ok`` when emuctl verify found no problem (rate
+        and delay within 5 %, loss within 3σ of what the link was given)."""
+        info("*** Verifying shaped links\n")
+        out = []
+        for r in self.session.verify():
+            ok = not r.get("problems")  # emuctl verify's judgement (5 % rate and delay, loss 3σ)
+            r = dict(r, ok=ok)
+            out.append(r)
+            rate = (f"rate {r['rate_bps'] / 1e6:.3f} of {r['want_rate_bps'] / 1e6:g} Mbit/s"
+                    if r.get("want_rate_bps") else "unlimited")
+            output("%s %s: %s, delay min %.3f ms of %g ms, loss %.2f %% of %g %%: %s\n" % (
+                r["name"], r["dir"], rate, r.get("min_delay", 0) / 1e6, r.get("want_delay", 0) / 1e6,
+                r.get("loss_pct", 0), r.get("want_loss_pct", 0), "OK" if ok else "OFF: " + "; ".join(r["problems"])))
+        if not out:
+            output("*** no shaped link to verify\n")
+        return out
 
     def stop(self) -> None:
         """Stop everything and take the lab down."""
@@ -356,6 +382,9 @@ class Mininet:
             info(host.name + " ")
             host.terminate()
         info("\n")
+        if self.session.running:
+            line = self.session.keptUp()
+            (warn if "NOT" in line else output)(line)
         self.session.stop()
         info("*** Done\n")
 

@@ -294,6 +294,7 @@ class Mininet:
                 for i in (link.intf1, link.intf2):
                     i._applied = (i.ip, i.prefixLen)
                     i.node.afterLink(i)
+            startShells([n for n in self.session.nodes.values() if n._deferred and n.shell is None])
             for n in list(self.session.nodes.values()):
                 n.runDeferred()
         info("*** Configuring hosts\n")
@@ -638,6 +639,16 @@ class Mininet:
     def init(cls) -> None:
         """Nothing to initialise."""
         cls.inited = True
+
+
+def startShells(nodes: list[Any], batch: int = 64) -> None:
+    """Start many nodes' shells: batch processes at once, then wait for each."""
+    for i in range(0, len(nodes), batch):
+        chunk = nodes[i:i + batch]
+        for n in chunk:
+            n._spawnShell()
+        for n in chunk:
+            n._awaitShell()
 
 
 class MininetWithControlNet(Mininet):

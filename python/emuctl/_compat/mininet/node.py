@@ -118,6 +118,12 @@ class Node:
         if self.shell is not None:
             error(f"{self.name}: shell is already running\n")
             return
+        self._spawnShell()
+        self._awaitShell()
+
+    def _spawnShell(self) -> None:
+        """Start the shell's process (startShell's first half: many nodes'
+        shells start at once, then each is waited for)."""
         argv = ["env", "PS1=" + SENTINEL, "bash", "--norc", "--noediting", "-is", "mininet:" + self.name]
         if self.inLab():
             self.session.realize()
@@ -138,11 +144,14 @@ class Node:
         self.lastCmd = None
         self.lastPid = None
         self.readbuf = ""
+
+    def _awaitShell(self) -> None:
+        """Wait for the shell's first prompt and set it up (startShell's second half)."""
         while True:
             data = self.read(1024)
             if not data:
                 raise CompatError(f"{self.name}: its shell ended before its first prompt "
-                                  f"({' '.join(argv[:6])} ...)")
+                                  f"(exit status {self.shell.poll() if self.shell else None})")
             if data[-1] == SENTINEL:
                 break
             self.pollOut.poll()
@@ -612,9 +621,9 @@ class CPULimitedHost(Host):
         """Pinning to cores (cpuset) is not modelled: refused, named."""
         raise CompatError(f"{self.name}.setCPUs({cores!r}): CPU pinning (cpuset) is not modelled by emuctl's Mininet layer")
 
-    def startShell(self, mnopts: Any = None) -> None:
-        """Start the shell, inside the host's CPU group."""
-        super().startShell(mnopts)
+    def _awaitShell(self) -> None:
+        """Set the shell up, inside the host's CPU group."""
+        super()._awaitShell()
         if self.cgroup and self.shell is not None:
             self._join(self.shell.pid)
 
@@ -639,18 +648,13 @@ class CPULimitedHost(Host):
         return r
 
     def cleanup(self) -> None:
-        """Remove the host's CPU group."""
-        if self.cgroup and os.path.isdir(self.cgroup):
-            try:
-                os.rmdir(self.cgroup)
-            except OSError:
-                pass
-        root = type(self)._root
-        if root and os.path.isdir(root) and not os.listdir(root) or (root and self._v2 and os.path.isdir(root)):
-            try:
-                os.rmdir(root)
-            except OSError:
-                pass
+        """Remove the host's CPU group (and the layer's, once empty)."""
+        for d in (self.cgroup, type(self)._root):
+            if d and os.path.isdir(d):
+                try:
+                    os.rmdir(d)  # a cgroup directory goes once it holds no process or group
+                except OSError:
+                    pass
 
     @classmethod
     def init(cls) -> None:
@@ -692,15 +696,19 @@ class Switch(Node):
         ports = [p for p in self.intfs if p > 0]
         return self.intfs[min(ports)] if ports else None
 
+    _stopped = False
+
     def start(self, controllers: list[Any]) -> None:
-        """Bring the switch's ports up (the bridge forwards from then on)."""
-        if self.session.running:
+        """Start forwarding: the bridge forwards from up on; a stopped one's ports come up again."""
+        if self.session.running and self._stopped:
             self.cmd("for i in $(ls /sys/class/net); do ip link set dev $i up; done")
+        self._stopped = False
 
     def stop(self, deleteIntfs: bool = True) -> None:
         """Stop the switch: its ports go down."""
-        if self.session.running and self.shell is not None:
+        if self.session.running:
             self.cmd("for i in $(ls /sys/class/net); do [ $i = lo ] || ip link set dev $i down; done")
+            self._stopped = True
         super().stop(deleteIntfs=False)
 
     def connected(self) -> bool:

@@ -22,6 +22,23 @@ def sh(cmd: str) -> str:
     return result.stdout.decode(errors="replace")
 
 
+def cleanCgroups() -> None:
+    """Remove the CPU groups of CPULimitedHosts whose script is gone
+    (emuctl-mininet-PID, PID no longer running), empty ones only."""
+    import glob
+    import os
+    for root in glob.glob("/sys/fs/cgroup/emuctl-mininet-*") + glob.glob("/sys/fs/cgroup/*/emuctl-mininet-*"):
+        pid = root.rsplit("-", 1)[-1]
+        if pid.isdigit() and os.path.exists(f"/proc/{pid}"):
+            continue
+        for d in sorted(glob.glob(root + "/*/"), reverse=True) + [root]:
+            try:
+                os.rmdir(d)
+                info(f"{d} ")
+            except OSError:
+                pass
+
+
 def killprocs(pattern: str) -> None:
     """Killing processes by name is not done: emuctl stops what it started, by pid."""
 
@@ -44,6 +61,7 @@ class Cleanup:
                     c.call("down", lab=name)
         finally:
             c.close()
+        cleanCgroups()
         for callback in cls.callbacks:
             callback()
         info("\n*** Cleanup complete.\n")

@@ -11,6 +11,7 @@ nodes' shells and print what Mininet prints.
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import re
@@ -589,24 +590,32 @@ class Mininet:
         return result
 
     def runCpuLimitTest(self, cpu: float, duration: int = 5) -> list[float]:
-        """Run a busy loop in each host and report the CPU share each got (%)."""
-        cores = int(self.numCores)
-        pct = cpu * 100
-        info("*** Testing CPU %.0f%% bandwidth limit\n" % pct)
-        hosts = self.hosts
-        cores = int(self.numCores)
-        pids = []
+        """Run busy loops in each host for duration seconds and return the
+        CPU each got, per second, as a percentage of the whole machine
+        (read from the host's CPU group: CPULimitedHost)."""
+        info("*** Testing CPU %.0f%% bandwidth limit\n" % (cpu * 100))
+        cores = os.cpu_count() or 1
+        procs = int(math.ceil(cores * cpu))
+        hosts = [h for h in self.hosts if hasattr(h, "cpuUsage")]
         for h in hosts:
-            for _core in range(cores):
+            for _ in range(procs):
                 h.cmd("while true; do a=1; done &")
-            pids.append(h.cmd("echo $!").strip())
-        outputs: list[float] = []
-        time.sleep(duration)
+        outputs: dict[Any, list[float]] = {h: [] for h in hosts}
+        last = {h: h.cpuUsage() for h in hosts}
+        t = time.time()
+        for _ in range(duration):
+            time.sleep(1)
+            now = time.time()
+            for h in hosts:
+                used = h.cpuUsage()
+                outputs[h].append((used - last[h]) / (now - t) / cores * 100)
+                last[h] = used
+            t = now
         for h in hosts:
-            out = h.cmd("ps -o pcpu= -p $(jobs -p | tr '\\n' ' ')")
-            outputs.extend(float(v) for v in out.split() if v.replace(".", "", 1).isdigit())
-            h.cmd("kill %%1 2>/dev/null; kill $(jobs -p) 2>/dev/null")
-        return outputs
+            h.cmd("kill %while 2>/dev/null; wait 2>/dev/null")
+        fractions = [pct for h in hosts for pct in outputs[h]]
+        output("*** Results: %s\n" % fractions)
+        return fractions
 
     def configLinkStatus(self, src: str, dst: str, status: str) -> None:
         """Bring the link(s) between two nodes up or down."""

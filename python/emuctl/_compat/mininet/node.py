@@ -542,80 +542,131 @@ class Host(Node):
 
 
 class CPULimitedHost(Host):
-    """A host whose processes share a CPU limit (a cgroup: v2 ``cpu.max``, or v1
-    ``cpu.cfs_quota_us`` where the machine mounts cgroup v1)."""
+    """A host whose processes share a CPU limit, in a cgroup of its own:
+    ``sched='cfs'`` CPU bandwidth (cgroup v2 ``cpu.max``, v1
+    ``cpu.cfs_quota_us``), ``sched='rt'`` real-time bandwidth (v1
+    ``cpu.rt_runtime_us``, the shell and what it starts at SCHED_RR
+    priority 20; refused where the kernel has no RT group scheduling, as
+    Mininet refuses it). The CPU time it used is read from the group
+    (``cpuacct.usage``, or v2 ``cpu.stat``): ``cpuUsage()``."""
 
-    _root: Optional[str] = None
-    _v2 = False
+    _root: dict[str, str] = {}   # hierarchy ("cpu", "cpuacct" or "v2") → the layer's group in it
+    rtprio = 20
 
-    def __init__(self, name: str, sched: str = "cfs", **kwargs: Any) -> None:
+    def __init__(self, name: str, sched: str = "cfs", period_us: int = 100000, **kwargs: Any) -> None:
+        if sched not in ("cfs", "rt"):
+            raise CompatError(f"CPULimitedHost({name}, sched={sched!r}): sched is 'cfs' or 'rt'")
+        if sched == "rt" and not os.path.exists("/sys/fs/cgroup/cpu/cpu.rt_runtime_us"):
+            raise CompatError(f"CPULimitedHost({name}, sched='rt'): this kernel has no RT group scheduling "
+                              "(cgroup v1 cpu.rt_runtime_us; CONFIG_RT_GROUP_SCHED)")
         super().__init__(name, **kwargs)
-        if sched != "cfs":
-            raise CompatError(f"CPULimitedHost({name}, sched={sched!r}): only 'cfs' (CPU bandwidth) is modelled")
         self.sched = sched
-        self.period_us = kwargs.get("period_us", 100000)
+        self.period_us = period_us
+        self.groups: dict[str, str] = {}
         self.cgroup = ""
-        self._quota: Optional[tuple[int, int]] = None
+
+    @staticmethod
+    def _v2() -> bool:
+        c = "/sys/fs/cgroup/cgroup.controllers"
+        return os.path.exists(c) and "cpu" in open(c).read().split()
 
     @classmethod
-    def _cgroupRoot(cls) -> str:
-        if cls._root is None:
-            v2 = "/sys/fs/cgroup"
-            if os.path.exists(v2 + "/cgroup.controllers") and "cpu" in open(v2 + "/cgroup.controllers").read().split():
-                cls._v2, base = True, v2
-                with open(v2 + "/cgroup.subtree_control", "w") as f:
-                    f.write("+cpu")
-            elif os.path.isdir(v2 + "/cpu"):
-                base = v2 + "/cpu"
-            else:
-                raise CompatError("CPULimitedHost: no cgroup CPU controller on this machine (cgroup v2 with cpu, or v1's cpu)")
-            cls._root = os.path.join(base, f"emuctl-mininet-{os.getpid()}")
-            os.makedirs(cls._root, exist_ok=True)
-            if cls._v2:
-                with open(cls._root + "/cgroup.subtree_control", "w") as f:
-                    f.write("+cpu")
-        return cls._root
+    def _layerGroup(cls, hier: str) -> str:
+        if hier not in cls._root:
+            base = "/sys/fs/cgroup" if hier == "v2" else f"/sys/fs/cgroup/{hier}"
+            if not os.path.isdir(base):
+                raise CompatError(f"CPULimitedHost: no cgroup {hier} hierarchy at {base}")
+            if hier == "v2":
+                _write(base + "/cgroup.subtree_control", "+cpu")
+            g = os.path.join(base, f"emuctl-mininet-{os.getpid()}")
+            os.makedirs(g, exist_ok=True)
+            if hier == "v2":
+                _write(g + "/cgroup.subtree_control", "+cpu")
+            cls._root[hier] = g
+        return cls._root[hier]
+
+    def _hierarchies(self) -> list[str]:
+        return ["v2"] if self._v2() else ["cpu", "cpuacct"]
 
     def _ensureGroup(self) -> str:
-        if not self.cgroup:
-            self.cgroup = os.path.join(self._cgroupRoot(), self.name)
-            os.makedirs(self.cgroup, exist_ok=True)
+        if not self.groups:
+            for h in self._hierarchies():
+                g = os.path.join(self._layerGroup(h), self.name)
+                os.makedirs(g, exist_ok=True)
+                self.groups[h] = g
+            self.cgroup = self.groups.get("v2") or self.groups["cpu"]
         return self.cgroup
 
     def _join(self, pid: int) -> None:
-        with open(os.path.join(self._ensureGroup(), "cgroup.procs"), "w") as f:
-            f.write(str(pid))
+        self._ensureGroup()
+        for g in self.groups.values():
+            _write(os.path.join(g, "cgroup.procs"), str(pid))
 
     def cgroupSet(self, param: str, value: Any, resource: str = "cpu") -> str:
-        """Write a cgroup file of the host's group (v1 names; cfs_* mapped on v2)."""
-        g = self._ensureGroup()
-        with open(os.path.join(g, f"{resource}.{param}"), "w") as f:
-            f.write(str(value))
+        """Write one of the host's group files (``resource.param``)."""
+        self._ensureGroup()
+        g = self.groups.get("v2") or self.groups[resource]
+        _write(os.path.join(g, f"{resource}.{param}"), str(value))
         return str(value)
 
     def cgroupGet(self, param: str, resource: str = "cpu") -> str:
-        """Read a cgroup file of the host's group."""
-        with open(os.path.join(self._ensureGroup(), f"{resource}.{param}")) as f:
+        """Read one of the host's group files."""
+        self._ensureGroup()
+        g = self.groups.get("v2") or self.groups[resource]
+        with open(os.path.join(g, f"{resource}.{param}")) as f:
             return f.read().strip()
 
-    def setCPUFrac(self, f: float, sched: Optional[str] = None, cpu: Any = None) -> None:
-        """Limit the host to fraction f of one CPU (f ≤ 0: no limit)."""
-        if sched not in (None, "cfs"):
-            raise CompatError(f"{self.name}.setCPUFrac(sched={sched!r}): only 'cfs' is modelled")
-        period = int(self.period_us)
-        quota = int(f * period * (os.cpu_count() or 1)) if f > 0 else -1
-        # Mininet's f is a fraction of the whole machine (all cores)
-        self._quota = (quota, period)
+    def cpuUsage(self) -> float:
+        """CPU seconds the host's processes have used."""
         self._ensureGroup()
-        if self._v2:
-            with open(os.path.join(self.cgroup, "cpu.max"), "w") as fh:
-                fh.write(f"{'max' if quota < 0 else quota} {period}")
+        if "v2" in self.groups:
+            for line in open(os.path.join(self.groups["v2"], "cpu.stat")):
+                k, v = line.split()
+                if k == "usage_usec":
+                    return int(v) / 1e6
+            return 0.0
+        return int(self.cgroupGet("usage", "cpuacct")) / 1e9
+
+    def setCPUFrac(self, f: float, sched: Optional[str] = None) -> None:
+        """Limit the host to fraction f of the whole machine (cfs: f ≤ 0 lifts the limit)."""
+        sched = sched or self.sched
+        cores = os.cpu_count() or 1
+        period = int(self.period_us)
+        self._ensureGroup()
+        if sched == "rt":
+            if not f or f <= 0:
+                raise CompatError(f"{self.name}.setCPUFrac({f}): sched='rt' needs a positive CPU fraction")
+            quota = int(period * f)  # RT bandwidth is wall-clock time per CPU
+            root = self._layerGroup("cpu")
+            # the layer's group must hold what its hosts' groups take
+            if int(open(root + "/cpu.rt_runtime_us").read()) < 900000:
+                _write(root + "/cpu.rt_period_us", "1000000")
+                _write(root + "/cpu.rt_runtime_us", "900000")
+            self.cgroupSet("rt_period_us", period)
+            self.cgroupSet("rt_runtime_us", quota)
         else:
-            self.cgroupSet("cfs_period_us", period)
-            self.cgroupSet("cfs_quota_us", quota)
+            quota = int(period * f * cores) if f > 0 else -1  # CFS quota is CPU time per period
+            if 0 < quota < 1000:
+                quota, period = 1000, int(1000 / f / cores)
+            if "v2" in self.groups:
+                _write(os.path.join(self.groups["v2"], "cpu.max"), f"{'max' if quota < 0 else quota} {period}")
+            else:
+                self.cgroupSet("cfs_period_us", period)
+                self.cgroupSet("cfs_quota_us", quota)
         if self.shell is not None:
             self._join(self.shell.pid)
-        info(f"({f if f > 0 else 'no limit'} cfs {quota}us/{period}us) ")
+            if sched == "rt":
+                self.chrt()
+        info(f"({f if f > 0 else 'no limit'} {sched} {quota}us/{period}us) ")
+
+    def chrt(self) -> str:
+        """Put the shell at SCHED_RR (what it starts inherits it)."""
+        quietRun(f"chrt -r -p {self.rtprio} {self._pid}")
+        out = quietRun(f"chrt -p {self._pid}")
+        if "SCHED_RR" not in out:
+            error(f"*** error: could not assign SCHED_RR to {self.name}: {out.strip()}\n")
+            return ""
+        return "SCHED_RR"
 
     def setCPUs(self, cores: Any, mems: int = 0) -> None:
         """Pinning to cores (cpuset) is not modelled: refused, named."""
@@ -624,15 +675,19 @@ class CPULimitedHost(Host):
     def _awaitShell(self) -> None:
         """Set the shell up, inside the host's CPU group."""
         super()._awaitShell()
-        if self.cgroup and self.shell is not None:
+        if self.groups and self.shell is not None:
             self._join(self.shell.pid)
+            if self.sched == "rt":
+                self.chrt()
 
     def popen(self, *args: Any, **kwargs: Any) -> "subprocess.Popen[bytes]":
         """A process in the node and its CPU group."""
         p = super().popen(*args, **kwargs)
-        if self.cgroup:
+        if self.groups:
             try:
                 self._join(p.pid)
+                if self.sched == "rt":
+                    quietRun(f"chrt -r -p {self.rtprio} {p.pid}")
             except OSError:
                 pass
         return p
@@ -641,24 +696,30 @@ class CPULimitedHost(Host):
         """Configure the host and its CPU share (cpu: fraction of the machine)."""
         r = Node.config(self, **params)
         if cpu is not None and cpu > 0:
-            self.startShell() if self.shell is None else None
+            if self.shell is None:
+                self.startShell()
             self.setCPUFrac(cpu)
         if cores is not None:
             self.setCPUs(cores)
         return r
 
     def cleanup(self) -> None:
-        """Remove the host's CPU group (and the layer's, once empty)."""
-        for d in (self.cgroup, type(self)._root):
-            if d and os.path.isdir(d):
+        """Remove the host's CPU groups (and the layer's, once empty)."""
+        for g in list(self.groups.values()) + list(type(self)._root.values()):
+            if os.path.isdir(g):
                 try:
-                    os.rmdir(d)  # a cgroup directory goes once it holds no process or group
+                    os.rmdir(g)  # a cgroup directory goes once it holds no process or group
                 except OSError:
                     pass
 
     @classmethod
     def init(cls) -> None:
         """Nothing to initialise."""
+
+
+def _write(path: str, value: str) -> None:
+    with open(path, "w") as f:
+        f.write(value)
 
 
 class Switch(Node):

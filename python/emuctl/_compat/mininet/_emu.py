@@ -279,7 +279,29 @@ def _cleanupAll() -> None:
 
 
 def _onSignal(signum: int, _frame: Any) -> None:
-    _cleanupAll()
+    """SIGTERM/SIGHUP: each lab is taken down by an `emuctl down` in a
+    session of its own, started first, so that it finishes even when a
+    SIGKILL follows (pexpect's close() sends SIGHUP, then SIGKILL 0.1 s
+    later); then the shells end and the signal takes its course."""
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, signal.SIG_IGN)
+    downs = []
+    for s in list(_watched):
+        if s.lab is not None:
+            downs.append(subprocess.Popen([s.emuctl, "down", "-l", s.name], stdin=subprocess.DEVNULL,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                          start_new_session=True))
+            s.lab = None  # taken down by that process
+        for n in list(s.nodes.values()):
+            try:
+                n.terminate()
+            except Exception:
+                pass
+    for p in downs:
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
 

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -227,7 +225,6 @@ func iperfResults(t *testing.T, out string, n int) []float64 {
 func runCLIEnv(t *testing.T, stdin string, unset, set []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Dir = "../.."
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		drop := false
@@ -239,16 +236,5 @@ func runCLIEnv(t *testing.T, stdin string, unset, set []string, args ...string) 
 		}
 	}
 	cmd.Env = append(cmd.Env, set...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	cmd.Stdin = strings.NewReader(stdin)
-	err := cmd.Run()
-	r := result{o.String(), e.String(), 0}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("%v: %v", args, err)
-	}
-	return r
+	return runCmd(t, cmd, stdin, args)
 }

@@ -49,7 +49,13 @@ type result struct {
 
 func run(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	return runCmd(t, exec.Command(bin, args...), stdin, args)
+}
+
+// runCmd runs cmd (emuctl with args) from the checkout's root, stdin
+// given, and returns its output and exit code.
+func runCmd(t *testing.T, cmd *exec.Cmd, stdin string, args []string) result {
+	t.Helper()
 	cmd.Dir = "../.."
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e

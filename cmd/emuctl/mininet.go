@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -35,10 +36,7 @@ controller, CPU pinning, X terminals) is an error naming it.`,
   sudo emuctl mininet -m mininet.examples.emptynet`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			python := os.Getenv("EMUCTL_PYTHON")
-			if python == "" {
-				python = "/usr/bin/python3"
-			}
+			python := ""
 			for len(args) > 0 {
 				switch {
 				case args[0] == "-h" || args[0] == "--help":
@@ -88,18 +86,18 @@ Without --test it starts the network and Mininet's CLI (mininet>).`,
   sudo emuctl mn --topo tree,2,2`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			python := os.Getenv("EMUCTL_PYTHON")
-			if python == "" {
-				python = "/usr/bin/python3"
-			}
-			return execLayer(python, append([]string{"-m", "mininet._mn"}, args...))
+			return execLayer("", append([]string{"-m", "mininet._mn"}, args...))
 		},
 	}
 }
 
 // execLayer replaces this process with python running args, the Mininet
-// layer first on its path.
+// layer first on its path; python "" is $EMUCTL_PYTHON, else
+// /usr/bin/python3 (Debian's, whose packages the layer's tests use).
 func execLayer(python string, args []string) error {
+	if python == "" {
+		python = cmp.Or(os.Getenv("EMUCTL_PYTHON"), "/usr/bin/python3")
+	}
 	py, err := exec.LookPath(python)
 	if err != nil {
 		return fmt.Errorf("python %s: %w (install python3, or give --python PATH)", python, err)

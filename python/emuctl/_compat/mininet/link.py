@@ -14,6 +14,7 @@ from typing import Any, Optional
 
 from mininet._emu import CompatError
 from mininet.log import info, warn
+from mininet.util import callSetter
 
 # TCIntf.config's parameters that are how Mininet builds its tc tree, not
 # what the link does: emuctl picks its own shaper for the same rate
@@ -123,18 +124,7 @@ class Intf:
 
     def setParam(self, results: dict[str, Any], method: str, **param: Any) -> Any:
         """Call a set* method with one parameter if it is given."""
-        name, value = list(param.items())[0]
-        f = getattr(self, method, None)
-        if not f or value is None:
-            return None
-        if isinstance(value, list):
-            result = f(*value)
-        elif isinstance(value, dict):
-            result = f(**value)
-        else:
-            result = f(value)
-        results[name] = result
-        return result
+        return callSetter(self, results, method, **param)
 
     def config(self, mac: Optional[str] = None, ip: Optional[str] = None, ifconfig: Any = None,
                up: bool = True, **_params: Any) -> dict[str, Any]:
@@ -339,7 +329,6 @@ class Link:
         for k in old:
             if k not in change:
                 change[k] = "none"
-        change = {k: v for k, v in change.items() if v is not None}
         if change:
             intf.node.session.call("link.set", lab=intf.node.session.name, link=self.ref(), dir=d, set=change)
 

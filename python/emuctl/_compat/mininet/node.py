@@ -27,7 +27,7 @@ from typing import Any, Optional
 from mininet._emu import CompatError, current
 from mininet.link import Intf, Link, TCIntf
 from mininet.log import debug, error, info, warn
-from mininet.util import decode, encode, quietRun
+from mininet.util import callSetter, decode, encode, quietRun
 
 SENTINEL = chr(127)
 
@@ -486,20 +486,7 @@ class Node:
 
     def setParam(self, results: dict[str, Any], method: str, **param: Any) -> Any:
         """Call a set* method with one parameter if given."""
-        name, value = list(param.items())[0]
-        if value is None:
-            return None
-        f = getattr(self, method, None)
-        if not f:
-            return None
-        if isinstance(value, list):
-            result = f(*value)
-        elif isinstance(value, dict):
-            result = f(**value)
-        else:
-            result = f(value)
-        results[name] = result
-        return result
+        return callSetter(self, results, method, **param)
 
     def config(self, mac: Optional[str] = None, ip: Optional[str] = None, defaultRoute: Any = None,
                lo: str = "up", **_params: Any) -> dict[str, Any]:

@@ -222,6 +222,24 @@ def makeNumeric(s: str) -> Any:
 
 # node and collection helpers
 
+def callSetter(obj: Any, results: dict[str, Any], method: str, **param: Any) -> Any:
+    """Mininet's setParam: call obj.method with the one parameter given
+    (a list as arguments, a dict as keywords), unless it is None; the
+    result is recorded in results under the parameter's name."""
+    name, value = list(param.items())[0]
+    f = getattr(obj, method, None)
+    if not f or value is None:
+        return None
+    if isinstance(value, list):
+        result = f(*value)
+    elif isinstance(value, dict):
+        result = f(**value)
+    else:
+        result = f(value)
+    results[name] = result
+    return result
+
+
 def irange(start: int, end: int) -> range:
     """The inclusive range start..end."""
     return range(start, end + 1)

@@ -62,8 +62,14 @@ func newSSHMachines(t *testing.T, names, addrs []string) (config, binDir string)
 	}
 	pub, _ := os.ReadFile(filepath.Join(base, "id.pub"))
 	os.WriteFile(filepath.Join(base, "authorized_keys"), pub, 0o600)
+	// The sessions' home is the test's own, empty: bash run by sshd reads
+	// ~/.bashrc, and root's on this machine may do anything (one that
+	// runs pyenv rehash waits 60 s for a lock a killed shell left behind,
+	// and a session this test ends could leave that lock itself).
+	home := filepath.Join(base, "home")
+	os.Mkdir(home, 0o700)
 	sshdConfig := filepath.Join(base, "sshd_config")
-	os.WriteFile(sshdConfig, []byte(fmt.Sprintf("HostKey %s/host\nAuthorizedKeysFile %s/authorized_keys\nPermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPidFile none\n", base, base)), 0o600)
+	os.WriteFile(sshdConfig, []byte(fmt.Sprintf("HostKey %s/host\nAuthorizedKeysFile %s/authorized_keys\nPermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPidFile none\nSetEnv HOME=%s\n", base, base, home)), 0o600)
 	var cfg strings.Builder
 	handles := make([]*netlink.Handle, len(names))
 	for i, name := range names {

@@ -29,6 +29,19 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	// Every shell the tests start (emuctl shell, cli's sh and xterm)
+	// reads ~/.bashrc: the tests give them an empty home, so nothing in
+	// the user's (a pyenv rehash waiting on a lock, say) slows a prompt
+	// or is left half done when a test ends its shell. Go keeps its
+	// caches (make release builds).
+	for _, v := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+		if out, err := exec.Command("go", "env", v).Output(); err == nil && os.Getenv(v) == "" {
+			os.Setenv(v, strings.TrimSpace(string(out)))
+		}
+	}
+	home := filepath.Join(dir, "home")
+	os.Mkdir(home, 0o700)
+	os.Setenv("HOME", home)
 	code := m.Run()
 	os.RemoveAll(dir)
 	if os.Geteuid() == 0 {

@@ -65,7 +65,11 @@ func TestShellAndCtrlCOnTerminal(t *testing.T) {
 	t.Cleanup(func() { run(t, "", "down", "ttty") })
 	session := "emuctl-tty-test"
 	wd, _ := os.Getwd()
-	tmux(t, "new-session", "-d", "-s", session, "-x", "150", "-y", "40", "-c", wd, bin+" shell h2")
+	// emuctl shell reads the user's ~/.bashrc; the test's is empty, so
+	// what root's does on this machine (a pyenv rehash waiting on a lock,
+	// say) neither delays the prompt nor is left half done by the kill
+	home := t.TempDir()
+	tmux(t, "new-session", "-d", "-s", session, "-x", "150", "-y", "40", "-c", wd, "env HOME="+home+" "+bin+" shell h2")
 	t.Cleanup(func() { exec.Command("tmux", "kill-session", "-t", session).Run() })
 	waitPane(t, session, "@h2 (ttty)]")
 	// waited for by what only the output shows (the typed line shows

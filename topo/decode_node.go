@@ -66,7 +66,7 @@ func (d *dec) node(name string, k, v *yaml.Node, path string) *rawNode {
 	for _, e := range es {
 		p := joinPath(path, e.Key)
 		switch e.Key {
-		case "type", "datapath", "fail_mode", "controller", "protocols", "rstp", "ports":
+		case "type", "datapath", "fail_mode", "controller", "protocols", "rstp", "names", "ports":
 			if kindOK && nd.wifiKind == kindAP {
 				d.errorf(at(e.K, p), "%s is not valid on an access point: an AP bridges with a Linux bridge (put an ovs switch next to it and link the two)", e.Key)
 				continue
@@ -94,7 +94,7 @@ func (d *dec) node(name string, k, v *yaml.Node, path string) *rawNode {
 			}
 			nd.wifi = d.wifiBlock(e.V, p, nd.wifiKind == kindAP, at(e.K, p))
 			continue
-		case "type", "stp", "datapath", "fail_mode", "controller", "protocols", "rstp", "ports":
+		case "type", "stp", "datapath", "fail_mode", "controller", "protocols", "rstp", "names", "ports":
 			if !kindOK {
 				continue // the kind is wrong; which keys fit is unknown
 			}
@@ -149,7 +149,7 @@ func (d *dec) node(name string, k, v *yaml.Node, path string) *rawNode {
 			nd.mptcpLoc = at(e.K, p)
 		case "interfaces":
 			nd.ifaces = d.ifaces(e.V, p, isSwitch)
-		case "datapath", "fail_mode", "controller", "protocols", "rstp", "ports":
+		case "datapath", "fail_mode", "controller", "protocols", "rstp", "names", "ports":
 			d.ovsKey(nd, e, p) // decode_ovs.go
 		}
 	}

@@ -18,6 +18,7 @@ var (
 	ovsQueueKeys = []string{"min_rate", "max_rate", "priority", "burst", "queue_limit", "queue"}
 	ovsDatapaths = []string{"kernel", "netdev"}
 	ovsFailModes = []string{"standalone", "secure"}
+	ovsNameModes = []string{OVSNamesUnique, OVSNamesTopology}
 	ofProtocols  = []string{"OpenFlow10", "OpenFlow11", "OpenFlow12", "OpenFlow13", "OpenFlow14", "OpenFlow15"}
 )
 
@@ -33,6 +34,7 @@ type rawOVS struct {
 	keys  []loc // every OVS key given, for "needs type: ovs"
 	cfg   OVSConfig
 	rstp  loc
+	names loc // the names key
 	ports []rawOVSPort
 }
 
@@ -94,6 +96,9 @@ func (d *dec) ovsKey(nd *rawNode, e entry, path string) {
 	case "rstp":
 		o.cfg.RSTP, _ = d.boolean(e.V, path)
 		o.rstp = at(e.K, path)
+	case "names":
+		o.cfg.Names, _ = d.oneOf(e.V, path, "naming", ovsNameModes)
+		o.names = at(e.K, path)
 	case "ports":
 		for _, pe := range d.entries(e.V, path) {
 			p := joinPath(path, keyPath(pe.Key))
@@ -344,8 +349,10 @@ func controllerPort(s string) (int, string) {
 
 // resolveOVS gives every ovs switch its settings (defaults filled in),
 // reports OVS keys on other switches, and checks that ports name
-// interfaces of their switch. It runs once interfaces are assigned.
+// interfaces of their switch and that names: topology gives every device
+// a name of its own. It runs once interfaces are assigned.
 func (r *resolver) resolveOVS() {
+	defer r.checkTopologyNames()
 	for i, rn := range r.doc.nodes {
 		n := &r.spec.Nodes[i]
 		if n.Kind != KindSwitch {
@@ -365,6 +372,9 @@ func (r *resolver) resolveOVS() {
 			cfg.Datapath, cfg.Controllers, cfg.Protocols, cfg.RSTP = c.Datapath, c.Controllers, c.Protocols, c.RSTP
 			if c.FailMode != "" {
 				cfg.FailMode = c.FailMode
+			}
+			if c.Names == OVSNamesTopology { // unique is the default, kept as ""
+				cfg.Names, cfg.NamesAt = c.Names, posString(r.spec.Source, rn.ovs.names)
 			}
 			if c.RSTP && n.STP {
 				r.d.errorf(rn.ovs.rstp, "stp and rstp are exclusive: choose one spanning tree protocol")
@@ -389,6 +399,51 @@ func (r *resolver) resolveOVS() {
 			}
 		}
 		n.OVS = cfg
+	}
+}
+
+// checkTopologyNames checks the device names of switches with names:
+// topology, which live in the root namespace beside every other ovs
+// switch's devices: the switch's name must be a valid interface name
+// (its bridge's), and no two devices of the lab may share a name — a
+// topology name against another one, or against a real adapter of an ovs
+// switch, which keeps its own name there. (Names taken on the host are
+// checked at up.)
+func (r *resolver) checkTopologyNames() {
+	owner := map[string]string{} // root-namespace name -> what it is
+	for i := range r.spec.Nodes {
+		n := &r.spec.Nodes[i]
+		if n.Kind != KindSwitch || n.SwitchType != SwitchOVS {
+			continue
+		}
+		for _, ifc := range n.Interfaces {
+			if ifc.External != nil {
+				owner[ifc.External.HostName] = fmt.Sprintf("real adapter %s of %s", ifc.External.HostName, n.Name)
+			}
+		}
+	}
+	for i, rn := range r.doc.nodes {
+		n := &r.spec.Nodes[i]
+		if !n.OVS.TopologyNames() {
+			continue
+		}
+		l := rn.ovs.names
+		if msg := checkIfaceName(n.Name); msg != "" {
+			r.d.errorf(l, "names: topology names the bridge device after the switch, and %s: rename the switch or use names: unique (the default)", msg)
+		}
+		claim := func(name, what string) {
+			if prev, ok := owner[name]; ok {
+				r.d.errorf(l, "names: topology would give %s the name %s in the root namespace, which %s has already: rename one of them or use names: unique (the default) on %s", what, name, prev, n.Name)
+				return
+			}
+			owner[name] = what
+		}
+		claim(n.Name, "the bridge of "+n.Name)
+		for _, ifc := range n.Interfaces {
+			if ifc.External == nil {
+				claim(ifc.Name, fmt.Sprintf("port %s:%s", n.Name, ifc.Name))
+			}
+		}
 	}
 }
 

@@ -86,6 +86,7 @@
 //	    controller: [tcp:127.0.0.1:6653]   # ovs: tcp:IP[:PORT] | ptcp:PORT[:IP] | unix:PATH
 //	    protocols: [OpenFlow13]            # ovs: OpenFlow10 .. OpenFlow15
 //	    rstp: false            # ovs: rapid spanning tree (or stp: true)
+//	    names: unique          # ovs: unique (default; hashed device names, s2.x2mqa) | topology (s2, s2-eth1)
 //	    ports:                 # ovs: per port, by interface name
 //	      s2-eth2:
 //	        qos:               # linux-htb on the port's egress
@@ -147,10 +148,14 @@
 // takes the same keys: "delay=5ms,jitter=1ms,jitter_dist=normal,ge=1%/25%".
 //
 // Switches of type ovs take datapath, fail_mode, controller, protocols,
-// rstp and ports (per-interface qos with max_rate, queue_limit and queues,
-// and ingress policing); they are decoded in decode_ovs.go, resolved into
-// Node.OVS with defaults filled in, and documented in SCHEMA.md ("Open
-// vSwitch switches"). On any other switch they are errors.
+// rstp, names and ports (per-interface qos with max_rate, queue_limit and
+// queues, and ingress policing); they are decoded in decode_ovs.go,
+// resolved into Node.OVS with defaults filled in, and documented in
+// SCHEMA.md ("Open vSwitch switches"). On any other switch they are
+// errors. names: topology makes the switch's name and its interfaces'
+// names device names in the root namespace, so the switch's name must
+// then fit IFNAMSIZ and no two devices of the lab may share a name;
+// whether the host already has such a device is emu's to check at up.
 //
 // # Resolution
 //

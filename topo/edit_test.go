@@ -291,3 +291,40 @@ func TestEditRenamed(t *testing.T) {
 		t.Errorf("topology of a renamed lab: %v\n%s", err, doc)
 	}
 }
+
+// An ovs switch's names: topology survives the lab written out as it
+// stands (emuctl inspect --topology) after a run-time change, from a YAML
+// document and from a JSON one (as the Mininet layer writes), and loads
+// back as the same setting.
+func TestTopologyKeepsOVSNames(t *testing.T) {
+	for _, doc := range []string{
+		"name: on\nnodes:\n  h1: {}\n  s1: {kind: switch, type: ovs, names: topology}\nlinks: [{endpoints: [h1, s1]}]\n",
+		`{"name": "on", "nodes": {"h1": {}, "s1": {"kind": "switch", "type": "ovs", "names": "topology"}}, "links": [{"endpoints": ["h1", "s1"]}]}`,
+	} {
+		s, err := Load("on.yaml", []byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.Node("s1").OVS.TopologyNames() {
+			t.Fatalf("s1: %+v", s.Node("s1").OVS)
+		}
+		s2, err := AddNode(s, NodeRequest{Name: "h2"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := Topology(s2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(out), "names: topology") {
+			t.Errorf("written-out topology lost names: topology:\n%s", out)
+		}
+		back, err := Load("back.yaml", out)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		if a, b := specJSON(t, s2), specJSON(t, back); a != b {
+			t.Errorf("round trip changed the Spec\n--- was:\n%s\n--- now:\n%s", a, b)
+		}
+	}
+}

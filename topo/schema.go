@@ -12,7 +12,7 @@ var (
 	addressingKeys = []string{"pool", "prefix", "p2p_prefix", "pool6", "auto"}
 	defaultsKeys   = []string{"switch", "link", "tcp"}
 	nodeKeys       = []string{"kind", "type", "stp", "routes", "sysctls", "env", "start", "tcp", "mptcp", "interfaces",
-		"datapath", "fail_mode", "controller", "protocols", "rstp", "ports", // ovs switches (decode_ovs.go)
+		"datapath", "fail_mode", "controller", "protocols", "rstp", "names", "ports", // ovs switches (decode_ovs.go)
 		"wifi", "position", // access points and stations (decode_wifi.go, decode_medium.go)
 		"machine"} // labs over several machines (decode_cluster.go)
 	ifaceKeys    = []string{"external", "force", "ip"}

@@ -22,9 +22,29 @@ type OVSConfig struct {
 	// RSTP enables rapid spanning tree (802.1w); Node.STP enables classic
 	// 802.1D spanning tree. At most one of them is set.
 	RSTP bool `json:"rstp,omitempty"`
+	// Names says how the bridge and its port devices are named in the
+	// root namespace and in the OVS database: "" (names: unique, the
+	// default) gives short unique names hashed from lab, node and
+	// interface ("s1.x2mqa", "s1-eth1.k3f9a"), so labs may share switch
+	// names; OVSNamesTopology gives exactly the switch's and its
+	// interfaces' names ("s1", "s1-eth1"), as Mininet does, so that one
+	// lab at a time on a host may use them.
+	Names string `json:"names,omitempty"`
+	// NamesAt is "file:line:col" of the names key, for deploy-time messages.
+	NamesAt string `json:"names_at,omitempty"`
 	// Ports are per-port settings, in interface order.
 	Ports []OVSPort `json:"ports,omitempty"`
 }
+
+// Values of the names key of an ovs switch.
+const (
+	OVSNamesUnique   = "unique"   // the default: hashed unique device names
+	OVSNamesTopology = "topology" // the switch's and its interfaces' own names
+)
+
+// TopologyNames reports whether the bridge and its ports carry the
+// topology's names (names: topology).
+func (c *OVSConfig) TopologyNames() bool { return c != nil && c.Names == OVSNamesTopology }
 
 // OVSPort holds the settings of one port (an interface of the switch).
 type OVSPort struct {

@@ -227,9 +227,13 @@ func bridgeGroup(portGroup uint32) uint32 { return portGroup ^ 1 }
 
 // ovsPrepare picks the Open vSwitch that serves the lab and decides every
 // bridge's and port's name, before links are created. The links phase
-// calls it first (ovs switches only).
+// calls it first (ovs switches only). A run-time change (d.scope) builds
+// no OVS part (change.go refuses to), so it keeps the lab's recorded
+// bridges and ports as they are: planning them again would rename them
+// in the state (unique names: the ones in use are taken) or find the
+// lab's own topology names taken.
 func (d *deployer) ovsPrepare(ctx context.Context) error {
-	if d.ovs != nil || !specHasOVS(d.spec) {
+	if d.ovs != nil || !specHasOVS(d.spec) || d.scope != nil {
 		return nil
 	}
 	o, err := acquireOVS(ctx, ownOVS(d.spec), func(o *OVSState) error {

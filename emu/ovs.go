@@ -29,7 +29,8 @@ import (
 // serve them (a system Open vSwitch, or emuctl's embedded pair, which also
 // runs in the root namespace): the switch-side end of each link is moved
 // there from the switch's namespace and renamed to a short unique name
-// (ovs.DeviceName: "s1-eth1.k3f9a", alias "emuctl:<lab> ovs=s1:s1-eth1");
+// (ovs.DeviceName: "s1-eth1.k3f9a", alias "emuctl:<lab> ovs=s1:s1-eth1"),
+// or, with names: topology, keeps its interface name (ovs_names.go);
 // the switch node keeps its namespace, empty but for lo, so exec and shell
 // work in it. Controllers at tcp:127.0.0.1:PORT reach a controller on the
 // host, as with Mininet.
@@ -86,21 +87,42 @@ func resolveDatapath(cfg *topo.OVSConfig, kernel bool) (string, error) {
 
 var ethNum = regexp.MustCompile(`-eth([0-9]+)$`)
 
+// ovsPlanned is what ovsPlan decides: the lab's rows, its state, and the
+// unique names under which port devices with a topology name are created
+// ("node:iface" -> name), to be renamed once marked (ovs_names.go).
+type ovsPlanned struct {
+	lab     *ovs.Lab
+	bridges []OVSBridgeState
+	born    map[string]string
+}
+
 // ovsPlan decides names, OpenFlow port numbers and QoS of every ovs
 // switch without changing anything. taken holds device and row names in
-// use in the OVS namespace and database.
-func (d *deployer) ovsPlan(taken map[string]bool, kernel bool) (*ovs.Lab, []OVSBridgeState, error) {
+// use in the OVS namespace and database, with who holds them: a name a
+// switch with names: topology needs that is taken fails the plan.
+func (d *deployer) ovsPlan(taken nameHolders, kernel bool) (*ovsPlanned, error) {
 	lab := &ovs.Lab{Marker: d.marker}
 	var states []OVSBridgeState
+	self := nameHolder{desc: "another device of this lab", lab: d.spec.Name}
+	if errs := topologyNameConflicts(d.spec, taken); len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n  "))
+	}
+	// Topology names first, so no unique name picked below takes one.
+	for _, sn := range topologyNamed(d.spec) {
+		for _, n := range topologyDeviceNames(sn) {
+			taken[n] = self
+		}
+	}
 	pick := func(node, iface string) string {
 		for salt := 0; ; salt++ {
 			n := ovs.DeviceName(d.spec.Name, node, iface, salt)
-			if !taken[n] {
-				taken[n] = true
+			if _, ok := taken[n]; !ok {
+				taken[n] = self
 				return n
 			}
 		}
 	}
+	born := map[string]string{}
 	dpids := map[string]bool{}
 	for i := range d.spec.Nodes {
 		sn := &d.spec.Nodes[i]
@@ -113,16 +135,20 @@ func (d *deployer) ovsPlan(taken map[string]bool, kernel bool) (*ovs.Lab, []OVSB
 		}
 		dp, err := resolveDatapath(cfg, kernel)
 		if err != nil {
-			return nil, nil, fmt.Errorf("switch %s: %w", sn.Name, err)
+			return nil, fmt.Errorf("switch %s: %w", sn.Name, err)
 		}
 		dpid := ovs.DatapathID(sn.Name, d.spec.Name, 0)
 		for salt := 1; dpids[dpid]; salt++ {
 			dpid = ovs.DatapathID(sn.Name, d.spec.Name, salt)
 		}
 		dpids[dpid] = true
-		b := ovs.Bridge{Name: pick(sn.Name, ""), Node: sn.Name, Datapath: dp, FailMode: cfg.FailMode, Protocols: cfg.Protocols,
+		topoNames := cfg.TopologyNames()
+		b := ovs.Bridge{Name: sn.Name, Node: sn.Name, Datapath: dp, FailMode: cfg.FailMode, Protocols: cfg.Protocols,
 			Controllers: cfg.Controllers, STP: sn.STP, RSTP: cfg.RSTP, DatapathID: dpid}
-		bs := OVSBridgeState{Node: sn.Name, Name: b.Name, Datapath: dp}
+		if !topoNames {
+			b.Name = pick(sn.Name, "")
+		}
+		bs := OVSBridgeState{Node: sn.Name, Name: b.Name, Datapath: dp, Names: cfg.Names}
 		used := map[int]bool{}
 		want := make([]int, len(sn.Interfaces))
 		for k, ifc := range sn.Interfaces {
@@ -142,9 +168,12 @@ func (d *deployer) ovsPlan(taken map[string]bool, kernel bool) (*ovs.Lab, []OVSB
 			}
 			p := ovs.Port{Iface: ifc.Name, OFPort: want[k], Edge: !d.peerIsSwitch(ifc.Peer)}
 			ps := OVSPortState{Iface: ifc.Name, OFPort: want[k], Peer: ifc.Peer}
-			if ifc.External != nil {
+			switch {
+			case ifc.External != nil:
 				p.Name, ps.External = ifc.External.HostName, true
-			} else {
+			case topoNames:
+				p.Name, born[sn.Name+":"+ifc.Name] = ifc.Name, pick(sn.Name, ifc.Name)
+			default:
 				p.Name = pick(sn.Name, ifc.Name)
 			}
 			ps.Name = p.Name
@@ -154,7 +183,7 @@ func (d *deployer) ovsPlan(taken map[string]bool, kernel bool) (*ovs.Lab, []OVSB
 			if pc := cfg.Port(ifc.Name); pc != nil {
 				if pc.QoS != nil {
 					if p.Noop {
-						return nil, nil, fmt.Errorf("%s: %s:%s has a qos: and its link's %s shaping also owns the port's qdiscs: use backend: userspace on that link (it shapes in the link's own namespace) or move the qos to another port", pc.Pos, sn.Name, ifc.Name, d.backendOf(ifc.Link))
+						return nil, fmt.Errorf("%s: %s:%s has a qos: and its link's %s shaping also owns the port's qdiscs: use backend: userspace on that link (it shapes in the link's own namespace) or move the qos to another port", pc.Pos, sn.Name, ifc.Name, d.backendOf(ifc.Link))
 					}
 					q := &ovs.QoS{MaxRate: pc.QoS.MaxRate}
 					for _, tq := range pc.QoS.Queues {
@@ -182,7 +211,10 @@ func (d *deployer) ovsPlan(taken map[string]bool, kernel bool) (*ovs.Lab, []OVSB
 		lab.Bridges = append(lab.Bridges, b)
 		states = append(states, bs)
 	}
-	return lab, states, lab.Check()
+	if err := lab.Check(); err != nil {
+		return nil, err
+	}
+	return &ovsPlanned{lab: lab, bridges: states, born: born}, nil
 }
 
 // peerIsSwitch reports whether "node:iface" is on a switch.
@@ -204,8 +236,9 @@ func (d *deployer) backendOf(li int) string {
 // under their OVS names) and the ovs phase.
 type ovsDeploy struct {
 	lab    *ovs.Lab
-	group  uint32 // device group of the lab's root-namespace devices
-	gso    bool   // some port has a QoS: senders into OVS make frames
+	born   map[string]string // "node:iface" -> name a port device is created under (ovsPlanned)
+	group  uint32            // device group of the lab's root-namespace devices
+	gso    bool              // some port has a QoS: senders into OVS make frames
 	netdev map[string]bool
 	ports  map[string]*OVSPortState // "node:iface"
 	mu     sync.Mutex
@@ -246,31 +279,17 @@ func (d *deployer) ovsPrepare(ctx context.Context) error {
 		return err
 	}
 	d.log.Debug("open vswitch", "db", o.DB, "embedded", o.Embedded)
-	taken := map[string]bool{}
-	for _, l := range rootLinks() {
-		taken[l.Attrs().Name] = true
+	taken := rootHolders()
+	if err := taken.addDBAt(ctx, o.DB); err != nil {
+		return err
 	}
-	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	c, err := ovs.Dial(dctx, o.DB)
+	plan, err := d.ovsPlan(taken, kernelDatapath())
 	if err != nil {
 		return err
 	}
-	names, err := c.Names(dctx)
-	c.Close()
-	if err != nil {
-		return err
-	}
-	for _, n := range names {
-		taken[n] = true
-	}
-	lab, bridges, err := d.ovsPlan(taken, kernelDatapath())
-	if err != nil {
-		return err
-	}
-	od := &ovsDeploy{lab: lab, group: ovsGroup(d.spec.Name), netdev: map[string]bool{}, ports: map[string]*OVSPortState{}, inRoot: map[string]bool{}}
+	od := &ovsDeploy{lab: plan.lab, born: plan.born, group: ovsGroup(d.spec.Name), netdev: map[string]bool{}, ports: map[string]*OVSPortState{}, inRoot: map[string]bool{}}
 	d.stMu.Lock()
-	d.st.OVS.Bridges = bridges
+	d.st.OVS.Bridges = plan.bridges
 	d.st.OVS.Group = od.group
 	for bi := range d.st.OVS.Bridges {
 		b := &d.st.OVS.Bridges[bi]
@@ -319,6 +338,9 @@ func (d *deployer) createOVSLink(l topo.Link, li int) error {
 				return end{}, fmt.Errorf("%s: no OVS port planned", ep)
 			}
 			e.h, e.ns, e.name = root, hostNetns, e.ps.Name
+			if b := d.ovs.born[ep.String()]; b != "" {
+				e.name = b // renamed to its topology name once marked (prepareOVSPort)
+			}
 		}
 		return e, nil
 	}
@@ -375,7 +397,7 @@ func (d *deployer) createOVSLink(l topo.Link, li int) error {
 		d.ovs.mu.Lock()
 		d.ovs.inRoot[ep.String()] = true
 		d.ovs.mu.Unlock()
-		if err := d.prepareOVSPort(root, ep, e.ifc, e.ps); err != nil {
+		if err := d.prepareOVSPort(root, ep, e.ifc, e.ps, e.name); err != nil {
 			return err
 		}
 	}
@@ -386,13 +408,15 @@ func (d *deployer) ovsAlias(ep topo.Endpoint) string {
 	return fmt.Sprintf("%s ovs=%s", d.marker, ep)
 }
 
-// prepareOVSPort readies a port device that is in the root namespace:
-// marker, device group, up, and what the datapath needs of it and of the
-// device that sends into it (the link's far end).
-func (d *deployer) prepareOVSPort(root *netlink.Handle, ep topo.Endpoint, ifc *topo.Interface, ps *OVSPortState) error {
-	rl, err := root.LinkByName(ps.Name)
+// prepareOVSPort readies a port device that is in the root namespace
+// under the name cur: marker, device group, its port name (a device
+// created under a unique name gets its topology name only once marked),
+// up, and what the datapath needs of it and of the device that sends
+// into it (the link's far end).
+func (d *deployer) prepareOVSPort(root *netlink.Handle, ep topo.Endpoint, ifc *topo.Interface, ps *OVSPortState, cur string) error {
+	rl, err := root.LinkByName(cur)
 	if err != nil {
-		return fmt.Errorf("%s in the root namespace: %w", ps.Name, err)
+		return fmt.Errorf("%s in the root namespace: %w", cur, err)
 	}
 	if !ps.External { // a real adapter keeps its ext= marker for restoring it
 		if rl.Attrs().Alias != d.ovsAlias(ep) {
@@ -404,6 +428,12 @@ func (d *deployer) prepareOVSPort(root *netlink.Handle, ep topo.Endpoint, ifc *t
 			if err := root.LinkSetGroup(rl, int(d.ovs.group)); err != nil {
 				return fmt.Errorf("%s: set group: %w", ps.Name, err)
 			}
+		}
+		if cur != ps.Name {
+			if err := root.LinkSetName(rl, ps.Name); err != nil {
+				return d.takenErr(ep.Node, ps.Name, fmt.Errorf("%s: rename to %s: %w", cur, ps.Name, err))
+			}
+			d.log.Debug("switch port renamed to its topology name", "from", cur, "to", ps.Name)
 		}
 	}
 	if err := root.LinkSetUp(rl); err != nil {
@@ -505,6 +535,9 @@ func (d *deployer) ovsSwitches(ctx context.Context) error {
 		return err
 	}
 
+	if err := d.topologyNamesFree(ctx, c, o.DB); err != nil {
+		return err
+	}
 	// One transaction for the whole lab, then wait for ovs-vswitchd.
 	t0 := time.Now()
 	cfg, err := c.Create(ctx, d.ovs.lab)
@@ -539,6 +572,7 @@ func (d *deployer) ovsSwitches(ctx context.Context) error {
 	// netdev datapath); marked and grouped, they can be removed in one
 	// request when the embedded daemons stop without tearing each bridge
 	// down (see ovsTeardown).
+	crashPoint("ovs-bridges-unmarked")
 	for _, b := range bridges {
 		bl, err := root.LinkByName(b.Name)
 		if err != nil {
@@ -572,6 +606,32 @@ func (d *deployer) ovsSwitches(ctx context.Context) error {
 	return d.ovsWaitSpanningTree(ctx, c)
 }
 
+// topologyNamesFree checks, just before the transaction, that the names
+// of the lab's switches with names: topology are still free: another lab
+// coming up at the same moment, or a user, may have taken one since the
+// plan. Then up says who, instead of failing in the transaction (a name
+// taken in the database) or on a device ovs-vswitchd cannot make.
+func (d *deployer) topologyNamesFree(ctx context.Context, c *ovs.Client, db string) error {
+	if len(topologyNamed(d.spec)) == 0 {
+		return nil
+	}
+	taken := nameHolders{}
+	for _, l := range rootLinks() {
+		if lab, ok := labFromMarker(l.Attrs().Alias); !ok || lab != d.spec.Name { // the lab's own ports have their names by now
+			taken[l.Attrs().Name] = deviceHolder(l)
+		}
+	}
+	names, err := c.Names(ctx)
+	if err != nil {
+		return err
+	}
+	taken.addDB(db, names)
+	if errs := topologyNameConflicts(d.spec, taken); len(errs) > 0 {
+		return errors.New(strings.Join(errs, "\n  "))
+	}
+	return nil
+}
+
 // moveToOVS moves one switch-side interface from the switch's namespace
 // into the root namespace under its OVS name (links of the userspace
 // engine, whose switch end shaping.go creates in the switch's namespace,
@@ -593,10 +653,24 @@ func (d *deployer) moveToOVS(root *netlink.Handle, n *node, ifc *topo.Interface,
 		}
 	}
 	if err := n.h.LinkSetNsFd(l, int(hostNetns)); err != nil {
-		return fmt.Errorf("%s: move to the root namespace as %s: %w", ifc.Name, ps.Name, err)
+		return d.takenErr(n.spec.Name, ps.Name, fmt.Errorf("%s: move to the root namespace as %s: %w", ifc.Name, ps.Name, err))
 	}
 	d.log.Debug("switch port moved to the root namespace", "node", n.spec.Name, "iface", ifc.Name, "as", ps.Name)
-	return d.prepareOVSPort(root, topo.Endpoint{Node: n.spec.Name, Iface: ifc.Name}, ifc, ps)
+	return d.prepareOVSPort(root, topo.Endpoint{Node: n.spec.Name, Iface: ifc.Name}, ifc, ps, ps.Name)
+}
+
+// takenErr turns a failure to give a device its topology name into the
+// refusal that says who took the name meanwhile (another lab coming up
+// at the same moment, a user); other errors pass unchanged.
+func (d *deployer) takenErr(node, name string, err error) error {
+	sn := d.spec.Node(node)
+	if !errors.Is(err, unix.EEXIST) || sn == nil || !sn.OVS.TopologyNames() {
+		return err
+	}
+	if h, ok := rootHolders()[name]; ok {
+		return errors.New(nameConflict(d.spec.Name, sn, []string{name}, []nameHolder{h}))
+	}
+	return err
 }
 
 // reshapeMoved re-installs the kernel shaping of a moved link end: a

@@ -44,10 +44,14 @@ type OVSState struct {
 
 // OVSBridgeState is one switch node's bridge.
 type OVSBridgeState struct {
-	Node     string         `json:"node"`
-	Name     string         `json:"name"`     // bridge (and its local port) in OVS
-	Datapath string         `json:"datapath"` // "system" (kernel) or "netdev"
-	Ports    []OVSPortState `json:"ports"`
+	Node     string `json:"node"`
+	Name     string `json:"name"`     // bridge (and its local port) in OVS
+	Datapath string `json:"datapath"` // "system" (kernel) or "netdev"
+	// Names is "topology" when the bridge and its ports carry the
+	// topology's names (Name is Node, each port's Name its Iface), ""
+	// for unique hashed names.
+	Names string         `json:"names,omitempty"`
+	Ports []OVSPortState `json:"ports"`
 }
 
 // OVSPortState is one port: a topology interface of the switch, which

@@ -11,8 +11,9 @@ import (
 
 // ovsPreflight checks what can be checked about a lab's ovs switches
 // before anything changes: an Open vSwitch to use (a system one that
-// answers, or the binaries to start emuctl's own), datapath pins this
-// kernel can honour, and one owner per port's qdiscs.
+// answers, or the binaries to start emuctl's own), the names switches
+// with names: topology need, datapath pins this kernel can honour, and
+// one owner per port's qdiscs.
 func ovsPreflight(spec *topo.Spec, links []LinkState) []string {
 	if !specHasOVS(spec) {
 		return nil
@@ -29,6 +30,7 @@ func ovsPreflight(spec *topo.Spec, links []LinkState) []string {
 			errs = append(errs, fmt.Sprintf("ovs switches need Open vSwitch: no system Open vSwitch answers at %s and emuctl cannot start its own: %v", ovs.SystemDB, err))
 		}
 	}
+	errs = append(errs, ovsNamePreflight(spec)...) // names: topology (ovs_names.go)
 	kernel := kernelDatapath()
 	shapedBy := map[int]string{}
 	for _, ls := range links {

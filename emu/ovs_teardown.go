@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/ovs"
+	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
@@ -56,8 +57,10 @@ func ovsTeardown(st *State, log *slog.Logger) []string {
 	// database goes with them, so no row needs deleting, and ovs-vswitchd
 	// does not tear each bridge down (~60 ms a bridge on the netdev
 	// datapath); the bridge devices it leaves are the lab's, marked and
-	// grouped, and go below.
-	if st.OVS != nil && st.OVS.Embedded {
+	// grouped, and go below. Not when a bridge named by the topology is
+	// there unmarked: that device goes by its rows, through ovs-vswitchd,
+	// or stays (ovs_names.go).
+	if st.OVS != nil && st.OVS.Embedded && !unmarkedTopologyBridge(st) {
 		stopped, err := releaseEmbeddedOVS(st.Lab)
 		if err != nil {
 			errs = append(errs, "embedded open vswitch: "+err.Error())
@@ -236,8 +239,11 @@ func ovsRelease(st *State, log *slog.Logger) error {
 // created for the lab but emuctl had not marked yet (a deploy that failed
 // between the transaction and the marking), once the embedded daemons are
 // stopped: the persistent taps of the netdev datapath outlive them. Only a
-// tap or OVS internal device with a name the lab's state records and no
-// alias (or the lab's marker) is deleted.
+// tap or OVS internal device with a unique name the lab's state records
+// and no alias (or the lab's marker) is deleted; a bridge named by the
+// topology (names: topology) has a name anyone may use, so without the
+// lab's marker it is not emuctl's to delete (ovsTeardown leaves such a
+// device to ovs-vswitchd).
 func deleteUnmarkedBridgeDevices(st *State, log *slog.Logger) {
 	if st.OVS == nil {
 		return
@@ -254,6 +260,9 @@ func deleteUnmarkedBridgeDevices(st *State, log *slog.Logger) {
 		}
 		alias := l.Attrs().Alias
 		if ml, ok := labFromMarker(alias); alias != "" && (!ok || ml != st.Lab) {
+			continue
+		}
+		if alias == "" && b.Names == topo.OVSNamesTopology {
 			continue
 		}
 		if t := l.Type(); t != "tuntap" && t != "openvswitch" {

@@ -661,11 +661,12 @@ links:
   - {endpoints: [s1, t1]}
 `)
 	d := &deployer{spec: spec, marker: Marker(spec.Name), st: &State{}}
-	taken := map[string]bool{ovs.DeviceName("tovplan", "s1", "s1-eth1", 0): true}
-	lab, states, err := d.ovsPlan(taken, false)
+	taken := nameHolders{ovs.DeviceName("tovplan", "s1", "s1-eth1", 0): {desc: "a test's"}}
+	plan, err := d.ovsPlan(taken, false)
 	if err != nil {
 		t.Fatal(err)
 	}
+	lab, states := plan.lab, plan.bridges
 	if lab.Bridges[0].DatapathID == lab.Bridges[1].DatapathID {
 		t.Errorf("s1 and t1 share datapath id %s", lab.Bridges[0].DatapathID)
 	}

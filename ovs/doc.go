@@ -23,7 +23,8 @@
 //     or QoS survives). QoS and Queue rows are root rows that OVSDB does not
 //     garbage-collect, so they are deleted explicitly.
 //   - [Client.Show], [Client.Markers] and [Client.SpanningTreePending] read
-//     back what a lab has.
+//     back what a lab has; [Client.Names] lists every name in use, with
+//     the marker of the row holding it.
 //   - [Embedded] is a private pair with its database, sockets, pid files
 //     and logs in one directory; [Embedded.Start] creates the database
 //     (ovsdb-tool create, from the installed schema) and waits until
@@ -48,7 +49,10 @@
 //
 // Bridge and port devices get short unique names (at most 15 bytes): a
 // readable stem and a hash of lab, node and interface ("s1.k3f9a",
-// "s1-eth1.x2mqa"); emu marks the port devices with the alias
+// "s1-eth1.x2mqa"), or, for a switch with names: topology, exactly the
+// switch's and its interfaces' names ("s1", "s1-eth1"), which one lab at
+// a time may hold on a host ([Client.Names] says who holds a name in the
+// database); emu marks the port devices with the alias
 // "emuctl:<lab> ovs=<node>:<iface>" and gives them Mininet's OpenFlow port
 // numbers (s1-eth3 is port 3) and datapath ids (s12 is 000000000000000c).
 // Inside a switch node, OVS_RUNDIR points at links named after the lab's

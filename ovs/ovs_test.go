@@ -200,6 +200,19 @@ func TestEmbeddedRoundTrip(t *testing.T) {
 	if err != nil || len(info) != 2 || info[1].FailMode != "secure" || len(info[1].Controllers) != 1 {
 		t.Fatalf("show: %v %+v", err, info)
 	}
+	names, err := c.Names(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := names["tov0.s1"]; u != (NameUse{Table: "bridge", Marker: "emuctl:tov0"}) {
+		t.Errorf("tov0.s1 held by %+v", u)
+	}
+	if u := names["tov0.p1"]; u != (NameUse{Table: "port", Marker: "emuctl:tov0"}) {
+		t.Errorf("tov0.p1 held by %+v", u)
+	}
+	if u := names["tovdecoy"]; u != (NameUse{Table: "bridge"}) {
+		t.Errorf("the user's tovdecoy held by %+v", u)
+	}
 	// A second create of the same names fails whole.
 	if _, err := c.Create(ctx, l); err == nil {
 		t.Error("second Create of the same bridges succeeded")

@@ -157,9 +157,19 @@ func (c *Client) Show(ctx context.Context, marker string) ([]BridgeInfo, error) 
 	return out, nil
 }
 
+// NameUse says which row holds a name in the database: its table
+// ("bridge", "port" or "interface") and the emuctl marker on it ("" for a
+// row emuctl did not make).
+type NameUse struct {
+	Table  string
+	Marker string
+}
+
 // Names returns the names of every bridge, port and interface in the
-// database (any owner): a new device name must avoid them all.
-func (c *Client) Names(ctx context.Context) ([]string, error) {
+// database (any owner) with the row that holds each (a bridge rather than
+// its port and interface of the same name): a new device name must avoid
+// them all, and a refusal can say whose a name is.
+func (c *Client) Names(ctx context.Context) (map[string]NameUse, error) {
 	var brs []vswitchd.Bridge
 	var ps []vswitchd.Port
 	var is []vswitchd.Interface
@@ -168,15 +178,21 @@ func (c *Client) Names(ctx context.Context) ([]string, error) {
 			return nil, err
 		}
 	}
-	var out []string
+	out := map[string]NameUse{}
+	add := func(name, table string, ids map[string]string) {
+		if _, ok := out[name]; !ok {
+			m, _ := ours(ids, "")
+			out[name] = NameUse{Table: table, Marker: m}
+		}
+	}
 	for _, b := range brs {
-		out = append(out, b.Name)
+		add(b.Name, "bridge", b.ExternalIDs)
 	}
 	for _, p := range ps {
-		out = append(out, p.Name)
+		add(p.Name, "port", p.ExternalIDs)
 	}
 	for _, i := range is {
-		out = append(out, i.Name)
+		add(i.Name, "interface", i.ExternalIDs)
 	}
 	return out, nil
 }

@@ -68,6 +68,16 @@ func TestCrashWindows(t *testing.T) {
 				t.Fatal("no unmarked root device: the window was not hit")
 			}
 		}},
+		{"ovs-bridges-unmarked", func(t *testing.T, lab string) {
+			// A bridge device ovs-vswitchd made, not yet marked.
+			st, err := ReadState(lab)
+			if err != nil || st.OVS == nil || len(st.OVS.Bridges) == 0 {
+				t.Fatalf("no bridge recorded: %v", err)
+			}
+			if l, err := netlink.LinkByName(st.OVS.Bridges[0].Name); err != nil || l.Attrs().Alias != "" {
+				t.Fatalf("no unmarked bridge device %s: the window was not hit (%v)", st.OVS.Bridges[0].Name, err)
+			}
+		}},
 		{"teardown-statedir", func(t *testing.T, lab string) {
 			if _, err := os.Stat(stateDir(lab)); err != nil {
 				t.Fatal("state dir gone: the window was not hit")
@@ -78,7 +88,7 @@ func TestCrashWindows(t *testing.T) {
 		t.Run(c.point, func(t *testing.T) {
 			lab := "tcw"
 			yaml := crashLabYAML
-			if c.point == "ovs-rootlink" {
+			if strings.HasPrefix(c.point, "ovs-") {
 				if _, err := exec.LookPath("ovs-vswitchd"); err != nil {
 					t.Skip("Open vSwitch is not installed (apt-get install openvswitch-switch)")
 				}

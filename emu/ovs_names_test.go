@@ -330,3 +330,38 @@ func TestOVSTopologyNamesRuntimeChange(t *testing.T) {
 	}
 	requirePingAll(t, st) // the lab as it was up
 }
+
+// A link between two switches, one with names: topology and one with
+// unique names: both ends are made in the root namespace, one renamed to
+// its topology name once marked; traffic crosses both bridges.
+func TestOVSTopologyNamesMixed(t *testing.T) {
+	needOVS(t)
+	const lab = "tovn7"
+	st := up(t, loadYAML(t, lab, `name: tovn7
+nodes:
+  h1: {}
+  h2: {}
+  tm1: {kind: switch, type: ovs, names: topology}
+  tm2: {kind: switch, type: ovs}
+links: [{endpoints: [h1, tm1]}, {endpoints: [tm1, tm2]}, {endpoints: [tm2, h2]}]
+`), Options{})
+	a, b := st.OVS.Bridges[0], st.OVS.Bridges[1]
+	if a.Name != "tm1" || a.Ports[1].Name != "tm1-eth2" || b.Names != "" || !strings.HasPrefix(b.Ports[0].Name, "tm2-eth1.") {
+		t.Fatalf("bridges %+v %+v", a, b)
+	}
+	l, err := netlink.LinkByName("tm1-eth2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer, err := netlink.LinkByIndex(l.Attrs().ParentIndex)
+	if err != nil || peer.Attrs().Name != b.Ports[0].Name {
+		t.Errorf("tm1-eth2's peer is %v (%v), want %s", peer, err, b.Ports[0].Name)
+	}
+	requirePingAll(t, st)
+	if err := Down(lab, nil); err != nil {
+		t.Fatal(err)
+	}
+	requireGone(t, lab)
+	requireNoOVSLeft(t, lab)
+	requireNoDevices(t, "tm1", "tm1-eth1", "tm1-eth2")
+}

@@ -24,16 +24,16 @@ import (
 // the lab's (preflight), checks again when it plans (the ovs phase's
 // start) and once more just before the OVS transaction.
 //
-// No device ever carries a topology name unmarked: a port's veth end is
-// created in the root namespace under a unique name (journalled, as for
-// names: unique), marked, and only then renamed; ports that arrive from
-// a switch's namespace already carry the lab's marker. So everything that
-// finds a lab's devices by marker (down, clean, the leak checks) finds
-// these too, and a device named like a switch or port that does not carry
-// the marker is never deleted. The bridge devices are ovs-vswitchd's:
-// unmarked for a moment after it creates them, they are left to
-// ovs-vswitchd (deleting the rows) rather than deleted by name (see
-// ovsTeardown).
+// No port device of emuctl's ever carries a topology name unmarked: a
+// port's veth end is created in the root namespace under a unique name
+// (journalled, as for names: unique), marked, and only then renamed;
+// ports that arrive from a switch's namespace already carry the lab's
+// marker. So everything that finds a lab's devices by marker (down,
+// clean, the leak checks) finds these too, and a device named like a
+// switch or port that does not carry the marker is never deleted. The
+// bridge devices are ovs-vswitchd's: unmarked for a moment after it
+// creates them, they are left to ovs-vswitchd (deleting the rows) rather
+// than deleted by name (see ovsTeardown).
 
 // nameHolder says who holds a name a switch with names: topology needs:
 // a description for messages and, when it is an emuctl lab's, the lab.

@@ -54,11 +54,16 @@ func TestSoak(t *testing.T) {
 		{"routed", []string{"topologies/routed.yaml"}, false},
 	}
 	if _, err := exec.LookPath("ovs-vswitchd"); err == nil {
-		topos = append(topos, struct {
+		// and switches with the topology's names on the host (names:
+		// topology; not s1, which the decoys hold)
+		names := filepath.Join(dir, "ovs-names.yaml")
+		os.WriteFile(names, []byte("name: soak\nnodes: {h1: {}, h2: {}, tz1: {kind: switch, type: ovs, names: topology}, tz2: {kind: switch, type: ovs, names: topology}}\n"+
+			"links: [{endpoints: [h1, tz1]}, {endpoints: [tz1, tz2]}, {endpoints: [tz2, h2]}]\n"), 0o644)
+		topos = append(topos, []struct {
 			name       string
 			args       []string
 			supervisor bool
-		}{"ovs", []string{"--topo", "linear,3", "--switch", "ovs"}, false})
+		}{{"ovs", []string{"--topo", "linear,3", "--switch", "ovs"}, false}, {"ovs-names", []string{names}, false}}...)
 	} else {
 		t.Log("Open vSwitch not installed: no OVS cycles")
 	}

@@ -7,6 +7,7 @@ PKGS=(iproute2 iputils-ping ethtool iperf3 nftables procps bash tmux openvswitch
   tshark # reads the Wi-Fi medium's radiotap captures back in tests
   python3 python3-pytest pyflakes3 # the Python package (python/): its tests and lint
   python3-pexpect iperf telnet net-tools iptables vlan # make test-mininet: what Mininet's example tests and examples run
+  openvswitch-testcontroller # the Mininet layer's Controller (Mininet's learning controller is this one on Debian)
   openssh-server) # labs over several machines: emu's SSH test runs sshd -i in stand-in machines (Debian enables
   # its ssh service where systemd runs; the tests do not use it)
 missing=()
@@ -20,6 +21,13 @@ if ((${#missing[@]})); then
   echo 'wireshark-common wireshark-common/install-setuid boolean false' | debconf-set-selections
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  # Debian starts the test controller as a service where systemd runs
+  # (listening on port 6653, where the Mininet layer's Controller c0
+  # listens): the one just installed here is stopped and disabled, as
+  # Mininet's own installer does.
+  if [[ " ${missing[*]} " == *" openvswitch-testcontroller "* ]] && [ -d /run/systemd/system ]; then
+    systemctl disable --now openvswitch-testcontroller >/dev/null 2>&1 || true
+  fi
 fi
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
   echo "note: Go is at /usr/local/go/bin; add it to PATH" >&2

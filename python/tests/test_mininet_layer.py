@@ -4,6 +4,7 @@ document, and the refusals that name what emuctl cannot honour. The
 root tier is ``make test-mininet`` (Mininet's own example tests) and
 test_mininet_root.py."""
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -17,8 +18,8 @@ from mininet import _emu  # noqa: E402
 from mininet._emu import CompatError  # noqa: E402
 from mininet.link import TCLink, tcKeys  # noqa: E402
 from mininet.net import Mininet  # noqa: E402
-from mininet.node import RemoteController  # noqa: E402
-from mininet.nodelib import NAT  # noqa: E402
+from mininet.node import NOX, Controller, OVSBridge, OVSSwitch, RemoteController  # noqa: E402
+from mininet.nodelib import NAT, LinuxBridge  # noqa: E402
 from mininet.topo import LinearTopo, SingleSwitchTopo, Topo  # noqa: E402
 from mininet.topolib import TorusTopo, TreeTopo  # noqa: E402
 from mininet.util import custom, ipAdd, irange, netParse, natural, splitArgs  # noqa: E402
@@ -80,7 +81,21 @@ def test_document_has_mininets_names_and_addresses():
     net.buildFromTopo(net.topo)
     doc = net.session.document()
     assert doc["routing"] == "none" and doc["addressing"] == {"auto": False}
-    assert doc["nodes"] == {"h1": {"kind": "host"}, "h2": {"kind": "host"}, "s1": {"kind": "switch", "type": "linux-bridge"}}
+    # Mininet's default switch: Open vSwitch with the script's names, secure
+    # (only its controller's flows), where Open vSwitch is installed
+    ovs = {"kind": "switch", "type": "ovs", "names": "topology", "fail_mode": "secure"}
+    bridge = {"kind": "switch", "type": "linux-bridge"}
+    assert doc["nodes"] == {"h1": {"kind": "host"}, "h2": {"kind": "host"},
+                            "s1": ovs if shutil.which("ovs-vswitchd") else bridge}
+    net = Mininet(topo=SingleSwitchTopo(2), build=False, switch=LinuxBridge)
+    net.buildFromTopo(net.topo)
+    assert net.session.document()["nodes"]["s1"] == bridge
+    net = Mininet(topo=SingleSwitchTopo(2), build=False, switch=OVSBridge)
+    net.buildFromTopo(net.topo)
+    if shutil.which("ovs-vswitchd"):
+        assert net.session.document()["nodes"]["s1"] == dict(ovs, fail_mode="standalone")
+    with pytest.raises(CompatError, match="failMode"):
+        OVSSwitch("s9", failMode="open")
     assert doc["links"] == [
         {"endpoints": ["h1:h1-eth0", "s1:s1-eth1"], "ip": {"h1": "10.0.0.1/8"}},
         {"endpoints": ["h2:h2-eth0", "s1:s1-eth2"], "ip": {"h2": "10.0.0.2/8"}},
@@ -107,8 +122,11 @@ def test_tclink_params_become_directions():
 
 def test_refusals_name_what_is_not_honoured():
     net = Mininet(build=False)
-    with pytest.raises(CompatError, match="RemoteController"):
-        RemoteController("c1", ip="192.0.2.1")
+    with pytest.raises(CompatError, match="NOX"):
+        NOX("c1")
+    with pytest.raises(CompatError, match="inNamespace=True"):
+        Controller("c2", inNamespace=True)
+    assert RemoteController("c3", ip="127.0.0.1", port=6999).target() == "tcp:127.0.0.1:6999"
     with pytest.raises(CompatError, match="inNamespace=False"):
         NAT("nat0", inNamespace=False)
     h = net.addHost("h1")

@@ -77,7 +77,7 @@ class Session:
             kind = "switch" if node.isSwitchNode() else "host"
             params: dict[str, Any] = {"lab": self.name, "name": node.name, "kind": kind}
             if kind == "switch":
-                params["switch_type"] = "linux-bridge"
+                params["switch_type"] = node.emuctlNode().get("type", "linux-bridge")
             self.call("node.add", **params)
 
     def addLink(self, link: Any) -> None:
@@ -134,7 +134,7 @@ class Session:
         for n in self.nodes.values():
             if not n.inLab():
                 continue
-            nodes[n.name] = {"kind": "switch", "type": "linux-bridge"} if n.isSwitchNode() else {"kind": "host"}
+            nodes[n.name] = n.emuctlNode()
         if not nodes:
             raise CompatError("the network has no node to build")
         return {"name": self.name, "addressing": {"auto": False}, "routing": "none", "nodes": nodes,
@@ -176,6 +176,24 @@ class Session:
         _watch(self)
         self.cpu0 = _cpu()
         self.refresh()
+        if any(n.emuctlNode().get("type") == "ovs" for n in self.nodes.values() if n.inLab()):
+            self.ovsEnv()
+
+    def ovsEnv(self) -> None:
+        """Point Open vSwitch's tools, in this process and every shell and
+        program it starts, at the Open vSwitch that serves the lab (emuctl's
+        own when the machine runs none): ``OVS_RUNDIR``."""
+        out = subprocess.run([self.emuctl, "inspect", "-l", self.name], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, check=False)
+        try:
+            live = (json.loads(out.stdout or b"{}").get("ovs_live") or {})
+        except ValueError:
+            live = {}
+        rundir = live.get("run_dir")
+        if not rundir:
+            raise CompatError(f"lab {self.name}: emuctl inspect names no Open vSwitch run directory "
+                              f"({out.stderr.decode(errors='replace').strip() or 'no ovs_live'})")
+        os.environ["OVS_RUNDIR"] = rundir
 
     def keptUp(self) -> str:
         """One line: did the emulation keep up while the network ran? The
@@ -261,9 +279,30 @@ def _busy(a: tuple[int, int], b: tuple[int, int]) -> Optional[float]:
 
 
 _watched: list[Session] = []
+_processes: list["subprocess.Popen[bytes]"] = []  # programs the layer runs on the host (controllers)
+
+
+def track(p: "subprocess.Popen[bytes]") -> None:
+    """Stop p (by pid) at exit and on SIGTERM/SIGHUP, if it still runs then."""
+    if not _watched and not _processes:
+        _arm()
+    _processes.append(p)
+
+
+def _stopProcesses() -> None:
+    for p in list(_processes):
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        _processes.remove(p)
 
 
 def _cleanupAll() -> None:
+    _stopProcesses()
     for s in list(_watched):
         for n in list(s.nodes.values()):
             try:
@@ -297,6 +336,7 @@ def _onSignal(signum: int, _frame: Any) -> None:
                 n.terminate()
             except Exception:
                 pass
+    _stopProcesses()
     for p in downs:
         try:
             p.wait(timeout=30)
@@ -306,10 +346,14 @@ def _onSignal(signum: int, _frame: Any) -> None:
     os.kill(os.getpid(), signum)
 
 
+def _arm() -> None:
+    atexit.register(_cleanupAll)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) in (signal.SIG_DFL, None):
+            signal.signal(sig, _onSignal)
+
+
 def _watch(s: Session) -> None:
-    if not _watched:
-        atexit.register(_cleanupAll)
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            if signal.getsignal(sig) in (signal.SIG_DFL, None):
-                signal.signal(sig, _onSignal)
+    if not _watched and not _processes:
+        _arm()
     _watched.append(s)

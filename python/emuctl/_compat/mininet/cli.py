@@ -20,6 +20,7 @@ from select import POLLIN, poll
 from subprocess import call
 from typing import Any, Optional
 
+from mininet._emu import CompatError
 from mininet.log import error, info, output
 from mininet.util import dumpNodeConnections, dumpPorts, quietRun
 
@@ -258,8 +259,18 @@ class CLI(cmd.Cmd):
             error("error reading file %s\n" % args[0])
 
     def do_dpctl(self, line: str) -> None:
-        """Run dpctl (ovs-ofctl) on every switch: refused (switches are Linux bridges here)."""
-        error("*** dpctl: the switches of emuctl's Mininet layer are Linux bridges; they have no OpenFlow tables\n")
+        """Run dpctl (ovs-ofctl) command on all switches.
+        Usage: dpctl command [arg1] [arg2] ..."""
+        args = line.split()
+        if len(args) < 1:
+            error("usage: dpctl command [arg1] [arg2] ...\n")
+            return
+        for sw in self.mn.switches:
+            output("*** " + sw.name + " " + ("-" * 72) + "\n")
+            try:
+                output(sw.dpctl(*args))
+            except CompatError as e:
+                error("*** %s\n" % e)
 
     def do_time(self, line: str) -> None:
         """Measure time taken for any command in Mininet."""

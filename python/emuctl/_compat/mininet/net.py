@@ -69,12 +69,30 @@ class Mininet:
     # adding and removing
 
     def waitConnected(self, timeout: Optional[float] = None, delay: float = 0.5) -> bool:
-        """Wait for switches to connect (a learning bridge is connected at once)."""
+        """Wait until every switch is connected to one of its controllers
+        (Linux bridges and standalone OVS bridges are at once); True if
+        they all are within timeout seconds (None: no limit)."""
         info("*** Waiting for switches to connect\n")
-        for s in self.switches:
-            info(s.name + " ")
-        info("\n")
-        return True
+        t0 = time.time()
+        remaining = list(self.switches)
+        while True:
+            for s in list(remaining):
+                if s.connected():
+                    info(s.name + " ")
+                    remaining.remove(s)
+            if not remaining:
+                info("\n")
+                return True
+            if timeout is not None and time.time() - t0 >= timeout:
+                break
+            time.sleep(delay)
+        warn("Timed out after %d seconds\n" % (time.time() - t0))
+        for s in remaining:
+            if not s.connected():
+                warn("Warning: %s is not connected to a controller\n" % s.name)
+            else:
+                remaining.remove(s)
+        return not remaining
 
     def addHost(self, name: str, cls: Any = None, **params: Any) -> Any:
         """Add a host (address from ipBase unless ``ip`` is given)."""
@@ -336,7 +354,7 @@ class Mininet:
             switch.start(self.controllers)
         info("...\n")
         if self.waitConn:
-            self.waitConnected()
+            self.waitConnected(None if self.waitConn is True else self.waitConn)
         if os.environ.get("EMUCTL_VERIFY") == "1":
             self.verify()
 
@@ -438,20 +456,31 @@ class Mininet:
             hosts = self.hosts
             output("*** Ping: testing ping reachability\n")
         fast = self._pingAllFast(hosts) if allHosts and timeout is None else None
+        opts = "-W %s" % timeout if timeout else ""
         for node in hosts:
             output("%s -> " % node.name)
+            # what emuctl's pingall did not answer: pinged from the node's
+            # shell one after the other, in Mininet's order, in one command
+            # (one shell round trip per node, not per pair)
+            todo = [d for d in hosts if d != node and d.intfs
+                    and (fast is None or (node.name, d.name) not in fast)]
+            shell: dict[str, str] = {}
+            if todo:
+                mark = "@@emuctl-ping "
+                res = node.cmd("; ".join("echo '%s%s'; LANG=C ping -c1 %s %s" % (mark, d.name, opts, d.IP())
+                                         for d in todo))
+                for chunk in res.split(mark)[1:]:
+                    name, _, rest = chunk.partition("\n")
+                    shell[name.strip()] = rest
             for dest in hosts:
                 if node == dest:
                     continue
                 if fast is not None and (node.name, dest.name) in fast:
                     sent, received = 1, int(fast[(node.name, dest.name)])
+                elif dest.intfs:
+                    sent, received = self._parsePing(shell.get(dest.name, ""))
                 else:
-                    opts = "-W %s" % timeout if timeout else ""
-                    if dest.intfs:
-                        result = node.cmd("LANG=C ping -c1 %s %s" % (opts, dest.IP()))
-                        sent, received = self._parsePing(result)
-                    else:
-                        sent, received = 0, 0
+                    sent, received = 0, 0
                 packets += sent
                 if received > sent:
                     error("*** Error: received too many packets")
@@ -474,6 +503,11 @@ class Mininet:
         """Every pair at once through emuctl's pingall (None: not possible)."""
         names = {h.name for h in hosts}
         if not self.session.running or not all(h.inLab() for h in hosts) or len(hosts) < 2:
+            return None
+        if any(getattr(s, "real", False) and s.controllers for s in self.switches):
+            # a learning controller learns from the order of the pings
+            # (after a host moved, its own pings teach where it is now):
+            # Mininet's order, one ping at a time, from each node's shell
             return None
         try:
             r = self.session.call("pingall", lab=self.session.name, tries=1)

@@ -1,9 +1,9 @@
 """Mininet's nodes (``mininet.node``) on an emuctl lab.
 
 Every Host/Node is an emuctl host (its own network, mount and UTS
-namespaces); every switch class is an emuctl switch — a Linux bridge, which
-learns as Mininet's default OVS switch with its learning controller does.
-A node's shell is one ``bash`` on a pty inside the node, started on first
+namespaces); OVSSwitch/OVSBridge are emuctl ``type: ovs`` switches with the
+script's names, under real controllers (Controller runs Open vSwitch's
+test controller); the other switch classes are Linux bridges. A node's shell is one ``bash`` on a pty inside the node, started on first
 use by ``emuctl exec`` (which execs in place: no emuctl process stays
 behind per node); ``cmd()``, ``sendCmd()``, ``monitor()``, ``waitOutput()``
 and ``sendInt()`` behave as Mininet documents them (output up to the
@@ -18,13 +18,14 @@ import os
 import pty
 import re
 import select
+import shutil
 import signal
 import subprocess
 import termios
 from subprocess import PIPE
 from typing import Any, Optional
 
-from mininet._emu import CompatError, current
+from mininet._emu import CompatError, current, track
 from mininet.link import Intf, Link, TCIntf
 from mininet.log import debug, error, info, warn
 from mininet.util import callSetter, decode, encode, quietRun
@@ -88,6 +89,16 @@ class Node:
         switches in the host's namespace, emuctl's bridges have their own)."""
         return bool(self.inNamespace) or self.isSwitchNode()
 
+    def hostShell(self) -> bool:
+        """Whether the node's shell runs in the host's namespaces: nodes
+        outside the lab, and Open vSwitch switches (whose bridge and port
+        devices are in the host's namespace, as under Mininet)."""
+        return not self.inLab()
+
+    def emuctlNode(self) -> dict[str, Any]:
+        """The node's entry in the lab's topology document."""
+        return {"kind": "host"}
+
     # the shell
 
     _ended = False
@@ -127,7 +138,8 @@ class Node:
         argv = ["env", "PS1=" + SENTINEL, "bash", "--norc", "--noediting", "-is", "mininet:" + self.name]
         if self.inLab():
             self.session.realize()
-            argv = self.session.execArgv(self.name) + argv
+            if not self.hostShell():
+                argv = self.session.execArgv(self.name) + argv
         master, slave = pty.openpty()
         self.shell = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, close_fds=True,
                                       start_new_session=True, preexec_fn=_ctty)
@@ -339,7 +351,9 @@ class Node:
         return self.cmd(*args, **{"verbose": True})
 
     def _prefix(self) -> list[str]:
-        if not self.inLab():
+        if self.inLab():
+            self.session.realize()
+        if self.hostShell():
             return []
         if self.shell is not None and self.shell.poll() is None:
             return ["nsenter", "-t", str(self._pid), "-n", "-m", "-u", "--"]
@@ -727,6 +741,13 @@ class Switch(Node):
         """Switches are built as emuctl switches."""
         return True
 
+    def emuctlNode(self) -> dict[str, Any]:
+        """A Linux bridge (spanning tree when the switch has ``stp``)."""
+        e: dict[str, Any] = {"kind": "switch", "type": "linux-bridge"}
+        if getattr(self, "stp", False):
+            e["stp"] = True
+        return e
+
     def defaultDpid(self, dpid: Any = None) -> str:
         """The datapath id: given, else the digits of the name."""
         if dpid:
@@ -779,15 +800,81 @@ class Switch(Node):
         return f"<{self.__class__.__name__} {self.name}: {intfs} pid={self._pid}> "
 
 
-class OVSSwitch(Switch):
-    """Mininet's Open vSwitch switch: a learning bridge here (see Switch)."""
+_ovsWarned = False
 
-    def __init__(self, name: str, failMode: str = "secure", datapath: str = "kernel", inband: bool = False,
+
+def ovsAvailable() -> bool:
+    """Whether emuctl can build Open vSwitch bridges here: a system Open
+    vSwitch answers, or its daemons are installed (emuctl starts its own)."""
+    if os.path.exists("/run/openvswitch/db.sock") or os.environ.get("EMUCTL_OVS_DB"):
+        return True
+    return bool(shutil.which("ovs-vswitchd") and shutil.which("ovsdb-server"))
+
+
+class OVSSwitch(Switch):
+    """Mininet's Open vSwitch switch: an emuctl ``type: ovs`` switch whose
+    bridge and ports carry the script's names (``names: topology``), in
+    the host's namespace as under Mininet, so ``ovs-vsctl``/``ovs-ofctl``
+    in its shell see ``s1`` and ``s1-eth1``. ``failMode`` (``secure`` by
+    default: only the controllers' flows), ``datapath`` (``user`` is OVS's
+    ``netdev``; Mininet's default ``kernel`` is used where the kernel has
+    the openvswitch module, else emuctl takes ``netdev`` and says so),
+    ``protocols`` and ``stp`` are the bridge's. Controllers are set at
+    ``start(controllers)``, as Mininet does. Without Open vSwitch on the
+    machine the switch is a Linux bridge, with a warning."""
+
+    def __init__(self, name: str, failMode: str = "secure", datapath: Optional[str] = None, inband: bool = False,
                  protocols: Any = None, reconnectms: int = 1000, stp: bool = False, batch: bool = False,
                  **params: Any) -> None:
         super().__init__(name, **params)
-        self.failMode, self.datapath, self.inband = failMode, datapath, inband
+        if failMode not in ("secure", "standalone"):
+            raise CompatError(f"{type(self).__name__}({name}, failMode={failMode!r}): Open vSwitch takes "
+                              "'secure' or 'standalone'")
+        if datapath not in (None, "kernel", "user"):
+            raise CompatError(f"{type(self).__name__}({name}, datapath={datapath!r}): 'kernel' or 'user'")
+        if inband:
+            raise CompatError(f"{type(self).__name__}({name}, inband=True): in-band control is not modelled; "
+                              "controllers are reached on the host's loopback")
+        self.failMode, self.datapath, self.inband = failMode, datapath or "kernel", inband
+        self._datapathGiven = datapath is not None
         self.protocols, self.reconnectms, self.stp, self.batch = protocols, reconnectms, stp, batch
+        self.real = ovsAvailable()
+        self.controllers: list[str] = []
+        if not self.real:
+            global _ovsWarned
+            if not _ovsWarned:
+                warn("*** emuctl: Open vSwitch is not installed (apt-get install openvswitch-switch): "
+                     "OVS switches are Linux bridges that learn, and controllers are not used\n")
+                _ovsWarned = True
+
+    def hostShell(self) -> bool:
+        """An OVS switch's shell is in the host's namespace, where its
+        bridge and port devices are (as under Mininet)."""
+        return self.real
+
+    def emuctlNode(self) -> dict[str, Any]:
+        """A ``type: ovs`` switch with the script's names."""
+        if not self.real:
+            return super().emuctlNode()
+        e: dict[str, Any] = {"kind": "switch", "type": "ovs", "names": "topology", "fail_mode": self.failMode}
+        if self.datapath == "user":
+            e["datapath"] = "netdev"
+        elif self._datapathGiven:
+            e["datapath"] = "kernel"
+        if self.protocols:
+            e["protocols"] = [p.strip() for p in str(self.protocols).split(",") if p.strip()]
+        if self.stp:
+            e["stp"] = True
+        return e
+
+    @classmethod
+    def setup(cls) -> None:
+        """Nothing to set up: emuctl starts Open vSwitch when a lab needs it."""
+
+    @classmethod
+    def isOldOVS(cls) -> bool:
+        """Whether the installed Open vSwitch is older than 1.10 (never, for one emuctl runs)."""
+        return False
 
     @classmethod
     def batchStartup(cls, switches: list[Any], run: Any = None) -> list[Any]:
@@ -804,45 +891,261 @@ class OVSSwitch(Switch):
         return switches
 
     def vsctl(self, *args: Any, **kwargs: Any) -> str:
-        """ovs-vsctl needs a real OVS switch."""
-        raise CompatError(f"{self.name}.vsctl: {self.name} is a Linux bridge under emuctl's Mininet layer")
+        """Run ovs-vsctl on this switch's Open vSwitch."""
+        if not self.real:
+            raise CompatError(f"{self.name}.vsctl: {self.name} is a Linux bridge (Open vSwitch is not installed)")
+        return self.cmd("ovs-vsctl", *args, **kwargs)
+
+    def dpctl(self, *args: Any) -> str:
+        """Run ovs-ofctl on this switch: ``dpctl('dump-flows')``."""
+        if not self.real:
+            return super().dpctl(*args)
+        if not args:
+            raise CompatError(f"{self.name}.dpctl: give an ovs-ofctl command, e.g. dump-flows")
+        return self.cmd("ovs-ofctl", args[0], self, *args[1:])
+
+    def start(self, controllers: list[Any]) -> None:
+        """Connect the bridge to its controllers (``ovs-vsctl set-controller``, as Mininet does)."""
+        if not self.real:
+            return super().start(controllers)
+        self.session.realize()
+        if self._stopped:
+            self._ports("up")
+            self._stopped = False
+        targets = []
+        for c in controllers:
+            if c is None:
+                continue
+            targets.append(c.target(self) if hasattr(c, "target") else "%s:%s:%d" % (c.protocol, c.IP(), c.port))
+        self.controllers = targets
+        if targets:
+            out = self.vsctl("set-controller", self, *targets)
+        else:
+            out = self.vsctl("del-controller", self)
+        if out.strip():
+            raise CompatError(f"{self.name}.start: ovs-vsctl: {out.strip()}")
+
+    def _ports(self, state: str) -> None:
+        names = [i.name for p, i in self.intfs.items() if p > 0]
+        if names:
+            self.cmd("; ".join(f"ip link set dev {n} {state}" for n in names))
+
+    def stop(self, deleteIntfs: bool = True) -> None:
+        """Stop forwarding: the bridge's ports go down (the bridge stays
+        emuctl's until the network stops)."""
+        if not self.real:
+            return super().stop(deleteIntfs)
+        if self.session.running and not self._ended:
+            self._ports("down")
+            self._stopped = True
+        Node.stop(self, deleteIntfs=False)
+
+    def connected(self) -> bool:
+        """Whether the bridge is connected to one of its controllers
+        (always, in standalone fail mode or without controllers)."""
+        if not self.real or self.failMode == "standalone" or not self.controllers:
+            return True
+        out = quietRun(["ovs-vsctl", "--", "--columns=target,is_connected", "list", "Controller"])
+        connected = set()
+        target = None
+        for line in out.splitlines():
+            k, _, v = line.partition(":")
+            k, v = k.strip(), v.strip().strip('"')
+            if k == "target":
+                target = v
+            elif k == "is_connected" and v == "true" and target:
+                connected.add(target)
+        return any(t in connected for t in self.controllers)
+
+    def attach(self, intf: Any) -> None:
+        """Put an interface on the bridge (``ovs-vsctl add-port``; one emuctl attached already stays)."""
+        if not self.real:
+            return
+        self.vsctl("--may-exist", "add-port", self, intf)
+
+    def detach(self, intf: Any) -> None:
+        """Take an interface off the bridge (``ovs-vsctl del-port``)."""
+        if not self.real:
+            return
+        self.vsctl("del-port", self, intf)
 
 
 OVSKernelSwitch = OVSSwitch
 
 
 class OVSBridge(OVSSwitch):
-    """An OVS switch in standalone mode: a learning bridge."""
+    """An OVS switch in standalone mode without a controller: a learning bridge."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.update(failMode="standalone")
+        super().__init__(*args, **kwargs)
+
+    def start(self, controllers: list[Any]) -> None:
+        """Start without controllers."""
+        super().start([])
 
 
 class UserSwitch(Switch):
-    """Mininet's user-space switch (ofdatapath): a learning bridge here."""
+    """Mininet's user-space switch (ofdatapath, not packaged for Debian): a learning bridge here."""
 
 
 class IVSSwitch(Switch):
-    """Indigo Virtual Switch: a learning bridge here."""
+    """Indigo Virtual Switch (not packaged for Debian): a learning bridge here."""
+
+
+# Mininet's reference controller is not packaged for Debian; Open vSwitch's
+# test controller (openvswitch-testcontroller) is the learning controller
+# every name of it stands for.
+_CONTROLLER_NAMES = ("controller", "ovs-controller", "test-controller", "ovs-testcontroller")
+
+
+def _controllerBinary(command: str) -> Optional[str]:
+    if shutil.which(command):
+        return command
+    if command in _CONTROLLER_NAMES:
+        for c in _CONTROLLER_NAMES:
+            if shutil.which(c):
+                return c
+    return None
+
+
+def _listening(ip: str, port: int) -> bool:
+    import socket
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex((ip, port)) == 0
 
 
 class Controller(Node):
-    """An OpenFlow controller. emuctl's switches learn on their own here, so
-    a controller is a placeholder that runs nothing (RemoteController is
-    refused: its switches would not obey it)."""
+    """An OpenFlow controller on the host: Mininet's ``controller`` is
+    Open vSwitch's test controller here (``ovs-testcontroller``, a
+    learning controller; Debian's openvswitch-testcontroller) speaking
+    OpenFlow 1.0 as the reference controller does, run with ``cargs``
+    (``ptcp:PORT``, listening on 127.0.0.1 only) and logged to
+    /tmp/NAME.log, as Mininet logs it; stopped by pid with the network.
+
+    ovs-testcontroller serves at most 16 switches (Mininet's installer
+    patches its reference controller for more): the 17th switch and on
+    are given further instances, on free loopback ports, 16 switches
+    each. Its learning is per switch, so a switch cannot tell."""
+
+    PER_INSTANCE = 16  # ovs-testcontroller's MAX_SWITCHES
 
     def __init__(self, name: str, inNamespace: bool = False, command: str = "controller",
                  cargs: str = "ptcp:%d", cdir: Optional[str] = None, ip: str = "127.0.0.1",
                  port: int = 6653, protocol: str = "tcp", **params: Any) -> None:
+        if inNamespace:
+            raise CompatError(f"{type(self).__name__}({name}, inNamespace=True): controllers run on the host "
+                              "(a control network is not modelled)")
         self.command, self.cargs, self.cdir = command, cargs, cdir
         self.ip, self.port, self.protocol = ip, port, protocol
+        self.process: Optional[subprocess.Popen[bytes]] = None
+        self.extra: list[tuple[int, subprocess.Popen[bytes]]] = []  # (port, process) beyond the first 16 switches
+        self.assigned: dict[str, int] = {}  # switch → the port of the instance that serves it
+        self.rundir: Optional[str] = None
         super().__init__(name, inNamespace=False, **params)
 
+    def target(self, switch: Any = None) -> str:
+        """The controller target a switch connects to: tcp:IP:PORT."""
+        port = self.port
+        if switch is not None and self.process is not None and self._sharded():
+            port = self._portFor(switch.name)
+        return "%s:%s:%d" % (self.protocol, self.IP(), port)
+
+    def _sharded(self) -> bool:
+        return os.path.basename(self._binary or "") == "ovs-testcontroller"
+
+    def _portFor(self, switch: str) -> int:
+        if switch in self.assigned:
+            return self.assigned[switch]
+        ports = [self.port] + [p for p, _ in self.extra]
+        for port in ports:
+            if sum(1 for v in self.assigned.values() if v == port) < self.PER_INSTANCE:
+                self.assigned[switch] = port
+                return port
+        port = self._run(0)
+        self.assigned[switch] = port
+        return port
+
     def checkListening(self) -> None:
-        """Nothing listens."""
+        """Refuse to start where something listens on the port already."""
+        if _listening(self.ip if self.ip != "0.0.0.0" else "127.0.0.1", self.port):
+            raise CompatError(f"{self.name}: something listens on {self.ip}:{self.port} already; shut that "
+                              f"controller down, or give {self.name} another port")
+
+    _binary: Optional[str] = None
 
     def start(self) -> None:
-        """The switches learn by themselves: nothing to start."""
+        """Run the controller (and wait until it listens)."""
+        if self.process is not None and self.process.poll() is None:
+            return
+        self._binary = _controllerBinary(self.command)
+        if self._binary is None:
+            raise CompatError(f"{self.name}: no {self.command!r} here; Mininet's controllers are Open vSwitch's "
+                              "test controller under emuctl: apt-get install openvswitch-testcontroller")
+        self.checkListening()
+        self.assigned = {}
+        self._run(self.port)
+        self.execed = False
+
+    def _run(self, port: int) -> int:
+        """Start one instance on port (0: a free loopback port); the port."""
+        import tempfile
+        import time
+        binary = self._binary
+        assert binary is not None
+        if port == 0:
+            import socket
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", 0))
+                port = sock.getsockname()[1]
+        args = self.cargs % port if "%" in self.cargs else self.cargs
+        if re.fullmatch(r"ptcp:\d+", args) and self.ip in ("127.0.0.1", "localhost"):
+            args += ":127.0.0.1"  # the switches reach it on loopback; nothing beyond it does
+        if binary != self.command and not re.search(r"(^|\s)(-O|--protocols)", args):
+            # standing in for Mininet's reference controller, which speaks
+            # OpenFlow 1.0 only: a table miss then goes to the controller
+            # even after `dpctl del-flows` (from 1.3 on it is dropped)
+            args = "-O OpenFlow10 " + args
+        if self.rundir is None:  # its control socket (OVS's default run directory may not exist)
+            self.rundir = tempfile.mkdtemp(prefix="emuctl-mn-%s-" % self.name)
+        log = open("/tmp/%s.log" % self.name, "ab" if self.process is not None else "wb")
+        try:
+            p = subprocess.Popen([binary] + args.split(), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                 cwd=self.cdir, start_new_session=True, env=dict(os.environ, OVS_RUNDIR=self.rundir))
+        finally:
+            log.close()
+        track(p)
+        if self.process is None:
+            self.process = p
+        else:
+            self.extra.append((port, p))
+        host = "127.0.0.1" if self.ip in ("0.0.0.0", "localhost") else self.ip
+        for _ in range(100):
+            if _listening(host, port):
+                return port
+            if p.poll() is not None:
+                raise CompatError(f"{self.name}: {binary} {args} ended at once (exit status {p.returncode}); "
+                                  f"see /tmp/{self.name}.log")
+            time.sleep(0.05)
+        raise CompatError(f"{self.name}: {binary} {args} did not listen on {host}:{port} within 5 s")
 
     def stop(self, *args: Any, **kwargs: Any) -> None:
-        """Nothing to stop."""
+        """Stop the controller's instances (by pid) and the node's shell."""
+        procs = ([self.process] if self.process is not None else []) + [p for _, p in self.extra]
+        self.process, self.extra, self.assigned = None, [], {}
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        if self.rundir is not None:
+            shutil.rmtree(self.rundir, ignore_errors=True)
+            self.rundir = None
         self.terminate()
 
     def IP(self, intf: Any = None) -> str:
@@ -850,45 +1153,68 @@ class Controller(Node):
         return self.ip
 
     def __repr__(self) -> str:
-        return f"<{self.__class__.__name__} {self.name}: {self.IP()}:{self.port} pid={self._pid}> "
+        pid = self.process.pid if self.process is not None else self._pid
+        return f"<{self.__class__.__name__} {self.name}: {self.IP()}:{self.port} pid={pid}> "
 
     @classmethod
     def isAvailable(cls) -> bool:
-        """Always: nothing is run."""
-        return True
+        """Whether a controller program is installed."""
+        return _controllerBinary("controller") is not None
 
 
 class OVSController(Controller):
-    """ovs-testcontroller: a learning controller (the switches learn here)."""
+    """ovs-testcontroller: Open vSwitch's learning controller."""
+
+    def __init__(self, name: str, command: str = "ovs-controller", **kwargs: Any) -> None:
+        super().__init__(name, command=command, **kwargs)
 
 
 class NOX(Controller):
     """NOX: not available."""
 
     def __init__(self, name: str, *args: Any, **kwargs: Any) -> None:
-        raise CompatError(f"NOX({name}): not available under emuctl's Mininet layer")
+        raise CompatError(f"NOX({name}): NOX is not packaged for Debian; use Controller (ovs-testcontroller) "
+                          "or RemoteController")
 
 
 class Ryu(Controller):
     """Ryu: not available."""
 
     def __init__(self, name: str, *args: Any, **kwargs: Any) -> None:
-        raise CompatError(f"Ryu({name}): not available under emuctl's Mininet layer")
+        raise CompatError(f"Ryu({name}): Ryu is not packaged for Debian 12; run ryu-manager yourself and use "
+                          "RemoteController")
 
 
 class RemoteController(Controller):
-    """A controller elsewhere: refused, since emuctl's switches here do not speak OpenFlow."""
+    """A controller that runs elsewhere (started by the user): the
+    switches connect to ``ip:port``; nothing is started or stopped."""
 
-    def __init__(self, name: str, ip: str = "127.0.0.1", port: Optional[int] = None, **kwargs: Any) -> None:
-        raise CompatError(f"RemoteController({name}, ip={ip}, port={port}): emuctl's Mininet layer builds "
-                          "switches as Linux bridges, which would not obey a remote OpenFlow controller")
+    def __init__(self, name: str, inNamespace: bool = False, ip: str = "127.0.0.1", port: Optional[int] = None,
+                 **kwargs: Any) -> None:
+        super().__init__(name, ip=ip, port=port if port is not None else 6653, **kwargs)
+
+    def start(self) -> None:
+        """Nothing to start; warn when nothing listens at ip:port (as Mininet does)."""
+        if not _listening(self.ip, self.port):
+            warn(f"Unable to contact the remote controller at {self.ip}:{self.port}\n")
+
+    def checkListening(self) -> None:
+        """A remote controller is expected to listen."""
+
+    @classmethod
+    def isAvailable(cls) -> bool:
+        """Always."""
+        return True
 
 
 DefaultControllers = (Controller, OVSController)
 
 
 def findController(controllers: Any = DefaultControllers) -> Any:
-    """The first available controller class."""
+    """The first available controller class (Controller when none is: its start() says what to install)."""
+    for c in controllers:
+        if c.isAvailable():
+            return c
     return controllers[0]
 
 

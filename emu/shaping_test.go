@@ -72,8 +72,12 @@ func bulk(t *testing.T, lab, from, to string, dur, warm time.Duration, cc string
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	// Goodput is the slope between the first read after the warm-up and
-	// the last read, each timestamped, so read granularity cannot bias it.
+	// Goodput is the slope of the receiving kernel's tcpi_bytes_received
+	// between its first sample after the warm-up and its last one before
+	// the end, each sample timestamped as it is read: the kernel counts
+	// segments as they arrive, so a reader that runs late cannot move
+	// bytes it had not yet read into the window (a read-count slope did:
+	// 1.022 x capacity once).
 	var (
 		mu     sync.Mutex
 		total  int64
@@ -81,23 +85,49 @@ func bulk(t *testing.T, lab, from, to string, dur, warm time.Duration, cc string
 		aN, bN int64
 		haveA  bool
 	)
+	rc, err := srv.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	arrived := func() (int64, time.Time) {
+		var n int64 = -1
+		rc.Control(func(fd uintptr) {
+			if ti, err := unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO); err == nil {
+				n = int64(ti.Bytes_received)
+			}
+		})
+		return n, time.Now()
+	}
 	t0 := time.Now()
 	go func() {
 		buf := make([]byte, 1<<16)
 		for {
 			n, err := srv.Read(buf)
-			now := time.Now()
 			mu.Lock()
 			total += int64(n)
-			if now.Sub(t0) >= warm && now.Sub(t0) <= dur {
-				if !haveA {
-					aT, aN, haveA = now, total, true
-				}
-				bT, bN = now, total
-			}
 			mu.Unlock()
 			if err != nil {
 				return
+			}
+		}
+	}()
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for range tick.C {
+			n, now := arrived()
+			if now.Sub(t0) > dur || n < 0 {
+				return
+			}
+			if now.Sub(t0) >= warm {
+				mu.Lock()
+				if !haveA {
+					aT, aN, haveA = now, n, true
+				}
+				bT, bN = now, n
+				mu.Unlock()
 			}
 		}
 	}()
@@ -114,6 +144,7 @@ func bulk(t *testing.T, lab, from, to string, dur, warm time.Duration, cc string
 		during(t0.Add(dur))
 	}
 	time.Sleep(time.Until(t0.Add(dur + 100*time.Millisecond)))
+	<-sampled
 	mu.Lock()
 	defer mu.Unlock()
 	if !haveA || !bT.After(aT) {

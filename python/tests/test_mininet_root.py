@@ -48,6 +48,14 @@ SCRIPT = textwrap.dedent('''
     out["shell"] = h1.cmd("pwd; echo $X").split()
     p = h2.popen("hostname")
     out["popen"] = p.communicate()[0].decode().strip()
+    # a node stopped with its interfaces is gone: its name can be used again
+    from mininet.node import Node
+    t = Node("t0")
+    t.cmd("true")
+    t.stop(deleteIntfs=True)
+    t = Node("t0")
+    out["again"] = t.cmd("hostname").strip()
+    t.stop(deleteIntfs=True)
     net.delLink(link)
     net.delHost(h3)
     out["after"] = [sorted(net.keys()), net.pingAll()]
@@ -83,6 +91,7 @@ def test_script_changes_its_network(tmp_path):
     assert out["down"] == 100 and out["up"] == 0
     assert out["shell"] == ["/tmp", "42"]
     assert out["popen"] == "h2"
+    assert out["again"] == "t0"
     assert out["after"] == [["c0", "h1", "h2", "s1"], 0]
     assert "the emulation kept up" in r.stdout or "did NOT keep up" in r.stdout
     labs = subprocess.run([emuctl, "ls"], stdout=subprocess.PIPE, text=True).stdout

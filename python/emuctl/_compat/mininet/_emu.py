@@ -99,7 +99,9 @@ class Session:
                 self.call("link.del", lab=self.name, link=f"{link.intf1.node.name}:{link.intf1.name}")
 
     def removeNode(self, node: Any) -> None:
-        """Remove a node and its links."""
+        """Remove a node and its links (once: a node removed already is left alone)."""
+        if self.nodes.get(node.name) is not node:
+            return
         for link in [l for l in self.links if node in (l.intf1.node, l.intf2.node)]:
             self.links.remove(link)
         self.nodes.pop(node.name, None)

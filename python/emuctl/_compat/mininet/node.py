@@ -245,10 +245,13 @@ class Node:
         """Forget the shell (subclasses release more)."""
 
     def stop(self, deleteIntfs: bool = False) -> None:
-        """Stop the node (and delete its links when deleteIntfs)."""
+        """Stop the node (and delete its links when deleteIntfs: then the
+        node is gone, from the running lab too, and its name free again)."""
         if deleteIntfs:
             self.deleteIntfs()
         self.terminate()
+        if deleteIntfs:
+            self.session.removeNode(self)
 
     def waitReadable(self, timeoutms: Optional[int] = None) -> Any:
         """Wait until the shell has output; the poll() result (None if buffered)."""

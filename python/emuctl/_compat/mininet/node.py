@@ -919,7 +919,7 @@ class OVSSwitch(Switch):
         for c in controllers:
             if c is None:
                 continue
-            targets.append(c.target(self) if hasattr(c, "target") else "%s:%s:%d" % (c.protocol, c.IP(), c.port))
+            targets.append(c.target(self))
         self.controllers = targets
         if targets:
             out = self.vsctl("set-controller", self, *targets)
@@ -1089,7 +1089,6 @@ class Controller(Node):
         self.checkListening()
         self.assigned = {}
         self._run(self.port)
-        self.execed = False
 
     def _run(self, port: int) -> int:
         """Start one instance on port (0: a free loopback port); the port."""

@@ -203,6 +203,7 @@ type nodeAddParams struct {
 	Name       string `json:"name"`
 	Kind       string `json:"kind,omitempty"`
 	SwitchType string `json:"switch_type,omitempty"`
+	Names      string `json:"names,omitempty"` // an ovs switch's names: unique or topology
 }
 
 func nodeAdd(ctx context.Context, s *session, p nodeAddParams) (any, error) {
@@ -216,9 +217,19 @@ func nodeAdd(ctx context.Context, s *session, p nodeAddParams) (any, error) {
 	case "router":
 		opt = append(opt, lab.AsRouter())
 	case "switch":
-		opt = append(opt, lab.AsSwitch(p.SwitchType))
+		if p.Names != "" {
+			if p.SwitchType != "" && p.SwitchType != topo.SwitchOVS {
+				return nil, newError(CodeInvalidParams, "node.add: names is for switch_type ovs")
+			}
+			opt = append(opt, lab.AsOVSSwitch(p.Names))
+		} else {
+			opt = append(opt, lab.AsSwitch(p.SwitchType))
+		}
 	default:
 		return nil, newError(CodeInvalidParams, "node.add: kind %q (valid: host, router, switch)", p.Kind)
+	}
+	if p.Names != "" && p.Kind != "switch" {
+		return nil, newError(CodeInvalidParams, "node.add: names is for kind switch (switch_type ovs)")
 	}
 	if err := l.AddNode(ctx, p.Name, opt...); err != nil {
 		return nil, topo.Named(err, "node.add "+p.Name)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/netip"
 	"os"
@@ -181,10 +182,8 @@ func change(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) 
 	if len(old.Schedules) > 0 && len(diff.delLinks) > 0 {
 		return nil, fmt.Errorf("lab %s has schedules, whose steps name links: removing a link would renumber the links they name; stop and remove the schedules in the file, or bring the lab up again", lab)
 	}
-	for _, n := range append(nodesOf(spec, diff.addNodes), nodesOf(old, diff.delNodes)...) {
-		if isOVS(n) {
-			return nil, fmt.Errorf("node %s is an ovs switch: adding and removing Open vSwitch switches at run time is not supported yet (linux-bridge switches are)", n.Name)
-		}
+	if err := ovsChangeRefused(st, diff); err != nil {
+		return nil, err
 	}
 	for _, li := range diff.addLinks {
 		if err := plainLink(spec, li); err != nil {
@@ -202,6 +201,10 @@ func change(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) 
 		return nil, err
 	}
 	log.Debug("links planned", "took", time.Since(t0))
+	ovsPlan, err := planOVSChange(ctx, st, spec, links, diff)
+	if err != nil {
+		return nil, err
+	}
 	j, err := openJournal(lab)
 	if err != nil {
 		return nil, err
@@ -225,15 +228,7 @@ func change(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) 
 		j.add("phase", "change-commit")
 		return st, commitChange(st, spec, links)
 	}
-	return st, addParts(ctx, st, spec, diff, links, j, opt, log)
-}
-
-func nodesOf(s *topo.Spec, names []string) []*topo.Node {
-	out := make([]*topo.Node, len(names))
-	for i, n := range names {
-		out[i] = s.Node(n)
-	}
-	return out
+	return st, addParts(ctx, st, spec, diff, links, ovsPlan, j, opt, log)
 }
 
 func (d labDiff) summary() []string {
@@ -268,11 +263,6 @@ func changeable(st *State) error {
 // time yet.
 func plainLink(spec *topo.Spec, li int) error {
 	l := spec.Links[li]
-	for _, ep := range []topo.Endpoint{l.A, l.B} {
-		if n := spec.Node(ep.Node); n != nil && isOVS(n) {
-			return fmt.Errorf("link %s <-> %s ends on ovs switch %s: adding and removing links of Open vSwitch switches at run time is not supported yet (linux-bridge switches, hosts and routers are)", l.A, l.B, n.Name)
-		}
-	}
 	if l.Params != nil && l.Params.Trace != nil {
 		return fmt.Errorf("link %s <-> %s replays a trace: traced links cannot be added or removed at run time yet", l.A, l.B)
 	}
@@ -369,6 +359,11 @@ func removeParts(st *State, spec *topo.Spec, diff labDiff, links []LinkState, lo
 	}
 	var engineNS []string
 	var errs []error
+	// OVS first: rows, then their devices, so ovs-vswitchd never holds a
+	// port whose device is gone (ovs_change.go)
+	if err := ovsRemoveParts(st, diff, log); err != nil {
+		errs = append(errs, err)
+	}
 	for _, li := range diff.delLinks {
 		if ls, ok := findLinkState(st.Links, li); ok && ls.Backend == BackendEngine {
 			engineNS = append(engineNS, ls.Netns)
@@ -559,12 +554,13 @@ func removeNode(st *State, name string) error {
 // addParts builds what the change adds with a deployer scoped to it,
 // then routes; on failure it removes what it made and restores the
 // lab's state.
-func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, links []LinkState, j *journal, opt Options, log *slog.Logger) error {
+func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, links []LinkState, ovsPlan *ovsChangePlan, j *journal, opt Options, log *slog.Logger) error {
 	if opt.Workers <= 0 {
 		opt.Workers = 4
 	}
 	old := *st
 	oldLinks, oldNS := st.Links, append([]string(nil), st.Namespaces...)
+	oldOVS, oldEnv := cloneOVS(st.OVS), maps.Clone(st.NodeEnv)
 	sc := &changeScope{nodes: map[string]bool{}, links: map[int]bool{}, indexBase: 1<<24 + 4*rand.IntN(1<<20)}
 	for _, n := range diff.addNodes {
 		sc.nodes[n] = true
@@ -573,7 +569,7 @@ func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, lin
 		sc.links[i] = true
 	}
 	d := &deployer{spec: spec, opt: opt, log: log, marker: Marker(spec.Name), nodes: map[string]*node{}, linkNodes: map[int]*node{},
-		pool: newHandlePool(maxOpenNodes), st: st, j: j, scope: sc}
+		pool: newHandlePool(maxOpenNodes), st: st, j: j, scope: sc, ovsChg: ovsPlan}
 	st.Spec, st.Links = spec, links
 	// recorded before anything is built: a kill from here on leaves a lab
 	// whose state names every node, and whose new namespaces carry its marker
@@ -589,12 +585,22 @@ func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, lin
 	}
 	log.Debug("change failed, rolling back", "err", err)
 	var rerrs []error
+	if ovsPlan != nil { // rows first, then devices (ovs_change.go)
+		rerrs = append(rerrs, ovsUndoChange(st, ovsPlan, log)...)
+	}
 	for _, li := range diff.addLinks {
 		l := spec.Links[li]
 		for _, ep := range []topo.Endpoint{l.A, l.B} {
 			if !sc.nodes[ep.Node] { // an existing node's new end; new nodes go whole
 				if err := deleteEnd(st, ep); err != nil {
 					rerrs = append(rerrs, err)
+				}
+				if n := spec.Node(ep.Node); n != nil && isOVS(n) {
+					// an ovs port not yet moved to the root namespace
+					// (kernel-shaped and engine links) is in the switch's
+					if err := deleteEnd(&State{Lab: st.Lab, OVS: oldOVS}, ep); err != nil {
+						rerrs = append(rerrs, err)
+					}
 				}
 			}
 		}
@@ -608,11 +614,19 @@ func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, lin
 		}
 	}
 	st.Spec, st.Links, st.Namespaces = old.Spec, oldLinks, oldNS
+	st.OVS, st.NodeEnv = oldOVS, oldEnv
 	for _, n := range diff.addNodes {
 		delete(st.NetCfg, n)
 	}
 	if werr := writeState(st); werr != nil {
 		rerrs = append(rerrs, werr)
+	}
+	if ovsPlan != nil && ovsPlan.acquired && oldOVS == nil {
+		// the change picked the lab's Open vSwitch: emuctl's embedded
+		// pair stops when no other lab uses it
+		if _, rerr := releaseEmbeddedOVS(st.Lab); rerr != nil {
+			rerrs = append(rerrs, rerr)
+		}
 	}
 	if hasEngine(oldLinks) || hasEngine(links) {
 		if _, serr := supervisorCall(st.Lab, ctlRequest{Op: "engines-sync"}); serr != nil && hasEngine(oldLinks) {
@@ -667,6 +681,7 @@ func (d *deployer) runChange(ctx context.Context, old *topo.Spec) error {
 		{"namespaces", d.namespaces},
 		{"links", d.links},
 		{"shaping", d.shaping},
+		{"ovs", d.ovsChangeSwitches}, // OVS: new bridges and ports (ovs_change.go)
 		{"sysctls", d.sysctls},
 		{"netcfg", d.netcfg},
 		{"hosts", d.hostsFiles},
@@ -713,7 +728,7 @@ func (d *deployer) openExisting(name string) error {
 		return fmt.Errorf("node %s: %w", name, err)
 	}
 	n := &node{spec: sn, nsName: nsName, index: map[string]int{}}
-	if sn.Kind == topo.KindSwitch {
+	if sn.Kind == topo.KindSwitch && !isOVS(sn) { // an ovs switch's bridge is in the root namespace
 		if br, err := h.LinkByName(sn.Name); err == nil {
 			n.bridge = br.Attrs().Index
 		} else {

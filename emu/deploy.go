@@ -84,7 +84,8 @@ type deployer struct {
 	st        *State
 	stMu      sync.Mutex
 	nodes     map[string]*node
-	ovs       *ovsDeploy // OVS: names and ports of ovs switches (ovs.go)
+	ovs       *ovsDeploy     // OVS: names and ports of ovs switches (ovs.go)
+	ovsChg    *ovsChangePlan // OVS: what a run-time change adds (ovs_change.go)
 	pool      *handlePool
 	j         *journal     // journal.go
 	anchor    *netnsAnchor // nsutil.go: every namespace file links to it

@@ -29,6 +29,9 @@
 // edit.go), build what the edit adds with a deployer scoped to it, remove
 // what it drops, and follow changed routes; the lab's document is kept in
 // its state dir (topology.yaml), and Topology writes the lab as it stands.
+// Open vSwitch bridges and ports a change adds or removes are planned
+// beside the recorded ones and added or deleted in one OVSDB transaction
+// (ovs_change.go).
 //
 // A lab over several machines (topo.Cluster) has a controller — Deploy on
 // a Spec whose Cluster has no Slice (cluster.go) — and one worker per

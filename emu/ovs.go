@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -94,6 +95,9 @@ type ovsPlanned struct {
 	lab     *ovs.Lab
 	bridges []OVSBridgeState
 	born    map[string]string
+	// added are the bridges ("node") and ports ("node:iface") planned
+	// anew, not kept (ovsPlanKeeping); at up, all of them.
+	added map[string]bool
 }
 
 // ovsPlan decides names, OpenFlow port numbers and QoS of every ovs
@@ -101,10 +105,27 @@ type ovsPlanned struct {
 // use in the OVS namespace and database, with who holds them: a name a
 // switch with names: topology needs that is taken fails the plan.
 func (d *deployer) ovsPlan(taken nameHolders, kernel bool) (*ovsPlanned, error) {
+	return d.ovsPlanKeeping(taken, kernel, nil)
+}
+
+// ovsPlanKeeping is ovsPlan for a running lab (a run-time change): the
+// bridges and ports keep recorded as they are — names, OpenFlow ports,
+// QoS — and only the others are planned (new marks them), their
+// OpenFlow ports beside the kept ones'.
+func (d *deployer) ovsPlanKeeping(taken nameHolders, kernel bool, keep []OVSBridgeState) (*ovsPlanned, error) {
 	lab := &ovs.Lab{Marker: d.marker}
 	var states []OVSBridgeState
 	self := nameHolder{desc: "another device of this lab", lab: d.spec.Name}
-	if errs := topologyNameConflicts(d.spec, taken); len(errs) > 0 {
+	kept := map[string]*OVSBridgeState{}
+	free := maps.Clone(taken) // what a kept object holds is not a conflict
+	for i := range keep {
+		kept[keep[i].Node] = &keep[i]
+		delete(free, keep[i].Name)
+		for _, p := range keep[i].Ports {
+			delete(free, p.Name)
+		}
+	}
+	if errs := topologyNameConflicts(d.spec, free); len(errs) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n  "))
 	}
 	// Topology names first, so no unique name picked below takes one.
@@ -123,6 +144,7 @@ func (d *deployer) ovsPlan(taken nameHolders, kernel bool) (*ovsPlanned, error) 
 		}
 	}
 	born := map[string]string{}
+	added := map[string]bool{}
 	dpids := map[string]bool{}
 	for i := range d.spec.Nodes {
 		sn := &d.spec.Nodes[i]
@@ -143,15 +165,36 @@ func (d *deployer) ovsPlan(taken nameHolders, kernel bool) (*ovsPlanned, error) 
 		}
 		dpids[dpid] = true
 		topoNames := cfg.TopologyNames()
+		kb := kept[sn.Name]
 		b := ovs.Bridge{Name: sn.Name, Node: sn.Name, Datapath: dp, FailMode: cfg.FailMode, Protocols: cfg.Protocols,
 			Controllers: cfg.Controllers, STP: sn.STP, RSTP: cfg.RSTP, DatapathID: dpid}
-		if !topoNames {
+		switch {
+		case kb != nil:
+			b.Name, b.Datapath, dp = kb.Name, kb.Datapath, kb.Datapath
+		case !topoNames:
 			b.Name = pick(sn.Name, "")
 		}
+		if kb == nil {
+			added[sn.Name] = true
+		}
 		bs := OVSBridgeState{Node: sn.Name, Name: b.Name, Datapath: dp, Names: cfg.Names}
+		if kb != nil {
+			bs.Names = kb.Names
+		}
+		keptPort := map[string]*OVSPortState{}
 		used := map[int]bool{}
+		if kb != nil {
+			for pi := range kb.Ports {
+				keptPort[kb.Ports[pi].Iface] = &kb.Ports[pi]
+				used[kb.Ports[pi].OFPort] = true
+			}
+		}
 		want := make([]int, len(sn.Interfaces))
 		for k, ifc := range sn.Interfaces {
+			if kp := keptPort[ifc.Name]; kp != nil {
+				want[k] = kp.OFPort
+				continue
+			}
 			if m := ethNum.FindStringSubmatch(ifc.Name); m != nil {
 				if n, err := strconv.Atoi(m[1]); err == nil && n >= 1 && n <= 65279 && !used[n] {
 					want[k], used[n] = n, true
@@ -167,6 +210,13 @@ func (d *deployer) ovsPlan(taken nameHolders, kernel bool) (*ovsPlanned, error) 
 				want[k], used[next] = next, true
 			}
 			p := ovs.Port{Iface: ifc.Name, OFPort: want[k], Edge: !d.peerIsSwitch(ifc.Peer)}
+			if kp := keptPort[ifc.Name]; kp != nil {
+				p.Name = kp.Name
+				b.Ports = append(b.Ports, p)
+				bs.Ports = append(bs.Ports, *kp)
+				continue
+			}
+			added[sn.Name+":"+ifc.Name] = true
 			ps := OVSPortState{Iface: ifc.Name, OFPort: want[k], Peer: ifc.Peer}
 			switch {
 			case ifc.External != nil:
@@ -214,7 +264,7 @@ func (d *deployer) ovsPlan(taken nameHolders, kernel bool) (*ovsPlanned, error) 
 	if err := lab.Check(); err != nil {
 		return nil, err
 	}
-	return &ovsPlanned{lab: lab, bridges: states, born: born}, nil
+	return &ovsPlanned{lab: lab, bridges: states, born: born, added: added}, nil
 }
 
 // peerIsSwitch reports whether "node:iface" is on a switch.
@@ -260,13 +310,16 @@ func bridgeGroup(portGroup uint32) uint32 { return portGroup ^ 1 }
 
 // ovsPrepare picks the Open vSwitch that serves the lab and decides every
 // bridge's and port's name, before links are created. The links phase
-// calls it first (ovs switches only). A run-time change (d.scope) builds
-// no OVS part (change.go refuses to), so it keeps the lab's recorded
-// bridges and ports as they are: planning them again would rename them
-// in the state (unique names: the ones in use are taken) or find the
-// lab's own topology names taken.
+// calls it first (ovs switches only). A run-time change (d.scope) keeps
+// the lab's recorded bridges and ports as they are and names only the
+// new ones, as planned before the change began (ovs_change.go): planning
+// them all again would rename them in the state (unique names: the ones
+// in use are taken) or find the lab's own topology names taken.
 func (d *deployer) ovsPrepare(ctx context.Context) error {
-	if d.ovs != nil || !specHasOVS(d.spec) || d.scope != nil {
+	if d.scope != nil {
+		return d.ovsPrepareChange(ctx)
+	}
+	if d.ovs != nil || !specHasOVS(d.spec) {
 		return nil
 	}
 	o, err := acquireOVS(ctx, ownOVS(d.spec), func(o *OVSState) error {

@@ -301,8 +301,9 @@ links: [{endpoints: [h1, tn7]}, {endpoints: [tn7, u1]}, {endpoints: [h2, u1]}]
 }
 
 // A run-time change of a lab with names: topology (a host and a link
-// between hosts; OVS switches cannot change at run time yet) leaves the
-// lab's bridge and ports, and their record, as they were.
+// between hosts) leaves the lab's bridge and ports, and their record, as
+// they were; a link to the switch then gets its port under its topology
+// name (ovs_change_test.go has more).
 func TestOVSTopologyNamesRuntimeChange(t *testing.T) {
 	needOVS(t)
 	const lab = "tovn6"
@@ -325,10 +326,14 @@ func TestOVSTopologyNamesRuntimeChange(t *testing.T) {
 	if got := strings.TrimSpace(sh2(t, "ovs-vsctl", "--db="+st.OVS.DB, "get", "Interface", "tn6-eth1", "ofport")); got != "1" {
 		t.Errorf("tn6-eth1 ofport %q after the change", got)
 	}
-	if _, err := AddLink(context.Background(), lab, topo.LinkRequest{A: "h3", B: "tn6"}, Options{}); err == nil || !strings.Contains(err.Error(), "not supported yet") {
-		t.Errorf("a run-time link to an ovs switch: %v", err)
+	if _, err := AddLink(context.Background(), lab, topo.LinkRequest{A: "h3", B: "tn6"}, Options{}); err != nil {
+		t.Fatalf("a run-time link to an ovs switch: %v", err)
+	}
+	if got := strings.TrimSpace(sh2(t, "ovs-vsctl", "--db="+st.OVS.DB, "get", "Interface", "tn6-eth3", "ofport")); got != "3" {
+		t.Errorf("tn6-eth3 ofport %q after the link add", got)
 	}
 	requirePingAll(t, st) // the lab as it was up
+	pingOK(t, lab, "h3", "h2") // across the new port (h3's own address is on its link to h1)
 }
 
 // A link between two switches, one with names: topology and one with

@@ -20,6 +20,7 @@ import (
 type NodeKindOption struct {
 	kind       topo.NodeKind
 	switchType string
+	ovsNames   string
 }
 
 // AsRouter adds a router (a host with IP forwarding on).
@@ -31,12 +32,19 @@ func AsSwitch(typ string) NodeKindOption {
 	return NodeKindOption{kind: topo.KindSwitch, switchType: typ}
 }
 
+// AsOVSSwitch adds an Open vSwitch switch whose bridge and ports carry
+// the topology's names on the host (names: topology, "topology") or
+// unique ones ("" or "unique", the default).
+func AsOVSSwitch(names string) NodeKindOption {
+	return NodeKindOption{kind: topo.KindSwitch, switchType: topo.SwitchOVS, ovsNames: names}
+}
+
 // AddNode adds a node to the running lab: a host unless an option says
 // router or switch. It has no link until AddLink gives it one.
 func (l *Lab) AddNode(ctx context.Context, name string, kind ...NodeKindOption) error {
 	req := topo.NodeRequest{Name: name, Kind: topo.KindHost}
 	for _, k := range kind {
-		req.Kind, req.SwitchType = k.kind, k.switchType
+		req.Kind, req.SwitchType, req.OVSNames = k.kind, k.switchType, k.ovsNames
 	}
 	return callError("AddNode("+strconv.Quote(name)+")", l.changed(emu.AddNode(ctx, l.name, req, l.opts())))
 }

@@ -22,6 +22,10 @@
 //     transaction; rows without it are never touched (a user's bridge, port
 //     or QoS survives). QoS and Queue rows are root rows that OVSDB does not
 //     garbage-collect, so they are deleted explicitly.
+//   - [Client.Add] and [Client.Remove] change a running lab in one
+//     transaction each: new bridges whole and new ports added to the
+//     lab's bridges; named bridges (with their ports) and ports removed
+//     with the QoS and queues only they used — marked rows only.
 //   - [Client.Show], [Client.Markers] and [Client.SpanningTreePending] read
 //     back what a lab has; [Client.Names] lists every name in use, with
 //     the marker of the row holding it.

@@ -125,8 +125,18 @@ func (l *Lab) Check() error {
 // the transaction) and returns them with the named UUIDs of the bridges,
 // which the caller inserts into Open_vSwitch.bridges.
 func (l *Lab) rows() ([]model.Model, []string) {
+	out, bridges, _ := l.rowsAdding(nil, "")
+	return out, bridges
+}
+
+// rowsAdding is rows for a lab that has some of its bridges already
+// (existing, by name): of those only the ports are built, returned by
+// bridge name for the caller to add to the bridge's ports. noop, when
+// set, is the UUID of a linux-noop QoS row of the lab's to reuse.
+func (l *Lab) rowsAdding(existing map[string]bool, noop string) ([]model.Model, []string, map[string][]string) {
 	var out []model.Model
 	var bridges []string
+	added := map[string][]string{}
 	ids := func(extra ...string) map[string]string {
 		m := map[string]string{MarkerKey: l.Marker}
 		for i := 0; i+1 < len(extra); i += 2 {
@@ -134,12 +144,14 @@ func (l *Lab) rows() ([]model.Model, []string) {
 		}
 		return m
 	}
-	var noop string
 	for bi, b := range l.Bridges {
-		brIf := &vswitchd.Interface{UUID: fmt.Sprintf("i%d", bi), Name: b.Name, Type: "internal", ExternalIDs: ids(NodeKey, b.Node)}
-		brPort := &vswitchd.Port{UUID: fmt.Sprintf("p%d", bi), Name: b.Name, Interfaces: []string{brIf.UUID}, ExternalIDs: ids(NodeKey, b.Node)}
-		out = append(out, brIf, brPort)
-		ports := []string{brPort.UUID}
+		var ports []string
+		if !existing[b.Name] {
+			brIf := &vswitchd.Interface{UUID: fmt.Sprintf("i%d", bi), Name: b.Name, Type: "internal", ExternalIDs: ids(NodeKey, b.Node)}
+			brPort := &vswitchd.Port{UUID: fmt.Sprintf("p%d", bi), Name: b.Name, Interfaces: []string{brIf.UUID}, ExternalIDs: ids(NodeKey, b.Node)}
+			out = append(out, brIf, brPort)
+			ports = append(ports, brPort.UUID)
+		}
 		for pi, p := range b.Ports {
 			ifc := &vswitchd.Interface{UUID: fmt.Sprintf("i%d_%d", bi, pi), Name: p.Name, ExternalIDs: ids(NodeKey, b.Node, IfaceKey, p.Iface)}
 			if p.OFPort > 0 {
@@ -192,6 +204,10 @@ func (l *Lab) rows() ([]model.Model, []string) {
 			out = append(out, ifc, port)
 			ports = append(ports, port.UUID)
 		}
+		if existing[b.Name] {
+			added[b.Name] = ports
+			continue
+		}
 		var ctrls []string
 		for ci, t := range b.Controllers {
 			c := &vswitchd.Controller{UUID: fmt.Sprintf("c%d_%d", bi, ci), Target: t, ExternalIDs: ids(NodeKey, b.Node)}
@@ -222,5 +238,5 @@ func (l *Lab) rows() ([]model.Model, []string) {
 		out = append(out, br)
 		bridges = append(bridges, br.UUID)
 	}
-	return out, bridges
+	return out, bridges, added
 }

@@ -35,6 +35,9 @@ type NodeRequest struct {
 	Kind NodeKind
 	// SwitchType is linux-bridge or ovs (switches; default: the lab's).
 	SwitchType string
+	// OVSNames is an ovs switch's names: key (unique, the default, or
+	// topology).
+	OVSNames string
 }
 
 // LinkRequest is a link to add at run time.
@@ -77,6 +80,9 @@ func AddNode(s *Spec, req NodeRequest) (*Spec, error) {
 		setStr(body, "kind", string(kind))
 		if req.SwitchType != "" {
 			setStr(body, "type", req.SwitchType)
+		}
+		if req.OVSNames != "" {
+			setStr(body, "names", req.OVSNames)
 		}
 		nodes.Content = append(nodes.Content, strNode(req.Name), body)
 		return "nodes." + keyPath(req.Name), nil

@@ -27,9 +27,9 @@ func newNodeCmd() *cobra.Command {
 }
 
 func newNodeAddCmd(lab *string) *cobra.Command {
-	var kind, switchType string
+	var kind, switchType, names string
 	cmd := &cobra.Command{
-		Use:   "add NAME [--kind host|router|switch] [--switch-type linux-bridge|ovs]",
+		Use:   "add NAME [--kind host|router|switch] [--switch-type linux-bridge|ovs] [--names unique|topology]",
 		Short: "Add a node to a running lab (no links yet: link add gives it some)",
 		Long: `Adds a host (default), a router or a switch to the running lab, with the
 node's namespace, its bridge (a switch), sysctls and TCP profile, exactly
@@ -38,7 +38,8 @@ rules: a letter, then letters, digits, '-' or '_', and short enough for
 its interfaces' names (<node>-ethN, 15 bytes).`,
 		Example: `  sudo emuctl node add h3
   sudo emuctl node add r9 --kind router
-  sudo emuctl node add s5 --kind switch`,
+  sudo emuctl node add s5 --kind switch
+  sudo emuctl node add s6 --kind switch --switch-type ovs --names topology`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, ctx, stop, err := openLab(*lab)
@@ -52,7 +53,14 @@ its interfaces' names (<node>-ethN, 15 bytes).`,
 			case "router":
 				opt = append(opt, golab.AsRouter())
 			case "switch":
-				opt = append(opt, golab.AsSwitch(switchType))
+				if names != "" {
+					if switchType != "" && switchType != topo.SwitchOVS {
+						return fmt.Errorf("--names is for --switch-type ovs")
+					}
+					opt = append(opt, golab.AsOVSSwitch(names))
+				} else {
+					opt = append(opt, golab.AsSwitch(switchType))
+				}
 			default:
 				return fmt.Errorf("--kind %q: valid kinds are host, router, switch", kind)
 			}
@@ -68,6 +76,7 @@ its interfaces' names (<node>-ethN, 15 bytes).`,
 	}
 	cmd.Flags().StringVar(&kind, "kind", "host", "host, router or switch")
 	cmd.Flags().StringVar(&switchType, "switch-type", "", "linux-bridge or ovs (default: the lab's)")
+	cmd.Flags().StringVar(&names, "names", "", "an ovs switch's device names on the host: unique (default) or topology")
 	return cmd
 }
 

@@ -328,9 +328,10 @@ class Lab:
         self._c.call("node.add", lab=self.name, name=name, kind="router")
         return self.node(name)
 
-    def add_switch(self, name: str, type: Optional[str] = None) -> Node:
-        """Add a switch (linux-bridge by default)."""
-        self._c.call("node.add", lab=self.name, name=name, kind="switch", switch_type=type)
+    def add_switch(self, name: str, type: Optional[str] = None, names: Optional[str] = None) -> Node:
+        """Add a switch (linux-bridge by default); an ovs switch's device
+        names on the host are unique ones unless ``names="topology"``."""
+        self._c.call("node.add", lab=self.name, name=name, kind="switch", switch_type=type, names=names)
         return self.node(name)
 
     def add_link(self, a: str, b: str, ip: Optional[dict[str, Union[str, list[str]]]] = None,

@@ -77,7 +77,10 @@ class Session:
             kind = "switch" if node.isSwitchNode() else "host"
             params: dict[str, Any] = {"lab": self.name, "name": node.name, "kind": kind}
             if kind == "switch":
-                params["switch_type"] = node.emuctlNode().get("type", "linux-bridge")
+                e = node.emuctlNode()
+                params["switch_type"] = e.get("type", "linux-bridge")
+                if e.get("names"):
+                    params["names"] = e["names"]
             self.call("node.add", **params)
 
     def addLink(self, link: Any) -> None:

@@ -204,6 +204,8 @@ type nodeAddParams struct {
 	Kind       string `json:"kind,omitempty"`
 	SwitchType string `json:"switch_type,omitempty"`
 	Names      string `json:"names,omitempty"` // an ovs switch's names: unique or topology
+	// Node is more of the node's keys, the topology file's ({"fail_mode": "secure"}).
+	Node json.RawMessage `json:"node,omitempty"`
 }
 
 func nodeAdd(ctx context.Context, s *session, p nodeAddParams) (any, error) {
@@ -230,6 +232,12 @@ func nodeAdd(ctx context.Context, s *session, p nodeAddParams) (any, error) {
 	}
 	if p.Names != "" && p.Kind != "switch" {
 		return nil, newError(CodeInvalidParams, "node.add: names is for kind switch (switch_type ovs)")
+	}
+	if len(p.Node) > 0 && string(p.Node) != "null" {
+		if p.Node[0] != '{' {
+			return nil, newError(CodeInvalidParams, "node.add: node is an object of the node's keys, as the topology file writes them ({\"fail_mode\": \"secure\"})")
+		}
+		opt = append(opt, lab.NodeKeys(string(p.Node)))
 	}
 	if err := l.AddNode(ctx, p.Name, opt...); err != nil {
 		return nil, topo.Named(err, "node.add "+p.Name)

@@ -175,7 +175,9 @@ func TestOVSChangeLinkAndSwitch(t *testing.T) {
 				t.Fatalf("inspect: %+v", info)
 			}
 			// a second switch behind the first, and a host behind it
-			req := topo.NodeRequest{Name: c.sw2, Kind: topo.KindSwitch, SwitchType: topo.SwitchOVS}
+			// with more of its keys, the file's: they reach the bridge row
+			req := topo.NodeRequest{Name: c.sw2, Kind: topo.KindSwitch, SwitchType: topo.SwitchOVS,
+				Entry: "{fail_mode: standalone, protocols: [OpenFlow10, OpenFlow13]}"}
 			if c.names == "topology" {
 				req.OVSNames = "topology"
 			}
@@ -196,6 +198,12 @@ func TestOVSChangeLinkAndSwitch(t *testing.T) {
 				t.Fatalf("bridges %+v", st.OVS.Bridges)
 			}
 			pingOK(t, lab, "h4", "h1")
+			br2 := st.OVS.Bridges[1].Name
+			for col, want := range map[string]string{"fail_mode": "standalone", "protocols": "[OpenFlow10, OpenFlow13]"} {
+				if got := strings.TrimSpace(sh2(t, "ovs-vsctl", "--db="+st.OVS.DB, "get", "Bridge", br2, col)); got != want {
+					t.Errorf("bridge %s added with keys: %s %s, want %s", br2, col, got, want)
+				}
+			}
 			execOut(t, lab, c.sw2, "ovs-ofctl", "show", c.sw2)
 			// the lab as it stands loads again
 			if doc, err := Topology(lab); err != nil {

@@ -21,6 +21,7 @@ type NodeKindOption struct {
 	kind       topo.NodeKind
 	switchType string
 	ovsNames   string
+	keys       string
 }
 
 // AsRouter adds a router (a host with IP forwarding on).
@@ -39,12 +40,24 @@ func AsOVSSwitch(names string) NodeKindOption {
 	return NodeKindOption{kind: topo.KindSwitch, switchType: topo.SwitchOVS, ovsNames: names}
 }
 
+// NodeKeys gives more of the node's keys, as the topology file writes
+// them, in a YAML (or JSON) flow mapping: `{fail_mode: secure, datapath:
+// netdev}` for an ovs switch, `{sysctls: {net.ipv4.tcp_ecn: 1}}`. They
+// are checked as `up` checks the file's; what they set wins over the
+// other options.
+func NodeKeys(mapping string) NodeKindOption { return NodeKindOption{keys: mapping} }
+
 // AddNode adds a node to the running lab: a host unless an option says
 // router or switch. It has no link until AddLink gives it one.
 func (l *Lab) AddNode(ctx context.Context, name string, kind ...NodeKindOption) error {
 	req := topo.NodeRequest{Name: name, Kind: topo.KindHost}
 	for _, k := range kind {
-		req.Kind, req.SwitchType, req.OVSNames = k.kind, k.switchType, k.ovsNames
+		if k.kind != "" {
+			req.Kind, req.SwitchType, req.OVSNames = k.kind, k.switchType, k.ovsNames
+		}
+		if k.keys != "" {
+			req.Entry = k.keys
+		}
 	}
 	return callError("AddNode("+strconv.Quote(name)+")", l.changed(emu.AddNode(ctx, l.name, req, l.opts())))
 }

@@ -38,6 +38,11 @@ type NodeRequest struct {
 	// OVSNames is an ovs switch's names: key (unique, the default, or
 	// topology).
 	OVSNames string
+	// Entry is more of the node's keys as a YAML flow mapping, the
+	// file's syntax ({fail_mode: secure, datapath: netdev} for an ovs
+	// switch, {sysctls: {...}}, {tcp: {...}}); what it sets wins over
+	// the fields above.
+	Entry string
 }
 
 // LinkRequest is a link to add at run time.
@@ -84,6 +89,9 @@ func AddNode(s *Spec, req NodeRequest) (*Spec, error) {
 		if req.OVSNames != "" {
 			setStr(body, "names", req.OVSNames)
 		}
+		if err := mergeEntry(body, req.Entry, call, "the node's", "{fail_mode: secure}"); err != nil {
+			return "", err
+		}
 		nodes.Content = append(nodes.Content, strNode(req.Name), body)
 		return "nodes." + keyPath(req.Name), nil
 	})
@@ -122,15 +130,8 @@ func AddLink(s *Spec, req LinkRequest) (*Spec, error) {
 		if req.Params != "" {
 			setStr(body, "link", req.Params)
 		}
-		if req.Entry != "" {
-			var extra yaml.Node
-			if err := yaml.Unmarshal([]byte(req.Entry), &extra); err != nil || len(extra.Content) != 1 || extra.Content[0].Kind != yaml.MappingNode {
-				return "", fmt.Errorf("%s: the link's keys %q are not a YAML mapping such as {link: {rate: 10mbit}}", call, req.Entry)
-			}
-			m := extra.Content[0]
-			for k := 0; k+1 < len(m.Content); k += 2 {
-				setNode(body, m.Content[k].Value, m.Content[k+1])
-			}
+		if err := mergeEntry(body, req.Entry, call, "the link's", "{link: {rate: 10mbit}}"); err != nil {
+			return "", err
 		}
 		links.Content = append(links.Content, body)
 		return "links[" + strconv.Itoa(len(links.Content)-1) + "]", nil
@@ -147,6 +148,22 @@ func AddLink(s *Spec, req LinkRequest) (*Spec, error) {
 		}
 	}
 	return ns, nil
+}
+
+// mergeEntry sets the keys of entry, a YAML flow mapping, on body.
+func mergeEntry(body *yaml.Node, entry, call, whose, example string) error {
+	if entry == "" {
+		return nil
+	}
+	var extra yaml.Node
+	if err := yaml.Unmarshal([]byte(entry), &extra); err != nil || len(extra.Content) != 1 || extra.Content[0].Kind != yaml.MappingNode {
+		return fmt.Errorf("%s: %s keys %q are not a YAML mapping such as %s", call, whose, entry, example)
+	}
+	m := extra.Content[0]
+	for k := 0; k+1 < len(m.Content); k += 2 {
+		setNode(body, m.Content[k].Value, m.Content[k+1])
+	}
+	return nil
 }
 
 // inPlan checks that given addresses come from the lab's plan: its pool

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -255,6 +256,12 @@ func TestEditRefusals(t *testing.T) {
 			return err
 		}, "outside the lab's plan"},
 		{"bad params", func() error { _, err := AddLink(s, LinkRequest{A: "h1", B: "r1", Params: "rate=fast"}); return err }, "rate"},
+		{"node keys not a mapping", func() error { _, err := AddNode(s, NodeRequest{Name: "x", Entry: "[1, 2]"}); return err }, "not a YAML mapping"},
+		{"bad node key", func() error {
+			_, err := AddNode(s, NodeRequest{Name: "x", Kind: KindSwitch, SwitchType: SwitchOVS, Entry: "{fail_mode: loud}"})
+			return err
+		}, "fail_mode"},
+		{"unknown node key", func() error { _, err := AddNode(s, NodeRequest{Name: "x", Entry: "{colour: red}"}); return err }, "colour"},
 		{"no such link", func() error { _, err := RemoveLink(s, 9); return err }, "does not exist"},
 		{"no such node", func() error { _, err := RemoveNode(s, "h7"); return err }, `no node "h7"`},
 	} {
@@ -266,6 +273,31 @@ func TestEditRefusals(t *testing.T) {
 	// nothing above changed s
 	if len(s.Nodes) != 6 || len(s.Links) != 5 {
 		t.Errorf("the Spec changed")
+	}
+}
+
+// Node keys given at run time (NodeRequest.Entry) are the file's, checked
+// as up checks them.
+func TestEditNodeKeys(t *testing.T) {
+	s, err := Load("ed.yaml", []byte(editLab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := AddNode(s, NodeRequest{Name: "s9", Kind: KindSwitch, SwitchType: SwitchOVS, OVSNames: OVSNamesTopology,
+		Entry: `{"fail_mode": "secure", "protocols": ["OpenFlow13"]}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := s2.Node("s9")
+	if n == nil || n.OVS == nil || n.OVS.FailMode != "secure" || !n.OVS.TopologyNames() || !slices.Equal(n.OVS.Protocols, []string{"OpenFlow13"}) {
+		t.Fatalf("s9 added with keys: %+v", n)
+	}
+	s3, err := AddNode(s, NodeRequest{Name: "h8", Entry: "{sysctls: {net.ipv4.tcp_ecn: 1}}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc := s3.Node("h8").Sysctls; !slices.ContainsFunc(sc, func(kv KV) bool { return kv.Key == "net.ipv4.tcp_ecn" && kv.Value == "1" }) {
+		t.Errorf("h8's sysctls %v", sc)
 	}
 }
 

@@ -27,9 +27,9 @@ func newNodeCmd() *cobra.Command {
 }
 
 func newNodeAddCmd(lab *string) *cobra.Command {
-	var kind, switchType, names string
+	var kind, switchType, names, keys string
 	cmd := &cobra.Command{
-		Use:   "add NAME [--kind host|router|switch] [--switch-type linux-bridge|ovs] [--names unique|topology]",
+		Use:   "add NAME [--kind host|router|switch] [--switch-type linux-bridge|ovs] [--names unique|topology] [--keys '{KEY: VALUE, ...}']",
 		Short: "Add a node to a running lab (no links yet: link add gives it some)",
 		Long: `Adds a host (default), a router or a switch to the running lab, with the
 node's namespace, its bridge (a switch), sysctls and TCP profile, exactly
@@ -38,6 +38,8 @@ rules: a letter, then letters, digits, '-' or '_', and short enough for
 its interfaces' names (<node>-ethN, 15 bytes).`,
 		Example: `  sudo emuctl node add h3
   sudo emuctl node add r9 --kind router
+  sudo emuctl node add s9 --kind switch --switch-type ovs --keys '{fail_mode: secure, protocols: [OpenFlow13]}'
+  sudo emuctl node add h4 --keys '{sysctls: {net.ipv4.tcp_ecn: 1}}'
   sudo emuctl node add s5 --kind switch
   sudo emuctl node add s6 --kind switch --switch-type ovs --names topology`,
 		Args: cobra.ExactArgs(1),
@@ -67,6 +69,9 @@ its interfaces' names (<node>-ethN, 15 bytes).`,
 			if switchType != "" && kind != "switch" {
 				return fmt.Errorf("--switch-type is for --kind switch")
 			}
+			if keys != "" {
+				opt = append(opt, golab.NodeKeys(keys))
+			}
 			if err := l.AddNode(ctx, args[0], opt...); err != nil {
 				return topo.Named(err, "node add "+args[0])
 			}
@@ -77,6 +82,7 @@ its interfaces' names (<node>-ethN, 15 bytes).`,
 	cmd.Flags().StringVar(&kind, "kind", "host", "host, router or switch")
 	cmd.Flags().StringVar(&switchType, "switch-type", "", "linux-bridge or ovs (default: the lab's)")
 	cmd.Flags().StringVar(&names, "names", "", "an ovs switch's device names on the host: unique (default) or topology")
+	cmd.Flags().StringVar(&keys, "keys", "", "more of the node's keys as the topology file writes them, a flow mapping: '{fail_mode: secure}'")
 	return cmd
 }
 

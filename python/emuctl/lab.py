@@ -318,20 +318,24 @@ class Lab:
 
     # changes while it runs
 
-    def add_host(self, name: str) -> Node:
-        """Add a host (no link yet)."""
-        self._c.call("node.add", lab=self.name, name=name, kind="host")
+    def add_host(self, name: str, **keys: Any) -> Node:
+        """Add a host (no link yet); ``keys`` are more of the node's keys
+        as the topology file writes them (``sysctls={...}``, ``tcp={...}``)."""
+        self._c.call("node.add", lab=self.name, name=name, kind="host", node=keys or None)
         return self.node(name)
 
-    def add_router(self, name: str) -> Node:
-        """Add a router (IP forwarding on)."""
-        self._c.call("node.add", lab=self.name, name=name, kind="router")
+    def add_router(self, name: str, **keys: Any) -> Node:
+        """Add a router (IP forwarding on); ``keys`` as for :meth:`add_host`."""
+        self._c.call("node.add", lab=self.name, name=name, kind="router", node=keys or None)
         return self.node(name)
 
-    def add_switch(self, name: str, type: Optional[str] = None, names: Optional[str] = None) -> Node:
+    def add_switch(self, name: str, type: Optional[str] = None, names: Optional[str] = None, **keys: Any) -> Node:
         """Add a switch (linux-bridge by default); an ovs switch's device
-        names on the host are unique ones unless ``names="topology"``."""
-        self._c.call("node.add", lab=self.name, name=name, kind="switch", switch_type=type, names=names)
+        names on the host are unique ones unless ``names="topology"``;
+        ``keys`` are more of its keys, the file's (``fail_mode="secure"``,
+        ``protocols=["OpenFlow13"]``)."""
+        self._c.call("node.add", lab=self.name, name=name, kind="switch", switch_type=type, names=names,
+                     node=keys or None)
         return self.node(name)
 
     def add_link(self, a: str, b: str, ip: Optional[dict[str, Union[str, list[str]]]] = None,

@@ -148,7 +148,16 @@ OVS_SCRIPT = textwrap.dedent('''
     out["flows"] = [s.dpctl("dump-flows").count("idle_timeout=60") for s in (s1, s2)]
     try:
         net.addLink(net.addHost("h9"), s1)
+        # a switch added to the running network, secure as Mininet's,
+        # under c0, with a host behind it: its flows come from c0
+        s9 = net.addSwitch("s9", cls=OVSSwitch)
+        h10 = net.addHost("h10")
+        net.addLink(s9, s2)
+        net.addLink(h10, s9)
+        s9.start([c0])
         out["runtime"] = "added"
+        out["s9"] = [s9.cmd("ovs-vsctl get-fail-mode s9").strip(), s9.cmd("ovs-vsctl get-controller s9").strip(),
+                     net.waitConnected(timeout=10), net.ping([h10, net["h1"]], timeout=2)]
     except Exception as e:
         out["runtime"] = str(e)
     net.stop()
@@ -196,6 +205,7 @@ def test_ovs_switches_and_controllers(tmp_path):
     assert out["loss"] == 0
     assert all(n > 0 for n in out["flows"]), out  # the controllers' flows, on both switches
     assert out["runtime"] == "added", out  # a host and its link to a running OVS switch
+    assert out["s9"] == ["secure", "tcp:127.0.0.1:%d" % p0, True, 0], out
     assert out["after"] is False  # the layer's controller stopped with the network
     assert out["big"] == [True, 1, True, 0], out
     labs = subprocess.run([emuctl, "ls"], stdout=subprocess.PIPE, text=True).stdout

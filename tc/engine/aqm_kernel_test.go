@@ -49,12 +49,15 @@ func TestAQMEngineVsKernel(t *testing.T) {
 			d := tc.Dir{Rate: cmpRate, Delay: aqmDelay, QueuePackets: c.limit, AQM: c.aqm}
 			warm, measure := 3*time.Second, 8*time.Second
 			// One comparison is two runs of 11 s, one after the other,
-			// under software emulation on a shared machine: a run the
-			// emulator slowed (a CUBIC sawtooth phase shifted by a stall)
-			// can put one pair apart. A disagreement is measured once
-			// more, the whole pair, and the second pair is judged; a real
-			// difference between engine and kernel fails both.
-			for try := 1; ; try++ {
+			// under software emulation on a shared machine. A pair during
+			// which the VM lost its CPU for longer than maxStall (a 2 ms
+			// timer woke that late: seen 117 and 447 ms while the host
+			// built Go) is invalid, not judged, and measured again; a
+			// valid pair that disagrees is measured once more too (a CUBIC
+			// sawtooth phase can put one pair apart) and a second valid
+			// disagreement fails. Three invalid pairs skip the case.
+			var disagreed []string
+			for try := 1; try <= 3; try++ {
 				var k, e aqmResult
 				var kq kernelQueue
 				load := testutil.MeasureHost(func() {
@@ -66,6 +69,10 @@ func TestAQMEngineVsKernel(t *testing.T) {
 				t.Logf("%s (try %d, %v):\n  kernel: goodput %.3f Mbit/s; echo RTT idle %v; under load %v; %s\n  engine: goodput %.3f Mbit/s; echo RTT idle %v; under load %v; sojourn p50 %v p95 %v; limit drops %d, aqm drops %d, marks %d; late mean %v\n  engine/kernel: goodput %.3f, RTT p50 %.3f, RTT p95 %.3f",
 					c.name, try, load, k.goodput/1e6, k.idle, k.load, kq, e.goodput/1e6, e.idle, e.load, e.st.Sojourn.P50, e.st.Sojourn.P95,
 					e.st.QueueDrops, e.st.AQMDrops, e.st.Marks, e.st.LateMean, gr, rr, float64(e.load.P95)/float64(k.load.P95))
+				if load.Stall > maxStall {
+					t.Logf("%s: pair %d invalid, not judged: a 2 ms timer woke %v late (> %v)", c.name, try, load.Stall.Round(time.Millisecond), maxStall)
+					continue
+				}
 				var bad []string
 				if gr < 0.8 || gr > 1.25 {
 					bad = append(bad, fmt.Sprintf("goodput: engine %.3f vs kernel %.3f Mbit/s (ratio %.3f, want within 20 %%)", e.goodput/1e6, k.goodput/1e6, gr))
@@ -76,19 +83,28 @@ func TestAQMEngineVsKernel(t *testing.T) {
 				if len(bad) == 0 {
 					return
 				}
-				if try == 2 {
-					for _, b := range bad {
-						t.Error(b)
-					}
-					return
+				if disagreed != nil {
+					disagreed = append(disagreed, bad...)
+					break
 				}
-				t.Logf("%s: disagreement on the first pair, measuring once more: %s", c.name, strings.Join(bad, "; "))
+				disagreed = bad
+				t.Logf("%s: valid pair %d disagrees, measuring once more: %s", c.name, try, strings.Join(bad, "; "))
+			}
+			if disagreed == nil {
+				t.Skipf("%s: three pairs invalid (the VM starved), not judged", c.name)
+			}
+			for _, b := range disagreed {
+				t.Error(b)
 			}
 		})
 	}
 }
 
 const cmpRate = 5 * units.Mbit
+
+// maxStall: a pair during which a 2 ms timer woke later than this is
+// invalid (about five times the stalls a quiet TCG guest shows, 16-40 ms).
+const maxStall = 100 * time.Millisecond
 
 // runEngineAQM is runAQM without the lateness gate (software emulation
 // is late by nature; the kernel beside it is the yardstick).

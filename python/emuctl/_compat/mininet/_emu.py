@@ -77,10 +77,16 @@ class Session:
             kind = "switch" if node.isSwitchNode() else "host"
             params: dict[str, Any] = {"lab": self.name, "name": node.name, "kind": kind}
             if kind == "switch":
-                e = node.emuctlNode()
-                params["switch_type"] = e.get("type", "linux-bridge")
+                # the switch as up would have built it: its type, names
+                # and every other key (an OVS switch's fail mode, datapath,
+                # protocols)
+                e = dict(node.emuctlNode())
+                e.pop("kind", None)
+                params["switch_type"] = e.pop("type", "linux-bridge")
                 if e.get("names"):
-                    params["names"] = e["names"]
+                    params["names"] = e.pop("names")
+                if e:
+                    params["node"] = e
             self.call("node.add", **params)
 
     def addLink(self, link: Any) -> None:

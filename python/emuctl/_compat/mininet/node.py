@@ -829,7 +829,8 @@ class OVSSwitch(Switch):
     def __init__(self, name: str, failMode: str = "secure", datapath: Optional[str] = None, inband: bool = False,
                  protocols: Any = None, reconnectms: int = 1000, stp: bool = False, batch: bool = False,
                  **params: Any) -> None:
-        super().__init__(name, **params)
+        # set before Node.__init__: on a running network it adds the
+        # switch to the lab at once, as emuctlNode() describes it
         if failMode not in ("secure", "standalone"):
             raise CompatError(f"{type(self).__name__}({name}, failMode={failMode!r}): Open vSwitch takes "
                               "'secure' or 'standalone'")
@@ -843,6 +844,7 @@ class OVSSwitch(Switch):
         self.protocols, self.reconnectms, self.stp, self.batch = protocols, reconnectms, stp, batch
         self.real = ovsAvailable()
         self.controllers: list[str] = []
+        super().__init__(name, **params)
         if not self.real:
             global _ovsWarned
             if not _ovsWarned:

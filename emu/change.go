@@ -365,11 +365,20 @@ func removeParts(st *State, spec *topo.Spec, diff labDiff, links []LinkState, lo
 		errs = append(errs, err)
 	}
 	for _, li := range diff.delLinks {
+		l := old.Links[li]
 		if ls, ok := findLinkState(st.Links, li); ok && ls.Backend == BackendEngine {
 			engineNS = append(engineNS, ls.Netns)
+			// an end in the machine's namespace now: the link namespace
+			// is freed asynchronously, and its name would stay taken
+			for _, ep := range []topo.Endpoint{l.A, l.B} {
+				if n := old.Node(ep.Node); n != nil && n.Kind == topo.KindRoot {
+					if err := deleteEnd(st, ep); err != nil {
+						errs = append(errs, err)
+					}
+				}
+			}
 			continue
 		}
-		l := old.Links[li]
 		ep := l.A
 		if gone[ep.Node] {
 			if gone[l.B.Node] {
@@ -516,6 +525,9 @@ func deleteEnd(st *State, ep topo.Endpoint) error {
 			return nil
 		}
 		return fmt.Errorf("%s: %w", ep, err)
+	}
+	if n := st.Spec.Node(ep.Node); n != nil && n.Kind == topo.KindRoot && l.Attrs().Alias != Marker(st.Lab) {
+		return fmt.Errorf("%s: the device %s in the machine's namespace does not carry lab %s's marker: left alone", ep, name, st.Lab)
 	}
 	if err := h.LinkDel(l); err != nil {
 		return fmt.Errorf("%s: delete: %w", ep, err)
@@ -723,6 +735,9 @@ var enableV6 = []topo.KV{{Key: "net.ipv6.conf.all.disable_ipv6", Value: "0"}, {K
 func (d *deployer) openExisting(name string) error {
 	sn := d.spec.Node(name)
 	nsName := topo.Namespace(d.spec.Name, name)
+	if sn.Kind == topo.KindRoot {
+		nsName = "" // the machine's own (openNamed)
+	}
 	ns, h, err := openNamed(nsName)
 	if err != nil {
 		return fmt.Errorf("node %s: %w", name, err)

@@ -173,7 +173,7 @@ func TestCrashWindowHelper(t *testing.T) {
 	if !strings.HasPrefix(point, "teardown-") {
 		crashAt = point
 	}
-	if _, err := Deploy(context.Background(), spec, Options{}); err != nil {
+	if _, err := Deploy(context.Background(), spec, Options{AllowExternal: os.Getenv("EMUCTL_TEST_CRASH_EXTERNAL") != ""}); err != nil {
 		t.Fatal(err)
 	}
 	crashAt = point

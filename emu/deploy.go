@@ -322,6 +322,19 @@ func (d *deployer) namespaces(ctx context.Context) error {
 		return err
 	}
 	return parallel(ctx, d.opt.Workers, nodes, func(sn *topo.Node) error {
+		if sn.Kind == topo.KindRoot {
+			// the machine's own namespace: opened, never made or removed
+			h, nh, err := openNamed("")
+			if err != nil {
+				return fmt.Errorf("node %s (kind root): %w", sn.Name, err)
+			}
+			n := &node{spec: sn, index: map[string]int{}}
+			d.pool.register(n, h, nh)
+			mu.Lock()
+			d.nodes[sn.Name] = n
+			mu.Unlock()
+			return nil
+		}
 		name := topo.Namespace(d.spec.Name, sn.Name)
 		h, nh, err := createNamedNetns(name, d.marker, d.anchor)
 		if err != nil {
@@ -397,16 +410,27 @@ func nodeSysctls(n *topo.Node) []topo.KV {
 func (d *deployer) nodeList() []*node {
 	out := make([]*node, 0, len(d.spec.Nodes))
 	for i := range d.spec.Nodes {
-		if n := d.nodes[d.spec.Nodes[i].Name]; n != nil && d.builds(n.spec.Name) {
+		if n := d.nodes[d.spec.Nodes[i].Name]; n != nil && d.builds(n.spec.Name) && !n.root() {
 			out = append(out, n)
 		}
 	}
 	return out
 }
 
-// allNodes lists node and link namespaces alike.
+// root reports whether n is a node of kind root: the machine's own
+// namespace, where the lab owns its link ends only (no phase that
+// configures a node touches it).
+func (n *node) root() bool { return n.spec.Kind == topo.KindRoot }
+
+// allNodes lists node and link namespaces alike, and the handles on the
+// machine's namespace of kind root nodes.
 func (d *deployer) allNodes() []*node {
 	out := d.nodeList()
+	for _, sn := range d.spec.Nodes {
+		if n := d.nodes[sn.Name]; n != nil && n.root() {
+			out = append(out, n)
+		}
+	}
 	for _, n := range d.linkNodes {
 		out = append(out, n)
 	}
@@ -509,6 +533,13 @@ func (d *deployer) ifindex(li, k int) int {
 // createLink makes one veth pair with its ends directly in the two nodes'
 // namespaces (one RTM_NEWLINK), marks, enslaves, addresses and raises both.
 func (d *deployer) createLink(l topo.Link, li int) error {
+	if n := d.nodes[l.A.Node]; n != nil && n.root() {
+		// an end in the machine's namespace is made as the peer: the pair
+		// is created in the other node's namespace (never both in the
+		// root: deleting that namespace deletes the pair, after a crash
+		// too) and the main end's fixed ifindex stays out of the root
+		l.A, l.B = l.B, l.A
+	}
 	a, b := d.nodes[l.A.Node], d.nodes[l.B.Node]
 	ia, ib := findIface(a.spec, l.A.Iface), findIface(b.spec, l.B.Iface)
 	if a == nil || b == nil || ia == nil || ib == nil {

@@ -14,7 +14,8 @@ import (
 // EndpointNetns says where a node's interface lives while the lab is up:
 // the node's namespace and the interface's own name, except for a port of
 // an ovs switch, which lives in the root namespace under the port name
-// emuctl gave it (ovs-vswitchd attaches only devices of its namespace).
+// emuctl gave it (ovs-vswitchd attaches only devices of its namespace),
+// and the ends of a kind root node, which are in the root namespace.
 // nsPath can be opened as a namespace file.
 func EndpointNetns(st *State, node, iface string) (nsPath, ifname string) {
 	if st.OVS != nil {
@@ -27,6 +28,11 @@ func EndpointNetns(st *State, node, iface string) (nsPath, ifname string) {
 					return hostNetnsPath(), p.Name
 				}
 			}
+		}
+	}
+	if st.Spec != nil {
+		if n := st.Spec.Node(node); n != nil && n.Kind == topo.KindRoot {
+			return hostNetnsPath(), iface // the machine's own namespace
 		}
 	}
 	return filepath.Join(NetnsDir, topo.Namespace(st.Lab, node)), iface

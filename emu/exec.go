@@ -124,6 +124,9 @@ func Command(lab, node string, argv []string) (*exec.Cmd, error) {
 	if n == nil {
 		return nil, fmt.Errorf("lab %s has no node %q (nodes: %s)", lab, node, nodeNames(st.Spec))
 	}
+	if n.Kind == topo.KindRoot {
+		return nil, fmt.Errorf("node %s of lab %s is of kind root, the machine's own namespace: run the command on the machine itself (its link ends are there: %s)", node, lab, ifaceNames(n))
+	}
 	if isController(st) {
 		return clusterCommand(st, node, argv) // on its machine (cluster_worker.go)
 	}
@@ -142,6 +145,14 @@ func Command(lab, node string, argv []string) (*exec.Cmd, error) {
 	cmd.Env = append(cmd.Env, "EMUCTL_LAB="+lab, "EMUCTL_NODE="+node)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS}
 	return cmd, nil
+}
+
+func ifaceNames(n *topo.Node) string {
+	var names []string
+	for _, ifc := range n.Interfaces {
+		names = append(names, ifc.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 func nodeNames(s *topo.Spec) string {

@@ -185,8 +185,13 @@ func with(fn func() error, nodes ...*node) error {
 }
 
 // openNamed opens a named namespace and a netlink handle inside it.
+// The name "" is the machine's own namespace (nodes of kind root).
 func openNamed(name string) (netns.NsHandle, *netlink.Handle, error) {
-	ns, err := netns.GetFromPath(filepath.Join(NetnsDir, name))
+	path := filepath.Join(NetnsDir, name)
+	if name == "" {
+		path = hostNetnsPath()
+	}
+	ns, err := netns.GetFromPath(path)
 	if err != nil {
 		return -1, nil, err
 	}

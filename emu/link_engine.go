@@ -80,7 +80,9 @@ func (d *deployer) createEngineLink(l topo.Link, li int, ls LinkState) error {
 		la.Name = ifc.Name
 		la.Alias = d.marker
 		la.HardwareAddr = parseMAC(ifc.MAC)
-		la.Index = d.ifindex(li, 1+k)
+		if !n.root() { // the machine's namespace allocates its own indexes
+			la.Index = d.ifindex(li, 1+k)
+		}
 		if ifc.MTU > 0 {
 			la.MTU = ifc.MTU
 		}

@@ -415,7 +415,9 @@ func (d *deployer) createOVSLink(l topo.Link, li int) error {
 		la.Alias, la.Group = d.ovsAlias(l.A), d.ovs.group
 	} else {
 		la.Alias = d.marker
-		la.Index = d.ifindex(li, 0) // see createLink
+		if !a.n.root() {
+			la.Index = d.ifindex(li, 0) // see createLink
+		}
 	}
 	v := netlink.NewVeth(la)
 	v.PeerName = b.name

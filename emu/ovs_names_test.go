@@ -332,7 +332,7 @@ func TestOVSTopologyNamesRuntimeChange(t *testing.T) {
 	if got := strings.TrimSpace(sh2(t, "ovs-vsctl", "--db="+st.OVS.DB, "get", "Interface", "tn6-eth3", "ofport")); got != "3" {
 		t.Errorf("tn6-eth3 ofport %q after the link add", got)
 	}
-	requirePingAll(t, st) // the lab as it was up
+	requirePingAll(t, st)      // the lab as it was up
 	pingOK(t, lab, "h3", "h2") // across the new port (h3's own address is on its link to h1)
 }
 

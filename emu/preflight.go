@@ -64,6 +64,10 @@ func preflight(spec *topo.Spec, opt Options) error {
 		if n.Kind == topo.KindSwitch && n.SwitchType != "" && n.SwitchType != topo.SwitchLinuxBridge && n.SwitchType != topo.SwitchOVS {
 			errs = append(errs, fmt.Sprintf("switch %s: type %q is not supported by this version of emuctl (supported: %s, %s)", n.Name, n.SwitchType, topo.SwitchLinuxBridge, topo.SwitchOVS))
 		}
+		if n.Kind == topo.KindRoot {
+			errs = append(errs, rootPreflight(&n, opt)...)
+			continue
+		}
 		ns := topo.Namespace(spec.Name, n.Name)
 		if _, err := os.Lstat(filepath.Join(NetnsDir, ns)); err == nil {
 			errs = append(errs, fmt.Sprintf("network namespace %q already exists and is not part of a known lab; emuctl will not touch it (remove it yourself, or choose another lab name with --name)", ns))
@@ -92,6 +96,26 @@ func preflight(spec *topo.Spec, opt Options) error {
 		return fmt.Errorf("lab %q cannot be deployed; nothing was changed:\n  %s", spec.Name, strings.Join(errs, "\n  "))
 	}
 	return nil
+}
+
+// rootPreflight checks a node of kind root: the opt-in, and that its
+// link ends' names are free in the machine's namespace (emuctl makes them
+// there and removes them; it never takes a device it did not make).
+func rootPreflight(n *topo.Node, opt Options) []string {
+	if !opt.AllowExternal {
+		return []string{fmt.Sprintf("node %s is of kind root, the machine's own network namespace: putting the lab's link ends (and their addresses) there needs the explicit opt-in --allow-external", n.Name)}
+	}
+	var errs []string
+	for _, ifc := range n.Interfaces {
+		if l, err := netlink.LinkByName(ifc.Name); err == nil {
+			holder := "not emuctl's"
+			if a := l.Attrs().Alias; strings.HasPrefix(a, markerPrefix) {
+				holder = "lab " + strings.TrimPrefix(strings.Fields(a)[0], markerPrefix) + "'s"
+			}
+			errs = append(errs, fmt.Sprintf("node %s (kind root): the machine's namespace has a device %s already (%s); emuctl will not touch it: name the link's end otherwise (\"%s:NAME\")", n.Name, ifc.Name, holder, n.Name))
+		}
+	}
+	return errs
 }
 
 func checkExternal(node string, ifc topo.Interface, opt Options) error {

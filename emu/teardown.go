@@ -128,6 +128,7 @@ func teardown(st *State, log *slog.Logger) error {
 	step("ovs")
 	errs = append(errs, ovsTeardown(st, log)...)
 	errs = append(errs, rootLinkRemains(lab, rec, log)...)
+	errs = append(errs, rootEnds(lab, log)...)
 
 	// Real interfaces go home before their namespace disappears (a physical
 	// device would come back under another name, a veth would be destroyed).
@@ -328,6 +329,31 @@ func rootLinkRemains(lab string, rec journalRecord, log *slog.Logger) []string {
 			continue
 		}
 		log.Debug("root device of the lab removed", "name", name)
+	}
+	return errs
+}
+
+// rootEnds deletes the lab's link ends in the machine's namespace (nodes
+// of kind root): every device there whose alias is exactly the lab's
+// marker. Deleting their peers' namespaces would delete them too, but
+// the kernel frees a namespace asynchronously: a lab brought up again at
+// once would find the names taken.
+func rootEnds(lab string, log *slog.Logger) []string {
+	links, err := netlink.LinkList()
+	if err != nil {
+		return []string{fmt.Sprintf("list the machine's devices: %v", err)}
+	}
+	var errs []string
+	m := Marker(lab)
+	for _, l := range links {
+		if l.Attrs().Alias != m {
+			continue
+		}
+		if err := netlink.LinkDel(l); err != nil && !errors.Is(err, unix.ENODEV) {
+			errs = append(errs, fmt.Sprintf("%s (a link end in the machine's namespace): %v", l.Attrs().Name, err))
+			continue
+		}
+		log.Debug("root-namespace link end deleted", "device", l.Attrs().Name)
 	}
 	return errs
 }

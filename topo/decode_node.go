@@ -65,6 +65,10 @@ func (d *dec) node(name string, k, v *yaml.Node, path string) *rawNode {
 	isSwitch := nd.kind == KindSwitch
 	for _, e := range es {
 		p := joinPath(path, e.Key)
+		if nd.kind == KindRoot && kindOK && e.Key != "kind" {
+			d.errorf(at(e.K, p), "%s is not valid on kind root: %s is the machine's own network namespace, whose settings and interfaces are the machine's; only its link ends are the lab's (addresses in the link's ip:)", e.Key, name)
+			continue
+		}
 		switch e.Key {
 		case "type", "datapath", "fail_mode", "controller", "protocols", "rstp", "names", "ports":
 			if kindOK && nd.wifiKind == kindAP {

@@ -309,7 +309,7 @@ func TestErrorFormat(t *testing.T) {
 	if e.File != "t.yaml" || e.Line != 1 || e.Col != 20 || e.Path != "nodes.h1.kind" {
 		t.Errorf("got %+v", *e)
 	}
-	want := `t.yaml:1:20: nodes.h1.kind: unknown kind "hots" (valid: host, router, switch, ap, station; did you mean "host"?)` + "\n" +
+	want := `t.yaml:1:20: nodes.h1.kind: unknown kind "hots" (valid: host, router, switch, ap, station, root; did you mean "host"?)` + "\n" +
 		`t.yaml:2:26: links[0].endpoints[1]: unknown node "h9" (known: h1; did you mean "h1"?)`
 	if err.Error() != want {
 		t.Errorf("got\n%s\nwant\n%s", err, want)

@@ -49,6 +49,10 @@ func (r *resolver) makeLinks() {
 			r.d.errorf(l.loc, "both endpoints are on %s: a link joins two different nodes", l.ends[0].node)
 			ok = false
 		}
+		if ok && r.spec.Nodes[ends[li][0].node].Kind == KindRoot && r.spec.Nodes[ends[li][1].node].Kind == KindRoot {
+			r.d.errorf(l.loc, "both endpoints (%s, %s) are of kind root, the machine's own namespace: a link joins a lab's node to it", l.ends[0].node, l.ends[1].node)
+			ok = false
+		}
 		if !ok {
 			continue
 		}
@@ -103,6 +107,22 @@ func (r *resolver) makeLinks() {
 			}
 			taken.take(e.node, name, l.ends[j].loc)
 			e.iface = name
+		}
+	}
+	// kind root nodes share one namespace, the machine's: their ends'
+	// names must differ across them
+	inRoot := map[string]string{}
+	for li, l := range r.doc.links {
+		for j, e := range ends[li] {
+			if !good[li] || r.spec.Nodes[e.node].Kind != KindRoot {
+				continue
+			}
+			node := r.spec.Nodes[e.node].Name
+			if other, dup := inRoot[e.iface]; dup && other != node {
+				r.d.errorf(l.ends[j].loc, "interface %q of %s: %s (kind root too) has an interface of that name, and both are in the machine's namespace: name one of them otherwise", e.iface, node, other)
+				good[li] = false
+			}
+			inRoot[e.iface] = node
 		}
 	}
 	for li, l := range r.doc.links {

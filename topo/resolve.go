@@ -73,10 +73,12 @@ func (r *resolver) makeNodes() {
 	r.byName = make(map[string]int, len(r.doc.nodes))
 	for _, rn := range r.doc.nodes {
 		n := Node{Name: rn.name, Kind: rn.kind, Sysctls: rn.sysctls, Env: rn.env, Start: rn.start}
-		if rn.kind == KindSwitch {
+		switch rn.kind {
+		case KindSwitch:
 			n.SwitchType = firstNonEmpty(rn.switchType, r.doc.defSwitch, SwitchLinuxBridge)
 			n.STP = rn.stp
-		} else {
+		case KindRoot: // the machine's: no defaults.tcp
+		default:
 			n.TCP = mergeTCP(r.doc.defTCP, rn.tcp)
 			n.MPTCP = rn.mptcp
 		}

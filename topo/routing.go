@@ -27,8 +27,8 @@ func (r *resolver) routes() {
 	}
 	rt := newRouteTable(r)
 	for ni := range r.spec.Nodes {
-		if r.isSwitch(ni) {
-			continue
+		if r.isSwitch(ni) || r.spec.Nodes[ni].Kind == KindRoot {
+			continue // the machine's own namespace keeps the machine's routes
 		}
 		n := &r.spec.Nodes[ni]
 		n.Routes = append(n.Routes, rt.compute(ni, n.Routes)...)

@@ -18,7 +18,7 @@ var (
 	ifaceKeys    = []string{"external", "force", "ip"}
 	linkKeys     = []string{"name", "endpoints", "ip", "mtu", "link"}
 	routeKeys    = []string{"to", "via", "dev"}
-	kinds        = []string{string(KindHost), string(KindRouter), string(KindSwitch), kindAP, kindStation}
+	kinds        = []string{string(KindHost), string(KindRouter), string(KindSwitch), kindAP, kindStation, string(KindRoot)}
 	switchTypes  = []string{SwitchLinuxBridge, SwitchOVS}
 	routingModes = []string{"auto", "none"}
 )

@@ -55,13 +55,20 @@ type AddressPlan struct {
 	Auto   bool         `json:"auto"`
 }
 
-// NodeKind is host, router or switch.
+// NodeKind is host, router, switch or root.
 type NodeKind string
 
 const (
 	KindHost   NodeKind = "host"
 	KindRouter NodeKind = "router" // a host with IP forwarding on
 	KindSwitch NodeKind = "switch"
+	// KindRoot is the machine's own (root) network namespace, as
+	// Mininet's Node(inNamespace=False): no namespace is made for it; the
+	// lab's links to it have their ends there, under the topology's
+	// names, marked as the lab's and removed with it. It gets no routes,
+	// sysctls, TCP profile or hosts file (the machine's are its own), and
+	// needs --allow-external.
+	KindRoot NodeKind = "root"
 )
 
 // Switch types.
@@ -345,11 +352,12 @@ func (n *Node) Iface(name string) *Interface {
 	return nil
 }
 
-// Hosts returns the non-switch nodes (hosts and routers) in order.
+// Hosts returns the hosts and routers in order (not switches, nor the
+// machine's own namespace, kind root).
 func (s *Spec) Hosts() []*Node {
 	var out []*Node
 	for i := range s.Nodes {
-		if s.Nodes[i].Kind != KindSwitch {
+		if k := s.Nodes[i].Kind; k == KindHost || k == KindRouter {
 			out = append(out, &s.Nodes[i])
 		}
 	}

@@ -107,6 +107,9 @@ func printLab(st *emu.State, asJSON bool) error {
 	var links []linkRow
 	for _, n := range st.Spec.Nodes {
 		r := nodeRow{Node: n.Name, Kind: n.DisplayKind(), Netns: topo.Namespace(st.Lab, n.Name)}
+		if n.Kind == topo.KindRoot {
+			r.Netns = "(the machine's)"
+		}
 		switch {
 		case n.AP != nil:
 			r.Kind += "/" + n.AP.Mode + " " + n.AP.SSID

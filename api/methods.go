@@ -160,6 +160,8 @@ type upParams struct {
 	Name      string `json:"name,omitempty"`
 	Switch    string `json:"switch,omitempty"`
 	Link      string `json:"link,omitempty"`
+	// AllowExternal is up's --allow-external: real adapters, kind root nodes.
+	AllowExternal bool `json:"allow_external,omitempty"`
 }
 
 func upMethod(ctx context.Context, s *session, p upParams) (any, error) {
@@ -181,6 +183,7 @@ func upMethod(ctx context.Context, s *session, p upParams) (any, error) {
 	if p.Generator == "" {
 		opt.Name = p.Name
 	}
+	opt.AllowExternal = opt.AllowExternal || p.AllowExternal
 	l, err := lab.Up(ctx, src, opt)
 	if err != nil {
 		return nil, err
@@ -206,6 +209,8 @@ type nodeAddParams struct {
 	Names      string `json:"names,omitempty"` // an ovs switch's names: unique or topology
 	// Node is more of the node's keys, the topology file's ({"fail_mode": "secure"}).
 	Node json.RawMessage `json:"node,omitempty"`
+	// AllowExternal is up's --allow-external: a node of kind root.
+	AllowExternal bool `json:"allow_external,omitempty"`
 }
 
 func nodeAdd(ctx context.Context, s *session, p nodeAddParams) (any, error) {
@@ -238,6 +243,9 @@ func nodeAdd(ctx context.Context, s *session, p nodeAddParams) (any, error) {
 			return nil, newError(CodeInvalidParams, "node.add: node is an object of the node's keys, as the topology file writes them ({\"fail_mode\": \"secure\"})")
 		}
 		opt = append(opt, lab.NodeKeys(string(p.Node)))
+	}
+	if p.AllowExternal {
+		opt = append(opt, lab.AllowExternal())
 	}
 	if err := l.AddNode(ctx, p.Name, opt...); err != nil {
 		return nil, topo.Named(err, "node.add "+p.Name)

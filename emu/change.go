@@ -185,6 +185,9 @@ func change(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) 
 	if err := ovsChangeRefused(st, diff); err != nil {
 		return nil, err
 	}
+	if err := rootChangeRefused(spec, diff, opt); err != nil {
+		return nil, err
+	}
 	for _, li := range diff.addLinks {
 		if err := plainLink(spec, li); err != nil {
 			return nil, err
@@ -229,6 +232,30 @@ func change(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) 
 		return st, commitChange(st, spec, links)
 	}
 	return st, addParts(ctx, st, spec, diff, links, ovsPlan, j, opt, log)
+}
+
+// rootChangeRefused checks what a change puts in the machine's own
+// namespace (kind root), as up's preflight does: a node of kind root
+// added needs --allow-external (an API's AllowExternal), and the new ends
+// of links to one need names the machine has no device under.
+func rootChangeRefused(spec *topo.Spec, diff labDiff, opt Options) error {
+	for _, name := range diff.addNodes {
+		if n := spec.Node(name); n != nil && n.Kind == topo.KindRoot && !opt.AllowExternal {
+			return fmt.Errorf("node add %s: kind root is the machine's own network namespace: putting the lab's link ends there needs the explicit opt-in --allow-external; nothing was changed", name)
+		}
+	}
+	for _, li := range diff.addLinks {
+		for _, ep := range []topo.Endpoint{spec.Links[li].A, spec.Links[li].B} {
+			n := spec.Node(ep.Node)
+			if n == nil || n.Kind != topo.KindRoot {
+				continue
+			}
+			if msgs := rootPreflight(&topo.Node{Name: n.Name, Interfaces: []topo.Interface{*n.Iface(ep.Iface)}}, Options{AllowExternal: true}); len(msgs) > 0 {
+				return fmt.Errorf("link add %s %s: %s; nothing was changed", spec.Links[li].A, spec.Links[li].B, msgs[0])
+			}
+		}
+	}
+	return nil
 }
 
 func (d labDiff) summary() []string {

@@ -22,6 +22,7 @@ type NodeKindOption struct {
 	switchType string
 	ovsNames   string
 	keys       string
+	external   bool
 }
 
 // AsRouter adds a router (a host with IP forwarding on).
@@ -47,11 +48,18 @@ func AsOVSSwitch(names string) NodeKindOption {
 // other options.
 func NodeKeys(mapping string) NodeKindOption { return NodeKindOption{keys: mapping} }
 
+// AllowExternal is up's --allow-external for a node added at run time:
+// one of kind root (NodeKeys("{kind: root}")), the machine's own
+// namespace, where the lab's links to it will have their ends.
+func AllowExternal() NodeKindOption { return NodeKindOption{external: true} }
+
 // AddNode adds a node to the running lab: a host unless an option says
 // router or switch. It has no link until AddLink gives it one.
 func (l *Lab) AddNode(ctx context.Context, name string, kind ...NodeKindOption) error {
 	req := topo.NodeRequest{Name: name, Kind: topo.KindHost}
+	opts := l.opts()
 	for _, k := range kind {
+		opts.AllowExternal = opts.AllowExternal || k.external
 		if k.kind != "" {
 			req.Kind, req.SwitchType, req.OVSNames = k.kind, k.switchType, k.ovsNames
 		}
@@ -59,7 +67,7 @@ func (l *Lab) AddNode(ctx context.Context, name string, kind ...NodeKindOption) 
 			req.Entry = k.keys
 		}
 	}
-	return callError("AddNode("+strconv.Quote(name)+")", l.changed(emu.AddNode(ctx, l.name, req, l.opts())))
+	return callError("AddNode("+strconv.Quote(name)+")", l.changed(emu.AddNode(ctx, l.name, req, opts)))
 }
 
 // AddLink joins two nodes of the running lab and returns the new link's

@@ -60,11 +60,27 @@ func (r *resolver) recName(rec *ifRec) string {
 	return n.Name + ":" + n.Interfaces[rec.iface].Name
 }
 
+// touchesRoot reports whether a segment has an end on a kind root node.
+func (r *resolver) touchesRoot(s *segment) bool {
+	for _, rec := range s.ifs {
+		if r.spec.Nodes[rec.node].Kind == KindRoot {
+			return true
+		}
+	}
+	return false
+}
+
 // checkOverlaps reports explicit subnets of different segments that
 // overlap; it returns true when there was any.
 func (r *resolver) checkOverlaps() bool {
 	var subs []recAddr
 	for _, s := range r.segs {
+		if r.touchesRoot(s) {
+			// the machine's own namespace may join segments itself (a
+			// bridge its user makes, as Mininet's scratchnet.py does):
+			// emuctl cannot tell them apart
+			continue
+		}
 		for f := range s.sub {
 			if s.sub[f].IsValid() && !s.conflict[f] {
 				subs = append(subs, r.firstIn(s, f))

@@ -61,6 +61,21 @@ links:
 	}
 }
 
+// The machine's namespace may join its segments itself (scratchnet.py
+// bridges them with its own OVS bridge): one subnet across them loads.
+func TestKindRootSegmentsMayShareASubnet(t *testing.T) {
+	_, err := Load("scratch.yaml", []byte(`addressing: {auto: false}
+routing: none
+nodes: {h0: {}, h1: {}, s0: {kind: root}}
+links:
+  - {endpoints: [h0, s0], ip: {h0: [192.168.123.1/24]}}
+  - {endpoints: [h1, s0], ip: {h1: [192.168.123.2/24]}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestKindRootRefusals(t *testing.T) {
 	for _, c := range []struct{ doc, want string }{
 		{"nodes: {h1: {}, root: {kind: root, sysctls: {net.ipv4.ip_forward: 1}}}", "1:36: nodes.root.sysctls: sysctls is not valid on kind root"},

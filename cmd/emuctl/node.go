@@ -28,6 +28,7 @@ func newNodeCmd() *cobra.Command {
 
 func newNodeAddCmd(lab *string) *cobra.Command {
 	var kind, switchType, names, keys string
+	var allowExternal bool
 	cmd := &cobra.Command{
 		Use:   "add NAME [--kind host|router|switch] [--switch-type linux-bridge|ovs] [--names unique|topology] [--keys '{KEY: VALUE, ...}']",
 		Short: "Add a node to a running lab (no links yet: link add gives it some)",
@@ -72,6 +73,9 @@ its interfaces' names (<node>-ethN, 15 bytes).`,
 			if keys != "" {
 				opt = append(opt, golab.NodeKeys(keys))
 			}
+			if allowExternal {
+				opt = append(opt, golab.AllowExternal())
+			}
 			if err := l.AddNode(ctx, args[0], opt...); err != nil {
 				return topo.Named(err, "node add "+args[0])
 			}
@@ -82,6 +86,7 @@ its interfaces' names (<node>-ethN, 15 bytes).`,
 	cmd.Flags().StringVar(&kind, "kind", "host", "host, router or switch")
 	cmd.Flags().StringVar(&switchType, "switch-type", "", "linux-bridge or ovs (default: the lab's)")
 	cmd.Flags().StringVar(&names, "names", "", "an ovs switch's device names on the host: unique (default) or topology")
+	cmd.Flags().BoolVar(&allowExternal, "allow-external", false, "a node of kind root (--keys '{kind: root}'): the machine's own namespace")
 	cmd.Flags().StringVar(&keys, "keys", "", "more of the node's keys as the topology file writes them, a flow mapping: '{fail_mode: secure}'")
 	return cmd
 }

@@ -132,6 +132,8 @@ class Client:
             self._proc.kill()
             self._proc.wait()
         self._reader.join(timeout=5)
+        if self._proc.stdout and not self._reader.is_alive():
+            self._proc.stdout.close()
 
     def __enter__(self) -> "Client":
         return self

@@ -230,13 +230,18 @@ class Lab:
         self._nodes: dict[str, Node] = {}
 
     @classmethod
-    def up(cls, topology: Topology, name: Optional[str] = None, emuctl: Optional[str] = None) -> "Lab":
+    def up(cls, topology: Topology, name: Optional[str] = None, emuctl: Optional[str] = None,
+           allow_external: bool = False) -> "Lab":
         """Build a lab from a topology file's path, YAML text, a dict, or a
-        generator such as ``"tree,2,2"``, and return it once every link is up."""
+        generator such as ``"tree,2,2"``, and return it once every link is up.
+        ``allow_external`` is ``up --allow-external``: real adapters, and
+        nodes of kind root (the machine's own namespace)."""
         exe = emuctl or find_emuctl()
         c = Client(exe)
         try:
             params: dict[str, Any] = {"name": name}
+            if allow_external:
+                params["allow_external"] = True
             if isinstance(topology, dict):
                 params["document"] = json.dumps(topology)  # JSON is YAML
             elif isinstance(topology, os.PathLike):

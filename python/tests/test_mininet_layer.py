@@ -131,8 +131,12 @@ def test_refusals_name_what_is_not_honoured():
         NAT("nat0", inNamespace=False)
     h = net.addHost("h1")
     root = net.addHost("root", inNamespace=False)
+    net.addLink(h, root)  # a node of kind root: its end in the machine's namespace
+    doc = net.session.document()
+    assert doc["nodes"]["root"] == {"kind": "root"} and doc["nodes"]["h1"] == {"kind": "host"}
+    assert {"endpoints": ["h1:h1-eth0", "root:root-eth0"], "ip": {"h1": "10.0.0.1/8", "root": "10.0.0.2/8"}} in doc["links"]
     with pytest.raises(CompatError, match="host's namespace"):
-        net.addLink(h, root)
+        net.addLink(h, Controller("c4", port=6998))  # a controller is a program, not a node
     with pytest.raises(CompatError, match="exists already"):
         net.addHost("h1")
     with pytest.raises(CompatError, match="15"):

@@ -63,6 +63,9 @@ class Session:
         # while a Mininet builds its topology the lab does not exist yet:
         # commands nodes run meanwhile (in their constructors) wait for it
         self.declaring = False
+        # nodes made without a Mininet object (Host('h1'), h1.linkTo(...))
+        # outlive the script, as under Mininet: see keptAtExit
+        self.standalone = True
         self.cpu0 = (0, 0)
         _sessions.append(self)
 
@@ -76,6 +79,8 @@ class Session:
         if self.lab is not None and node.inLab():
             kind = "switch" if node.isSwitchNode() else "host"
             params: dict[str, Any] = {"lab": self.name, "name": node.name, "kind": kind}
+            if node.isRoot():
+                params["node"], params["allow_external"] = {"kind": "root"}, True
             if kind == "switch":
                 # the switch as up would have built it: its type, names
                 # and every other key (an OVS switch's fail mode, datapath,
@@ -99,6 +104,11 @@ class Session:
         if self.lab is not None:
             self.call("link.add", lab=self.name, **self._linkEntry(link, api=True))
             self.refresh()
+        elif self.standalone:
+            # without a Mininet object a Link is made at once, as Mininet
+            # makes its veth pair: another program may look for its ends
+            # (hwintf's test hands t1-eth0 to the example)
+            self.realize()
 
     def removeLink(self, link: Any) -> None:
         """Remove a link (from the lab, when running)."""
@@ -115,6 +125,15 @@ class Session:
             self.links.remove(link)
         self.nodes.pop(node.name, None)
         if self.lab is not None and node.inLab():
+            if not any(n.inLab() for n in self.nodes.values()):
+                # the last node: a lab has at least one, so it goes (the
+                # session stays, and builds anew if nodes come back)
+                lab, self.lab = self.lab, None
+                try:
+                    lab.down()
+                finally:
+                    lab.close()
+                return
             self.call("node.del", lab=self.name, name=node.name)
 
     # the lab
@@ -180,8 +199,11 @@ class Session:
         taken = _labs(self.emuctl)
         self.name = "mn" if "mn" not in taken else f"mn-{os.getpid()}"
         doc = self.document()
+        # nodes of kind root (inNamespace=False) put link ends in the
+        # machine's own namespace, as under Mininet: up's --allow-external
+        root = any(e.get("kind") == "root" for e in doc["nodes"].values())
         try:
-            self.lab = Lab.up(doc, name=self.name, emuctl=self.emuctl)
+            self.lab = Lab.up(doc, name=self.name, emuctl=self.emuctl, allow_external=root)
         except EmuctlError as e:
             raise CompatError(f"building the network: {e.message}") from e
         _watch(self)
@@ -312,6 +334,23 @@ def _stopProcesses() -> None:
         _processes.remove(p)
 
 
+def keptAtExit(s: "Session") -> bool:
+    """Whether a lab stays up when the script ends: one of nodes made
+    without a Mininet object that still has nodes, as under Mininet, whose
+    low-level nodes outlive the script that made them (baresshd.py leaves
+    sshd serving in h1) until ``mininet.clean.cleanup()``, ``emuctl mn -c``
+    or ``emuctl down``. Said on stderr."""
+    if not s.standalone or s.lab is None or not any(n.inLab() for n in s.nodes.values()):
+        return False
+    try:
+        print(f"*** emuctl: lab {s.name} stays up (nodes made without a Mininet object outlive the script, as "
+              f"under Mininet): `sudo emuctl down -l {s.name}`, `sudo emuctl mn -c` or mininet.clean.cleanup()",
+              file=sys.stderr)
+    except OSError:
+        pass  # the terminal is gone (a signal from pexpect's close)
+    return True
+
+
 def _cleanupAll() -> None:
     _stopProcesses()
     for s in list(_watched):
@@ -320,6 +359,9 @@ def _cleanupAll() -> None:
                 n.terminate()
             except Exception:
                 pass
+        if keptAtExit(s):
+            _watched.remove(s)
+            continue
         try:
             s.stop()
         except Exception as e:  # at exit: say it, do not raise
@@ -337,7 +379,7 @@ def _onSignal(signum: int, _frame: Any) -> None:
         signal.signal(sig, signal.SIG_IGN)
     downs = []
     for s in list(_watched):
-        if s.lab is not None:
+        if s.lab is not None and not keptAtExit(s):
             downs.append(subprocess.Popen([s.emuctl, "down", "-l", s.name], stdin=subprocess.DEVNULL,
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                           start_new_session=True))

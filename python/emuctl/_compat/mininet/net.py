@@ -61,6 +61,7 @@ class Mininet:
         self.nameToNode: dict[str, Any] = {}
         self.terms: list[Any] = []
         self.session = Session()
+        self.session.standalone = False
         self.built = False
         self._configured: set[str] = set()
         if topo and build:

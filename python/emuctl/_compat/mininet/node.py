@@ -84,20 +84,28 @@ class Node:
         return False
 
     def inLab(self) -> bool:
-        """Whether the node is a node of the lab (in its own namespaces):
-        hosts unless inNamespace=False; switches always (Mininet runs OVS
-        switches in the host's namespace, emuctl's bridges have their own)."""
-        return bool(self.inNamespace) or self.isSwitchNode()
+        """Whether the node is a node of the lab: every host and switch
+        (a host with inNamespace=False is an emuctl node of kind root, the
+        machine's own namespace, where its link ends are made), not
+        controllers, which are programs on the host."""
+        return True
+
+    def isRoot(self) -> bool:
+        """Whether the node is the machine's own namespace
+        (``inNamespace=False``; switches have namespaces of their own, or
+        are Open vSwitch bridges)."""
+        return not self.inNamespace and not self.isSwitchNode()
 
     def hostShell(self) -> bool:
         """Whether the node's shell runs in the host's namespaces: nodes
-        outside the lab, and Open vSwitch switches (whose bridge and port
-        devices are in the host's namespace, as under Mininet)."""
-        return not self.inLab()
+        of kind root and those outside the lab, and Open vSwitch switches
+        (whose bridge and port devices are in the host's namespace, as
+        under Mininet)."""
+        return not self.inLab() or self.isRoot()
 
     def emuctlNode(self) -> dict[str, Any]:
         """The node's entry in the lab's topology document."""
-        return {"kind": "host"}
+        return {"kind": "root" if self.isRoot() else "host"}
 
     # the shell
 
@@ -923,6 +931,15 @@ class OVSSwitch(Switch):
                 continue
             targets.append(c.target(self))
         self.controllers = targets
+        # interfaces given to the switch that no link of the lab made
+        # (Intf('eth1', node=s1): hwintf.py's real adapter) become ports,
+        # with their port numbers, as Mininet's start adds them
+        for port, intf in sorted(self.intfs.items()):
+            if port > 0 and intf.link is None and intf.name != "lo":
+                out = self.vsctl("--may-exist", "add-port", self, intf, "--", "set", "Interface", intf,
+                                 f"ofport_request={port}")
+                if out.strip():
+                    raise CompatError(f"{self.name}.start: adding {intf.name}: ovs-vsctl: {out.strip()}")
         if targets:
             out = self.vsctl("set-controller", self, *targets)
         else:
@@ -1049,6 +1066,10 @@ class Controller(Node):
         self.assigned: dict[str, int] = {}  # switch → the port of the instance that serves it
         self.rundir: Optional[str] = None
         super().__init__(name, inNamespace=False, **params)
+
+    def inLab(self) -> bool:
+        """Controllers are programs on the host, not nodes of the lab."""
+        return False
 
     def target(self, switch: Any = None) -> str:
         """The controller target a switch connects to: tcp:IP:PORT."""

@@ -84,6 +84,16 @@ func (d *dec) node(name string, k, v *yaml.Node, path string) *rawNode {
 			nd.pos, nd.posSet = d.position(e.V, p)
 			nd.posLoc = at(e.V, p)
 			continue
+		case "mobility":
+			if !kindOK {
+				continue
+			}
+			if nd.wifiKind == "" {
+				d.errorf(at(e.K, p), "mobility is only valid on access points and stations (kind: ap or kind: station; %s is a %s): it moves a radio on the Wi-Fi medium", name, nd.kind)
+				continue
+			}
+			nd.mobility = d.mobility(e.V, p, at(e.K, p))
+			continue
 		case "wifi":
 			if !kindOK {
 				continue

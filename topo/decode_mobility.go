@@ -243,6 +243,10 @@ func (r *resolver) resolveMobility() {
 			continue
 		}
 		n := &r.spec.Nodes[ni]
+		if med := r.spec.WiFiMedium; med != nil && !med.Enabled {
+			r.d.errorf(m.loc, "mobility moves a radio on emuctl's Wi-Fi medium, and this lab has wifi: {medium: false} (mac80211_hwsim's instant medium has no positions): drop medium: false")
+			continue
+		}
 		var pos *[3]float64
 		switch {
 		case n.AP != nil:

@@ -175,6 +175,10 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 		qw.finish()
 		return nil, fmt.Errorf("lab %s: the schedules with t0: traffic did not start: %w", lab, err)
 	}
+	if _, err := emu.StartTrafficMobility(lab); err != nil {
+		qw.finish()
+		return nil, fmt.Errorf("lab %s: the mobility with t0: traffic did not start: %w", lab, err)
+	}
 	recs := make([][]analysis.Flow, len(plans))
 	probes := make([]*analysis.Probe, len(plans))
 	errs := make([]error, len(plans))

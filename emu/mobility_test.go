@@ -1,0 +1,200 @@
+package emu_test
+
+import (
+	"context"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/internal/testutil"
+	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/traffic"
+	"github.com/emuctl/emuctl/wifi"
+	"github.com/emuctl/emuctl/wifi/mobility"
+	"github.com/emuctl/emuctl/wifi/model"
+)
+
+// A station walks away from its AP on waypoints while a bulk TCP flow
+// runs, on the engine backend: the supervisor places it at ≥ 10 Hz, and
+// at every instant sampled its position is the path's, the medium's SNR
+// is the model's for that distance (path loss, noise), the station's data
+// rate is the ideal rate manager's for that SNR, and both fall as it goes
+// (to 65 m, inside the range where the AP detects its preambles);
+// the flow's goodput falls with them and never exceeds the PHY rate.
+const mobileLab = `name: twmob
+wifi: {backend: engine, medium: {seed: 5}}
+nodes:
+  ap1: {kind: ap, wifi: {ssid: mob, mode: n, channel: 1}}
+  sta1:
+    kind: station
+    wifi: {ap: ap1}
+    mobility: {waypoints: [{t: 0s, pos: [5, 0]}, {t: 1s, pos: [5, 0]}, {t: 13s, pos: [65, 0]}], t0: traffic}
+  srv: {}
+links:
+  - {endpoints: [ap1, srv]}
+`
+
+type mobSample struct {
+	at   time.Time
+	pos  [3]float64
+	snr  float64
+	rate string
+}
+
+func TestLabMobilityWaypoints(t *testing.T) {
+	testutil.NeedRoot(t)
+	spec, err := topo.Load("mob.yaml", []byte(mobileLab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := emu.Deploy(context.Background(), spec, emu.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := emu.Down("twmob", nil); err != nil {
+			t.Error(err)
+		}
+	})
+	if ms, err := emu.Mobility("twmob"); err != nil || len(ms) != 1 || ms[0].Running {
+		t.Fatalf("before traffic: %+v, %v (sta1 waits for t0: traffic)", ms, err)
+	}
+
+	// the physics, from the model: log-distance path loss and thermal
+	// noise as the file's medium settles them, ns-3's ideal rate manager
+	med := wifi.MediumSettings(*spec.WiFiMedium)
+	snrAt := func(p [3]float64) float64 {
+		loss, err := med.PathLoss.LossDB(math.Hypot(p[0], math.Hypot(p[1], p[2])))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return wifi.LabTxPowerDBm - loss - model.NoiseDBm(20, med.NoiseFigureDB)
+	}
+	rateAt := func(p [3]float64) model.Rate { return wifi.IdealRate("n", model.Band2G4, 20, snrAt(p)) }
+	path, err := mobility.New(*spec.Node("sta1").Mobility, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the walk ends where the AP still detects the station's preambles
+	// (ns-3's threshold; beyond it the station is cut off)
+	if loss, _ := med.PathLoss.LossDB(65); wifi.LabTxPowerDBm-loss < model.DefaultDetectDBm {
+		t.Fatalf("at 65 m the AP hears sta1 at %.1f dBm, below the %v dBm preamble detection threshold", wifi.LabTxPowerDBm-loss, model.DefaultDetectDBm)
+	}
+
+	var (
+		mu      sync.Mutex
+		samples []mobSample
+	)
+	stop := make(chan struct{})
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		tk := time.NewTicker(250 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tk.C:
+			}
+			ms, err := emu.LabMediumStats("twmob")
+			if err != nil {
+				continue
+			}
+			s := mobSample{at: time.Now(), pos: ms.Positions["sta1"], snr: math.NaN(), rate: ms.Radios["sta1"].LastDataRate}
+			for _, l := range ms.Links {
+				if l.From == "sta1" && l.To == "ap1" {
+					s.snr = l.SNRdB
+				}
+			}
+			mu.Lock()
+			samples = append(samples, s)
+			mu.Unlock()
+		}
+	}()
+	r := run(t, "twmob", traffic.Flow{Client: "sta1", Server: "srv", Proto: traffic.TCP, Duration: 13 * time.Second})
+	close(stop)
+	<-polled
+
+	ms, err := emu.Mobility("twmob")
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("mobility status %+v, %v", ms, err)
+	}
+	st := ms[0]
+	t.Logf("sta1: %s, %d moves at %.1f Hz, longest gap %v, finished %v, at %v", st.Model, st.Moves, st.RateHz, st.MaxGap, st.Finished, st.Pos)
+	if st.RateHz < 10 || !st.Finished || st.Pos != [3]float64{65, 0, 0} || st.Error != "" {
+		t.Errorf("the supervisor placed sta1 at %.1f Hz (want ≥ 10), finished %v at %v (want its last waypoint, 65,0,0), error %q", st.RateHz, st.Finished, st.Pos, st.Error)
+	}
+
+	// every sample against the path and the model
+	const speed = 60.0 / 12 // m/s
+	var good, rated int
+	var first, last mobSample
+	for i, s := range samples {
+		tt := s.at.Sub(st.Started)
+		if tt < 0 || tt > 13*time.Second || math.IsNaN(s.snr) {
+			continue
+		}
+		want := path.At(tt)
+		// the sample was read up to one placement period (50 ms) plus the
+		// control socket's round trip after the supervisor placed it
+		if d := math.Hypot(s.pos[0]-want[0], s.pos[1]-want[1]); d > speed*0.25 {
+			t.Errorf("at %v sta1 is at %v, the path says %v (%.2f m off)", tt.Round(time.Millisecond), s.pos, want, d)
+		}
+		if m := snrAt(s.pos); math.Abs(s.snr-m) > 0.02 {
+			t.Errorf("at %v (%.1f m) the medium's SNR is %.2f dB, the model's %.2f dB", tt.Round(time.Millisecond), s.pos[0], s.snr, m)
+		}
+		if s.rate == "" {
+			continue
+		}
+		rated++
+		// the last data frame went out at most ~150 ms before the sample
+		back := s.pos
+		back[0] = max(5, back[0]-speed*0.15)
+		if s.rate == rateAt(s.pos).String() || s.rate == rateAt(back).String() {
+			good++
+		} else {
+			t.Logf("at %v (%.1f m, %.1f dB) sta1 sent at %s, the model picks %s", tt.Round(time.Millisecond), s.pos[0], s.snr, s.rate, rateAt(s.pos))
+		}
+		if first.rate == "" {
+			first = s
+		}
+		last = samples[i]
+	}
+	t.Logf("%d samples with a data rate, %d at the model's rate; first %.1f m %.1f dB %s, last %.1f m %.1f dB %s",
+		rated, good, first.pos[0], first.snr, first.rate, last.pos[0], last.snr, last.rate)
+	if rated < 30 || float64(good) < 0.9*float64(rated) {
+		t.Errorf("%d of %d samples at the model's rate for the SNR (want ≥ 90 %% of ≥ 30)", good, rated)
+	}
+	if first.snr-last.snr < 30 || rateAt(last.pos).Mbps() >= rateAt(first.pos).Mbps()/2 {
+		t.Errorf("SNR %.1f → %.1f dB, rate %s → %s: want both to fall as the station walks off", first.snr, last.snr, first.rate, last.rate)
+	}
+
+	// goodput second by second: below the PHY rate at the best place of
+	// that second, and falling from near to far
+	f := r.Flows[0]
+	perSec := map[int]float64{}
+	for _, s := range f.Samples {
+		perSec[int(s.TS-f.StartS)] += float64(s.Bytes) * 8
+	}
+	flowT0 := r.Start.Add(time.Duration(f.StartS * float64(time.Second)))
+	for k := 0; k < 13; k++ {
+		g, ok := perSec[k]
+		if !ok {
+			continue
+		}
+		from := flowT0.Add(time.Duration(k) * time.Second).Sub(st.Started)
+		phy := rateAt(path.At(from)).Mbps() * 1e6
+		t.Logf("second %2d: sta1 at %5.1f m, model SNR %5.1f dB, %s; goodput %6.2f Mbit/s (%.2f of the PHY rate)",
+			k, path.At(from)[0], snrAt(path.At(from)), rateAt(path.At(from)), g/1e6, g/phy)
+		if g > phy {
+			t.Errorf("second %d: %.2f Mbit/s of goodput above the PHY rate %.2f Mbit/s", k, g/1e6, phy/1e6)
+		}
+	}
+	near := (perSec[1] + perSec[2]) / 2
+	far := (perSec[11] + perSec[12]) / 2
+	if !(far < 0.6*near) {
+		t.Errorf("goodput near the AP %.2f Mbit/s, far %.2f: want it to fall with the rate", near/1e6, far/1e6)
+	}
+}

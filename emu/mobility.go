@@ -177,6 +177,15 @@ func (r *mobRunner) names() string {
 	return fmt.Sprint(s)
 }
 
+// step carries out a schedule's mobility step.
+func (r *mobRunner) step(node, action string) error {
+	if action == "start" {
+		_, err := r.start(node, "")
+		return err
+	}
+	return r.stop(node)
+}
+
 // moved records a position set by anyone (wifi move included).
 func (r *mobRunner) moved(node string, pos [3]float64) {
 	r.mu.Lock()

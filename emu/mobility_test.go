@@ -198,3 +198,72 @@ func TestLabMobilityWaypoints(t *testing.T) {
 		t.Errorf("goodput near the AP %.2f Mbit/s, far %.2f: want it to fall with the rate", near/1e6, far/1e6)
 	}
 }
+
+// TestLabMobilitySchedule: a schedule starts a station's random walk and
+// stops it; the station stays where the walk left it, the medium's
+// position is the seeded path's at the stop, and wifi move goes on
+// working through the same call.
+func TestLabMobilitySchedule(t *testing.T) {
+	testutil.NeedRoot(t)
+	spec, err := topo.Load("ms.yaml", []byte(`name: twmobs
+wifi: {backend: engine}
+nodes:
+  ap1: {kind: ap, wifi: {ssid: mobs, mode: g, channel: 1}}
+  sta1: {kind: station, position: [10, 10], mobility: {model: random-walk, bounds: [[0, 0], [20, 20]], speed: [1, 2], interval: 300ms, seed: 4, t0: manual}}
+schedules:
+  - name: walk
+    steps:
+      - {at: 500ms, mobility: start, node: sta1}
+      - {at: 2500ms, mobility: stop, node: sta1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := emu.Deploy(context.Background(), spec, emu.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := emu.Down("twmobs", nil); err != nil {
+			t.Error(err)
+		}
+	})
+	time.Sleep(3500 * time.Millisecond)
+	ms, err := emu.Mobility("twmobs")
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("mobility %+v, %v", ms, err)
+	}
+	st := ms[0]
+	steps, _ := emu.ScheduleLog("twmobs")
+	for _, s := range steps {
+		t.Logf("step %s: %v late %v %s", s.What, s.Applied.Format("15:04:05.000"), s.Late, s.Error)
+		if s.Error != "" {
+			t.Errorf("step %s failed: %s", s.What, s.Error)
+		}
+	}
+	t.Logf("sta1: %s, started %v, running %v, %d moves at %.1f Hz (longest gap %v), at %v",
+		st.Model, st.Started.Format("15:04:05.000"), st.Running, st.Moves, st.RateHz, st.MaxGap, st.Pos)
+	if len(steps) != 2 || st.Running || st.Moves < 30 || st.RateHz < 10 {
+		t.Fatalf("after the schedule: %d steps logged, running %v, %d moves at %.1f Hz (want 2 steps, stopped, ≥ 30 moves at ≥ 10 Hz)", len(steps), st.Running, st.Moves, st.RateHz)
+	}
+	// where the walk stopped: the seed's path at the stop (a placement
+	// period's worth of walking either way)
+	path, _ := mobility.New(*spec.Node("sta1").Mobility, nil)
+	stopAt := steps[1].Applied.Sub(st.Started)
+	want := path.At(stopAt)
+	med, err := emu.LabMediumStats("twmobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := med.Positions["sta1"]
+	d := math.Hypot(got[0]-want[0], got[1]-want[1])
+	t.Logf("stopped %v into the walk at %.2f,%.2f; the path says %.2f,%.2f (%.2f m apart)", stopAt.Round(time.Millisecond), got[0], got[1], want[0], want[1], d)
+	if got != st.Pos || d > 2*0.1 || got[0] < 0 || got[0] > 20 || got[1] < 0 || got[1] > 20 {
+		t.Errorf("the medium has sta1 at %v (mobility says %v), the path %v at the stop", got, st.Pos, want)
+	}
+	if err := emu.SetMediumPosition("twmobs", "sta1", [3]float64{3, 4, 0}); err != nil {
+		t.Fatal(err)
+	}
+	if ms, _ := emu.Mobility("twmobs"); ms[0].Pos != [3]float64{3, 4, 0} {
+		t.Errorf("after wifi move to 3,4,0 mobility says sta1 is at %v", ms[0].Pos)
+	}
+}

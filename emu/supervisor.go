@@ -187,11 +187,14 @@ func runSupervisor(lab string) error {
 			return fail(err)
 		}
 	}
-	if len(st.Spec.Schedules) > 0 {
-		sup.sched = newSchedRunner(ctx, lab, st.Spec)
-	}
 	if sup.mob = newMobRunner(st.Spec, sup.moveNode); sup.mob != nil {
 		go sup.mob.run(ctx) // mobility.go
+	}
+	if len(st.Spec.Schedules) > 0 {
+		sup.sched = newSchedRunner(ctx, lab, st.Spec)
+		if sup.mob != nil {
+			sup.sched.mobility = sup.mob.step
+		}
 	}
 	localUpdate = func(li int, a, b tc.Dir) error {
 		sup.mu.Lock()

@@ -342,3 +342,43 @@ func MobilityString(m *mobility.Spec) string {
 	}
 	return fmt.Sprintf("%s %s m/s in [%g,%g]–[%g,%g] seed %d", m.Model, sp, m.Min[0], m.Min[1], m.Max[0], m.Max[1], m.Seed)
 }
+
+// mobilityStep checks a schedule step's mobility: start|stop and node:
+// (a step of its own: no link, no parameters).
+func (d *dec) mobilityStep(st *rawStep, kinds int) {
+	switch {
+	case st.mobility != "" && kinds > 0:
+		d.errorf(st.mobLoc, "a mobility step starts or stops a node's path: give link changes in steps of their own")
+	case st.mobility != "" && (st.link != "" || st.dir != ""):
+		l := st.linkLoc
+		if st.link == "" {
+			l = st.dirLoc
+		}
+		d.errorf(l, "a mobility step names a node (node: sta1), not a link")
+	case st.mobility != "" && st.node == "":
+		d.errorf(st.mobLoc, "mobility: %s needs the node whose path it %ss: {at: 10s, mobility: %s, node: sta1}", st.mobility, st.mobility, st.mobility)
+	case !st.hasMob && st.node != "":
+		d.errorf(st.nodeLoc, "node: names the node of a mobility step; add mobility: start or mobility: stop (a link step names its link with link:)")
+	}
+}
+
+// mobilityStepNode checks the node of a schedule's mobility step: it
+// exists and has mobility:.
+func (r *resolver) mobilityStepNode(node string, l loc) bool {
+	i, ok := r.byName[node]
+	var moving []string
+	for _, n := range r.doc.nodes {
+		if n.mobility != nil {
+			moving = append(moving, n.name)
+		}
+	}
+	switch {
+	case !ok:
+		r.d.errorf(l, "unknown node %q %s", clip(node), choicesOrNone("nodes with mobility", node, moving))
+	case r.doc.nodes[i].mobility == nil:
+		r.d.errorf(l, "node %s has no mobility: key, so no path to start or stop %s", node, choicesOrNone("nodes with mobility", node, moving))
+	default:
+		return true
+	}
+	return false
+}

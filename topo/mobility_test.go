@@ -63,3 +63,27 @@ nodes:
 		t.Errorf("MobilityString: %q", MobilityString(m2))
 	}
 }
+
+// TestMobilitySchedule: a schedule's steps start and stop a node's path.
+func TestMobilitySchedule(t *testing.T) {
+	s, err := Load("s.yaml", []byte(`
+nodes:
+  ap1: {kind: ap}
+  sta1: {kind: station, mobility: {waypoints: [{t: 0s, pos: [0, 0]}, {t: 10s, pos: [50, 0]}], t0: manual}}
+schedules:
+  - name: walk
+    steps:
+      - {at: 2s, mobility: start, node: sta1}
+      - {at: 5s, mobility: stop, node: sta1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := s.Schedules[0].Steps
+	if len(st) != 2 || st[0].Mobility != "start" || st[0].Ref != "sta1" || st[0].Link != -1 || st[1].At != 5*time.Second || st[1].Mobility != "stop" {
+		t.Fatalf("steps %+v", st)
+	}
+	if got := st[1].String(); got != "at 5s sta1 mobility stop" {
+		t.Errorf("step says %q", got)
+	}
+}

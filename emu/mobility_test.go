@@ -3,10 +3,10 @@ package emu_test
 import (
 	"context"
 	"math"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/emuctl/emuctl/analysis"
 	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/internal/testutil"
 	"github.com/emuctl/emuctl/topo"
@@ -22,7 +22,8 @@ import (
 // is the model's for that distance (path loss, noise), the station's data
 // rate is the ideal rate manager's for that SNR, and both fall as it goes
 // (to 65 m, inside the range where the AP detects its preambles);
-// the flow's goodput falls with them and never exceeds the PHY rate.
+// the flow's goodput falls with them and never exceeds the PHY rate. The
+// instants are the run result's own track (traffic samples the medium).
 const mobileLab = `name: twmob
 wifi: {backend: engine, medium: {seed: 5}}
 nodes:
@@ -35,13 +36,6 @@ nodes:
 links:
   - {endpoints: [ap1, srv]}
 `
-
-type mobSample struct {
-	at   time.Time
-	pos  [3]float64
-	snr  float64
-	rate string
-}
 
 func TestLabMobilityWaypoints(t *testing.T) {
 	testutil.NeedRoot(t)
@@ -82,40 +76,7 @@ func TestLabMobilityWaypoints(t *testing.T) {
 		t.Fatalf("at 65 m the AP hears sta1 at %.1f dBm, below the %v dBm preamble detection threshold", wifi.LabTxPowerDBm-loss, model.DefaultDetectDBm)
 	}
 
-	var (
-		mu      sync.Mutex
-		samples []mobSample
-	)
-	stop := make(chan struct{})
-	polled := make(chan struct{})
-	go func() {
-		defer close(polled)
-		tk := time.NewTicker(250 * time.Millisecond)
-		defer tk.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tk.C:
-			}
-			ms, err := emu.LabMediumStats("twmob")
-			if err != nil {
-				continue
-			}
-			s := mobSample{at: time.Now(), pos: ms.Positions["sta1"], snr: math.NaN(), rate: ms.Radios["sta1"].LastDataRate}
-			for _, l := range ms.Links {
-				if l.From == "sta1" && l.To == "ap1" {
-					s.snr = l.SNRdB
-				}
-			}
-			mu.Lock()
-			samples = append(samples, s)
-			mu.Unlock()
-		}
-	}()
 	r := run(t, "twmob", traffic.Flow{Client: "sta1", Server: "srv", Proto: traffic.TCP, Duration: 13 * time.Second})
-	close(stop)
-	<-polled
 
 	ms, err := emu.Mobility("twmob")
 	if err != nil || len(ms) != 1 {
@@ -127,48 +88,56 @@ func TestLabMobilityWaypoints(t *testing.T) {
 		t.Errorf("the supervisor placed sta1 at %.1f Hz (want ≥ 10), finished %v at %v (want its last waypoint, 65,0,0), error %q", st.RateHz, st.Finished, st.Pos, st.Error)
 	}
 
-	// every sample against the path and the model
+	// the run's result carries the walk (the medium sampled every 250 ms):
+	// every place against the path and the model
+	if r.WiFi == nil || len(r.WiFi.Track) < 40 {
+		t.Fatalf("the result's Wi-Fi track: %+v", r.WiFi)
+	}
+	tr := r.WiFi.Track
 	const speed = 60.0 / 12 // m/s
 	var good, rated int
-	var first, last mobSample
-	for i, s := range samples {
-		tt := s.at.Sub(st.Started)
-		if tt < 0 || tt > 13*time.Second || math.IsNaN(s.snr) {
+	var first, last analysis.WiFiPlace
+	for i, s := range tr {
+		tt := r.Start.Add(time.Duration(s.TS * float64(time.Second))).Sub(st.Started)
+		if s.Node != "sta1" || i > 0 && (s.TS <= tr[i-1].TS || s.Pos[0] < tr[i-1].Pos[0]) {
+			t.Errorf("track[%d] %+v after %+v: want sta1 walking away", i, s, tr[max(0, i-1)])
+		}
+		if tt < 0 || tt > 13*time.Second {
 			continue
 		}
 		want := path.At(tt)
-		// the sample was read up to one placement period (50 ms) plus the
-		// control socket's round trip after the supervisor placed it
-		if d := math.Hypot(s.pos[0]-want[0], s.pos[1]-want[1]); d > speed*0.25 {
-			t.Errorf("at %v sta1 is at %v, the path says %v (%.2f m off)", tt.Round(time.Millisecond), s.pos, want, d)
+		// the place was read up to one placement period (50 ms) plus the
+		// control socket's round trip after the supervisor set it
+		if d := math.Hypot(s.Pos[0]-want[0], s.Pos[1]-want[1]); d > speed*0.25 {
+			t.Errorf("at %v sta1 is at %v, the path says %v (%.2f m off)", tt.Round(time.Millisecond), s.Pos, want, d)
 		}
-		if m := snrAt(s.pos); math.Abs(s.snr-m) > 0.02 {
-			t.Errorf("at %v (%.1f m) the medium's SNR is %.2f dB, the model's %.2f dB", tt.Round(time.Millisecond), s.pos[0], s.snr, m)
+		if m := snrAt(s.Pos); math.Abs(s.SNRdB-m) > 0.02 {
+			t.Errorf("at %v (%.1f m) the medium's SNR is %.2f dB, the model's %.2f dB", tt.Round(time.Millisecond), s.Pos[0], s.SNRdB, m)
 		}
-		if s.rate == "" {
+		if s.Rate == "" {
 			continue
 		}
 		rated++
 		// the last data frame went out at most ~150 ms before the sample
-		back := s.pos
+		back := s.Pos
 		back[0] = max(5, back[0]-speed*0.15)
-		if s.rate == rateAt(s.pos).String() || s.rate == rateAt(back).String() {
+		if s.Rate == rateAt(s.Pos).String() || s.Rate == rateAt(back).String() {
 			good++
 		} else {
-			t.Logf("at %v (%.1f m, %.1f dB) sta1 sent at %s, the model picks %s", tt.Round(time.Millisecond), s.pos[0], s.snr, s.rate, rateAt(s.pos))
+			t.Logf("at %v (%.1f m, %.1f dB) sta1 sent at %s, the model picks %s", tt.Round(time.Millisecond), s.Pos[0], s.SNRdB, s.Rate, rateAt(s.Pos))
 		}
-		if first.rate == "" {
+		if first.Rate == "" {
 			first = s
 		}
-		last = samples[i]
+		last = s
 	}
-	t.Logf("%d samples with a data rate, %d at the model's rate; first %.1f m %.1f dB %s, last %.1f m %.1f dB %s",
-		rated, good, first.pos[0], first.snr, first.rate, last.pos[0], last.snr, last.rate)
+	t.Logf("result track: %d places, %d with a data rate, %d at the model's rate; first %.2f s %.1f m %.1f dB %s, last %.2f s %.1f m %.1f dB %s",
+		len(tr), rated, good, first.TS, first.Pos[0], first.SNRdB, first.Rate, last.TS, last.Pos[0], last.SNRdB, last.Rate)
 	if rated < 30 || float64(good) < 0.9*float64(rated) {
-		t.Errorf("%d of %d samples at the model's rate for the SNR (want ≥ 90 %% of ≥ 30)", good, rated)
+		t.Errorf("%d of %d places at the model's rate for the SNR (want ≥ 90 %% of ≥ 30)", good, rated)
 	}
-	if first.snr-last.snr < 30 || rateAt(last.pos).Mbps() >= rateAt(first.pos).Mbps()/2 {
-		t.Errorf("SNR %.1f → %.1f dB, rate %s → %s: want both to fall as the station walks off", first.snr, last.snr, first.rate, last.rate)
+	if first.SNRdB-last.SNRdB < 30 || rateAt(last.Pos).Mbps() >= rateAt(first.Pos).Mbps()/2 {
+		t.Errorf("SNR %.1f → %.1f dB, rate %s → %s: want both to fall as the station walks off", first.SNRdB, last.SNRdB, first.Rate, last.Rate)
 	}
 
 	// goodput second by second: below the PHY rate at the best place of

@@ -86,7 +86,7 @@ func printMobility(ms []emu.MobilityStatus) {
 		if m.Moves > 0 {
 			placed = fmt.Sprintf("%d× at %.1f Hz (longest gap %v)", m.Moves, m.RateHz, m.MaxGap.Round(time.Millisecond))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f,%.1f,%.1f\t%s\n", m.Node, m.Model, state, m.Pos[0], m.Pos[1], m.Pos[2], placed)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Node, m.Model, state, posString(m.Pos), placed)
 	}
 	tw.Flush()
 }

@@ -38,19 +38,7 @@ links:
 `
 
 func TestLabMobilityWaypoints(t *testing.T) {
-	testutil.NeedRoot(t)
-	spec, err := topo.Load("mob.yaml", []byte(mobileLab))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := emu.Deploy(context.Background(), spec, emu.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := emu.Down("twmob", nil); err != nil {
-			t.Error(err)
-		}
-	})
+	spec := upLab(t, mobileLab)
 	if ms, err := emu.Mobility("twmob"); err != nil || len(ms) != 1 || ms[0].Running {
 		t.Fatalf("before traffic: %+v, %v (sta1 waits for t0: traffic)", ms, err)
 	}
@@ -176,8 +164,7 @@ func TestLabMobilityWaypoints(t *testing.T) {
 // position is the seeded path's at the stop, and wifi move goes on
 // working through the same call.
 func TestLabMobilitySchedule(t *testing.T) {
-	testutil.NeedRoot(t)
-	spec, err := topo.Load("ms.yaml", []byte(`name: twmobs
+	spec := upLab(t, `name: twmobs
 wifi: {backend: engine}
 nodes:
   ap1: {kind: ap, wifi: {ssid: mobs, mode: g, channel: 1}}
@@ -187,18 +174,7 @@ schedules:
     steps:
       - {at: 500ms, mobility: start, node: sta1}
       - {at: 2500ms, mobility: stop, node: sta1}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := emu.Deploy(context.Background(), spec, emu.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := emu.Down("twmobs", nil); err != nil {
-			t.Error(err)
-		}
-	})
+`)
 	time.Sleep(3500 * time.Millisecond)
 	ms, err := emu.Mobility("twmobs")
 	if err != nil || len(ms) != 1 {
@@ -238,4 +214,24 @@ schedules:
 	if ms, _ := emu.Mobility("twmobs"); ms[0].Pos != [3]float64{3, 4, 0} {
 		t.Errorf("after wifi move to 3,4,0 mobility says sta1 is at %v", ms[0].Pos)
 	}
+}
+
+// upLab brings up a lab from YAML text, to be taken down when the test
+// ends.
+func upLab(t *testing.T, src string) *topo.Spec {
+	t.Helper()
+	testutil.NeedRoot(t)
+	spec, err := topo.Load(t.Name()+".yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := emu.Deploy(context.Background(), spec, emu.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := emu.Down(spec.Name, nil); err != nil {
+			t.Error(err)
+		}
+	})
+	return spec
 }

@@ -23,10 +23,7 @@ import (
 // sees every attempt the medium reports, uses slower rates far away than
 // near.
 func TestLabWiFiMobility(t *testing.T) {
-	requireHwsim(t)
-	requireTools(t, "hostapd", "hostapd")
-	requireTools(t, "wpasupplicant", "wpa_supplicant")
-	spec, err := topo.Load("mobility.yaml", []byte(`name: eklmob
+	spec := upHwsimLab(t, `name: eklmob
 wifi: {medium: true}
 nodes:
   ap1: {kind: ap, wifi: {ssid: mob, mode: n, channel: 1}}
@@ -37,11 +34,7 @@ nodes:
   srv: {}
 links:
   - {endpoints: [ap1, srv]}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	upWiFi(t, spec)
+`)
 	res, err := traffic.Run(context.Background(), "eklmob", []traffic.Flow{{Name: "u", Client: "sta1", Server: "srv", Proto: traffic.UDP,
 		Rate: 3_000_000, Size: 1472, Duration: 13 * time.Second, Interval: 500 * time.Millisecond}}, traffic.Options{})
 	if err != nil {
@@ -100,4 +93,19 @@ links:
 	if farMbps == 0 || farMbps >= nearMbps {
 		t.Errorf("minstrel's best rate %.1f Mbit/s within 25 m, %.1f past 45 m: want it to step down", nearMbps, farMbps)
 	}
+}
+
+// upHwsimLab brings up a Wi-Fi lab from YAML text on hwsim (hostapd and
+// wpa_supplicant), taken down when the test ends.
+func upHwsimLab(t *testing.T, src string) *topo.Spec {
+	t.Helper()
+	requireHwsim(t)
+	requireTools(t, "hostapd", "hostapd")
+	requireTools(t, "wpasupplicant", "wpa_supplicant")
+	spec, err := topo.Load(t.Name()+".yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	upWiFi(t, spec)
+	return spec
 }

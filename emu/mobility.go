@@ -239,6 +239,7 @@ func (r *mobRunner) tick() {
 		if err != nil {
 			n.err = err.Error()
 		} else {
+			n.err = "" // e.g. a medium that was not serving yet now is
 			if n.moves > 0 {
 				n.maxGap = max(n.maxGap, at.Sub(n.last))
 			} else {

@@ -410,6 +410,21 @@ type WiFiMedium struct {
 	LateMaxUs  float64 `json:"late_max_us"`
 	// Radios are the counters' deltas over the run, by node name order.
 	Radios []WiFiRadio `json:"radios"`
+	// Track is where the lab's moving nodes (mobility:) were during the
+	// run, sampled every 250 ms: empty when no node moves.
+	Track []WiFiPlace `json:"track,omitempty"`
+}
+
+// WiFiPlace is a moving node at one instant of a run.
+type WiFiPlace struct {
+	// TS is seconds since Result.Start.
+	TS   float64    `json:"t_s"`
+	Node string     `json:"node"`
+	Pos  [3]float64 `json:"pos"`
+	// SNRdB is a station's SNR at its access point (the medium's, now);
+	// Rate the rate of its last data frame.
+	SNRdB float64 `json:"snr_db,omitempty"`
+	Rate  string  `json:"rate,omitempty"`
 }
 
 // WiFiRadio is one radio's medium counters over a run.

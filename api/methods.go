@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -120,6 +121,7 @@ func init() {
 		"wifi.show":          handle("wifi.show", wifiShow),
 		"wifi.move":          handle("wifi.move", wifiMove),
 		"wifi.pair":          handle("wifi.pair", wifiPair),
+		"wifi.mobility":      handle("wifi.mobility", wifiMobility),
 		"capture":            handle("capture", captureMethod),
 		"events.subscribe":   handle("events.subscribe", subscribe),
 		"events.unsubscribe": handle("events.unsubscribe", unsubscribe),
@@ -620,6 +622,37 @@ func wifiPair(ctx context.Context, s *session, p pairParams) (any, error) {
 		return nil, err
 	}
 	return nil, l.SetPair(p.A, p.B, p.SNR, p.Loss)
+}
+
+type mobilityParams struct {
+	onLab
+	// Action: "" (show), "start" (Node's path over) or "stop" (Node, ""
+	// every moving node).
+	Action string `json:"action,omitempty"`
+	Node   string `json:"node,omitempty"`
+}
+
+func wifiMobility(ctx context.Context, s *session, p mobilityParams) (any, error) {
+	l, err := s.open(p.Lab)
+	if err != nil {
+		return nil, err
+	}
+	switch p.Action {
+	case "":
+	case "start":
+		if p.Node == "" {
+			return nil, &Error{Code: CodeBadInput, Message: "wifi.mobility: start needs node: the node whose path to start", Data: &ErrorData{Kind: codeKinds[CodeBadInput]}}
+		}
+		err = l.StartMobility(p.Node)
+	case "stop":
+		err = l.StopMobility(p.Node)
+	default:
+		return nil, &Error{Code: CodeBadInput, Message: fmt.Sprintf("wifi.mobility: action %q: want start, stop or none (show)", p.Action), Data: &ErrorData{Kind: codeKinds[CodeBadInput]}}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return l.Mobility()
 }
 
 type captureParams struct {

@@ -160,6 +160,13 @@ func Deploy(ctx context.Context, spec *topo.Spec, opt Options) (*State, error) {
 		}
 		log.Debug("schedules started", "names", names)
 	}
+	if hasMobilityT0(spec, topo.T0Up) {
+		names, err := StartMobility(spec.Name, "", topo.T0Up)
+		if err != nil {
+			return d.st, fmt.Errorf("lab %s is up, but its nodes' mobility did not start: %w (emuctl wifi mobility start NODE)", spec.Name, err)
+		}
+		log.Debug("mobility started", "nodes", names)
+	}
 	return d.st, nil
 }
 

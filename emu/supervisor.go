@@ -187,8 +187,14 @@ func runSupervisor(lab string) error {
 			return fail(err)
 		}
 	}
+	if sup.mob = newMobRunner(st.Spec, sup.moveNode); sup.mob != nil {
+		go sup.mob.run(ctx) // mobility.go
+	}
 	if len(st.Spec.Schedules) > 0 {
 		sup.sched = newSchedRunner(ctx, lab, st.Spec)
+		if sup.mob != nil {
+			sup.sched.mobility = sup.mob.step
+		}
 	}
 	localUpdate = func(li int, a, b tc.Dir) error {
 		sup.mu.Lock()
@@ -310,6 +316,29 @@ type supervisor struct {
 	medium  labMedium
 	daemons *daemons     // supervisor_daemons.go
 	sched   *schedRunner // schedule.go; nil when the lab has no schedules
+	mob     *mobRunner   // mobility.go; nil when no node moves
+}
+
+// moveNode puts a Wi-Fi node at pos on the medium.
+func (s *supervisor) moveNode(node string, pos [3]float64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.moveLocked(node, pos)
+}
+
+// moveLocked is the one way a node moves, `emuctl wifi move` and mobility
+// alike (s.mu held).
+func (s *supervisor) moveLocked(node string, pos [3]float64) error {
+	if s.medium == nil {
+		return errors.New("the lab has no medium")
+	}
+	if err := s.medium.SetPosition(node, pos); err != nil {
+		return err
+	}
+	if s.mob != nil {
+		s.mob.moved(node, pos)
+	}
+	return nil
 }
 
 // labMedium is a running medium of either backend.
@@ -358,7 +387,7 @@ func (s *supervisor) startMedium(ms *MediumState) error {
 
 // ctlRequest is one request on the supervisor's control socket.
 type ctlRequest struct {
-	Op   string  `json:"op"` // "update" | "engines-sync" | "stats" | "medium" | "medium-stats" | "medium-move" | "medium-pair" | "medium-capture" | "daemon-start" | "daemons" | "schedule-start" | "schedule-stop" | "schedules"
+	Op   string  `json:"op"` // "update" | "engines-sync" | "stats" | "medium" | "medium-stats" | "medium-move" | "medium-pair" | "medium-capture" | "daemon-start" | "daemons" | "schedule-start" | "schedule-stop" | "schedules" | "mobility-start" | "mobility-stop" | "mobility"
 	Link int     `json:"link"`
 	AtoB *tc.Dir `json:"a_to_b,omitempty"`
 	BtoA *tc.Dir `json:"b_to_a,omitempty"`
@@ -373,7 +402,8 @@ type ctlRequest struct {
 	Snaplen int         `json:"snaplen,omitempty"`
 	// daemon-start: keep Argv running on Node as What, output to Log.
 	// schedule-start: the schedule What, or every one whose t0 is Node;
-	// schedule-stop: What ("" all).
+	// schedule-stop: What ("" all). mobility-start: Node, or every node
+	// whose t0 is What; mobility-stop: Node ("" all).
 	What string   `json:"what,omitempty"`
 	Argv []string `json:"argv,omitempty"`
 	Log  string   `json:"log,omitempty"`
@@ -388,6 +418,8 @@ type ctlResponse struct {
 	Daemons []DaemonStatus `json:"daemons,omitempty"`
 	// Schedules: what schedule-start started, or every schedule's status.
 	Schedules []ScheduleStatus `json:"schedules,omitempty"`
+	// Mobility: what mobility-start started, or every moving node.
+	Mobility []MobilityStatus `json:"mobility,omitempty"`
 }
 
 func (s *supervisor) serve(l net.Listener) {
@@ -417,6 +449,8 @@ func (s *supervisor) handle(req ctlRequest) ctlResponse {
 	switch req.Op {
 	case "schedule-start", "schedule-stop", "schedules":
 		return s.sched.handle(req) // its own lock: steps may take time
+	case "mobility-start", "mobility-stop", "mobility":
+		return s.mob.handle(req) // its own lock
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -468,7 +502,7 @@ func (s *supervisor) handle(req ctlRequest) ctlResponse {
 		if req.Pos == nil {
 			return ctlResponse{Error: "medium-move: no position"}
 		}
-		if err := s.medium.SetPosition(req.Node, *req.Pos); err != nil {
+		if err := s.moveLocked(req.Node, *req.Pos); err != nil {
 			return ctlResponse{Error: err.Error()}
 		}
 		return ctlResponse{}

@@ -39,3 +39,17 @@ func (l *Lab) MoveStation(node string, pos [3]float64) error {
 func (l *Lab) SetPair(a, b string, snr, loss *float64) error {
 	return emu.SetMediumPair(l.name, a, b, snr, loss)
 }
+
+// Mobility lists the lab's moving nodes (mobility: in the topology):
+// path, state, position and how often the supervisor placed each.
+func (l *Lab) Mobility() ([]emu.MobilityStatus, error) { return emu.Mobility(l.name) }
+
+// StartMobility starts a node's path over from its beginning, as `emuctl
+// wifi mobility start` does.
+func (l *Lab) StartMobility(node string) error {
+	_, err := emu.StartMobility(l.name, node, "")
+	return err
+}
+
+// StopMobility leaves a moving node where it is ("" every one).
+func (l *Lab) StopMobility(node string) error { return emu.StopMobility(l.name, node) }

@@ -77,12 +77,17 @@ func (d *dec) node(name string, k, v *yaml.Node, path string) *rawNode {
 			}
 		}
 		switch e.Key {
-		case "position":
+		case "position", "mobility":
 			if !kindOK {
 				continue
 			}
 			if nd.wifiKind == "" {
-				d.errorf(at(e.K, p), "position is only valid on access points and stations (kind: ap or kind: station; %s is a %s): the Wi-Fi medium places radios", name, nd.kind)
+				why := map[string]string{"position": "the Wi-Fi medium places radios", "mobility": "it moves a radio on the Wi-Fi medium"}[e.Key]
+				d.errorf(at(e.K, p), "%s is only valid on access points and stations (kind: ap or kind: station; %s is a %s): %s", e.Key, name, nd.kind, why)
+				continue
+			}
+			if e.Key == "mobility" {
+				nd.mobility = d.mobility(e.V, p, at(e.K, p))
 				continue
 			}
 			nd.pos, nd.posSet = d.position(e.V, p)

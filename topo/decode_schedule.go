@@ -11,12 +11,13 @@ import (
 // Keys of schedules: entries, their steps, ramps and repeats.
 var (
 	scheduleKeys = []string{"name", "t0", "link", "repeat", "steps"}
-	stepKeys     = []string{"at", "link", "dir", "set", keyAtoB, keyBtoA, "state", "ramp"}
+	stepKeys     = []string{"at", "link", "dir", "set", keyAtoB, keyBtoA, "state", "ramp", "mobility", "node"}
 	rampKeys     = []string{"to", "over", "steps"}
 	repeatKeys   = []string{"every", "count"}
 	t0Kinds      = []string{T0Up, T0Traffic, T0Manual}
 	stepDirs     = []string{"both", keyAtoB, keyBtoA}
 	linkStates   = []string{"down", "up"}
+	mobActions   = []string{"start", "stop"}
 	// schedulable are the parameters a step may change; rampable those a
 	// ramp may move gradually.
 	schedulable = []string{"rate", "delay", "jitter", "loss", "duplicate", "corrupt", "queue"}
@@ -48,6 +49,13 @@ type rawStep struct {
 	state    string
 	stateLoc loc
 	ramp     *rawRamp
+	// mobility: start|stop of node's path (decode_mobility.go)
+	mobility string
+	mobLoc   loc
+	node     string
+	nodeLoc  loc
+	mobKey   bool // mobility: or node: given (maybe invalid, reported)
+	hasMob   bool // mobility: given
 }
 
 // rawSet is a step's parameters for one direction ("" both).
@@ -138,6 +146,8 @@ func (d *dec) step(n *yaml.Node, path string) *rawStep {
 		switch e.Key {
 		case "set", keyAtoB, keyBtoA, "state", "ramp":
 			tried = true
+		case "mobility", "node":
+			tried, st.mobKey = true, true
 		}
 		kp := joinPath(path, keyPath(e.Key))
 		switch e.Key {
@@ -170,6 +180,15 @@ func (d *dec) step(n *yaml.Node, path string) *rawStep {
 			}
 		case "ramp":
 			st.ramp = d.ramp(e.V, kp)
+		case "mobility":
+			st.hasMob = true
+			if v, ok := d.oneOf(e.V, kp, "mobility action", mobActions); ok {
+				st.mobility, st.mobLoc = v, at(e.V, kp)
+			}
+		case "node":
+			if v, ok := d.str(e.V, kp, "the node whose mobility the step starts or stops"); ok {
+				st.node, st.nodeLoc = v, at(e.V, kp)
+			}
 		}
 	}
 	if !st.hasAt {
@@ -182,9 +201,10 @@ func (d *dec) step(n *yaml.Node, path string) *rawStep {
 	if st.ramp != nil {
 		kinds++
 	}
-	if kinds == 0 && !tried {
-		d.errorf(st.loc, "a step changes something: set: {rate: 2mbit} (or a->b:/b->a:), state: down|up, or ramp: {to: {rate: 1mbit}, over: 10s, steps: 10}")
+	if kinds == 0 && st.mobility == "" && !tried {
+		d.errorf(st.loc, "a step changes something: set: {rate: 2mbit} (or a->b:/b->a:), state: down|up, ramp: {to: {rate: 1mbit}, over: 10s, steps: 10}, or mobility: start|stop with node:")
 	}
+	d.mobilityStep(st, kinds)
 	if st.state != "" && kinds > 1 {
 		d.errorf(st.stateLoc, "state takes the whole link down or up: give its parameter changes in a step of their own")
 	}

@@ -136,6 +136,13 @@ func (r *resolver) makeSchedules() {
 				r.d.errorf(st.atLoc, "steps out of order: at %s comes after a step at %s (line %d): a schedule's steps are in time order", units.FormatDuration(st.at), units.FormatDuration(last), lastLoc.line)
 			}
 			last, lastLoc = max(last, st.at), st.atLoc
+			if st.mobKey {
+				if st.mobility != "" && st.node != "" && r.mobilityStepNode(st.node, st.nodeLoc) {
+					s.Steps = append(s.Steps, Step{At: st.at, Link: -1, Ref: st.node, Mobility: st.mobility, Pos: posString(r.d.file, st.loc)})
+					end = max(end, st.at)
+				}
+				continue
+			}
 			ref, refLoc := st.link, st.linkLoc
 			if ref == "" {
 				ref, refLoc = rs.link, rs.linkLoc

@@ -128,7 +128,8 @@ func (r *resolver) makeWiFi() {
 		rec.addrs = nil
 		r.wifiAP[rec] = api
 	}
-	r.resolveMedium() // resolve_medium.go
+	r.resolveMedium()   // resolve_medium.go
+	r.resolveMobility() // decode_mobility.go
 }
 
 func firstLoc(ls ...loc) loc {

@@ -13,7 +13,7 @@ var (
 	defaultsKeys   = []string{"switch", "link", "tcp"}
 	nodeKeys       = []string{"kind", "type", "stp", "routes", "sysctls", "env", "start", "tcp", "mptcp", "interfaces",
 		"datapath", "fail_mode", "controller", "protocols", "rstp", "names", "ports", // ovs switches (decode_ovs.go)
-		"wifi", "position", // access points and stations (decode_wifi.go, decode_medium.go)
+		"wifi", "position", "mobility", // access points and stations (decode_wifi.go, decode_medium.go)
 		"machine"} // labs over several machines (decode_cluster.go)
 	ifaceKeys    = []string{"external", "force", "ip"}
 	linkKeys     = []string{"name", "endpoints", "ip", "mtu", "link"}
@@ -98,6 +98,7 @@ type rawNode struct {
 	pos      [3]float64 // position: (metres), Wi-Fi nodes
 	posSet   bool
 	posLoc   loc
+	mobility *rawMobility // mobility: (decode_mobility.go)
 
 	// machine: (decode_cluster.go)
 	machine    string

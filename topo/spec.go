@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/units"
+	"github.com/emuctl/emuctl/wifi/mobility"
 )
 
 // Spec is a resolved, validated, deterministic description of a lab: every
@@ -109,6 +110,9 @@ type Node struct {
 	// stations (spec_wifi.go); nil for every other node.
 	AP      *WiFiAP      `json:"ap,omitempty"`
 	Station *WiFiStation `json:"station,omitempty"`
+	// Mobility moves an AP or station on the medium while the lab runs
+	// (wifi/mobility; decode_mobility.go); nil: it stays at its position.
+	Mobility *mobility.Spec `json:"mobility,omitempty"`
 }
 
 // KV is one ordered key/value pair.

@@ -56,7 +56,9 @@ type Repeat struct {
 
 // Step is one change at At after the schedule's t0: Set changes the link's
 // parameters in Dir ("" both, "a->b", "b->a"), or State takes it down or
-// up. Ramp marks the steps a ramp expanded to (k of n).
+// up. Ramp marks the steps a ramp expanded to (k of n). A mobility step
+// starts or stops the path of the node Ref (Mobility "start" | "stop";
+// Link is -1).
 type Step struct {
 	At    time.Duration `json:"at"`
 	Link  int           `json:"link"`     // index into Spec.Links
@@ -65,7 +67,9 @@ type Step struct {
 	Set   *ParamSet     `json:"set,omitempty"`
 	State string        `json:"state,omitempty"` // "down" | "up"
 	Ramp  string        `json:"ramp,omitempty"`  // "3/10"
-	Pos   string        `json:"pos,omitempty"`
+	// Mobility: "start" | "stop" the path of node Ref.
+	Mobility string `json:"mobility,omitempty"`
+	Pos      string `json:"pos,omitempty"`
 }
 
 // ParamSet is a partial change of link parameters: nil fields stay as
@@ -112,6 +116,9 @@ func (s *ParamSet) String() string {
 
 // String describes a step for logs: "at 10s ue-enb a->b rate=2mbit".
 func (st Step) String() string {
+	if st.Mobility != "" {
+		return fmt.Sprintf("at %s %s mobility %s", units.FormatDuration(st.At), st.Ref, st.Mobility)
+	}
 	what := st.Set.String()
 	if st.State != "" {
 		what = st.State

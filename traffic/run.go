@@ -175,6 +175,11 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 		qw.finish()
 		return nil, fmt.Errorf("lab %s: the schedules with t0: traffic did not start: %w", lab, err)
 	}
+	if _, err := emu.StartTrafficMobility(lab); err != nil {
+		qw.finish()
+		return nil, fmt.Errorf("lab %s: the mobility with t0: traffic did not start: %w", lab, err)
+	}
+	track := watchTrack(st) // wifi_track.go; nil when nothing moves
 	recs := make([][]analysis.Flow, len(plans))
 	probes := make([]*analysis.Probe, len(plans))
 	errs := make([]error, len(plans))
@@ -207,6 +212,7 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 	}
 	wg.Wait()
 	qw.finish()
+	places := track.finish(t0)
 	time.Sleep(50 * time.Millisecond) // the last ACKs reach the capture
 	capCancel()
 	capRefs, capErr := finishCaptures(caps, opt.ResultDir)
@@ -237,6 +243,9 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 		Captures:   capRefs,
 		WiFi:       wifiResult(st, mediumBefore, mediumAfter),
 		Steps:      runSteps(lab, t0),
+	}
+	if res.WiFi != nil {
+		res.WiFi.Track = places
 	}
 	if cluster {
 		clusterConditions(st, res.Conditions, clocks)

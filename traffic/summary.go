@@ -114,6 +114,29 @@ func WriteSummary(w io.Writer, r *analysis.Result) {
 				x.Node, 100*x.AirtimeShare, x.Frames, 100*float64(x.Retries)/float64(max(1, x.Frames)), x.Collisions, x.PER, x.Failed, x.Dropped, x.Rate)
 		}
 		fmt.Fprintln(w)
+		printTrack(w, m.Track)
+	}
+}
+
+// printTrack says where each moving node went during the run: first and
+// last place, with its SNR at its AP and its rate there.
+func printTrack(w io.Writer, tr []analysis.WiFiPlace) {
+	firsts := map[string]analysis.WiFiPlace{}
+	lasts := map[string]analysis.WiFiPlace{}
+	var order []string
+	n := map[string]int{}
+	for _, p := range tr {
+		if _, ok := firsts[p.Node]; !ok {
+			firsts[p.Node] = p
+			order = append(order, p.Node)
+		}
+		lasts[p.Node] = p
+		n[p.Node]++
+	}
+	for _, node := range order {
+		a, b := firsts[node], lasts[node]
+		fmt.Fprintf(w, "wifi track %s (%d places): %.1f s at %.1f,%.1f,%.1f m (SNR %.1f dB, %s) → %.1f s at %.1f,%.1f,%.1f m (SNR %.1f dB, %s)\n", node, n[node],
+			a.TS, a.Pos[0], a.Pos[1], a.Pos[2], a.SNRdB, orDash(a.Rate), b.TS, b.Pos[0], b.Pos[1], b.Pos[2], b.SNRdB, orDash(b.Rate))
 	}
 }
 

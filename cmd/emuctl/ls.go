@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -235,7 +237,7 @@ func printMedium(ws []emu.WiFiNodeStatus) {
 		if rate == "" {
 			rate = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%g,%g,%g\t%s\t%.1f %%\t%d\t%d\t%d\t%.3f\t%d\t%d\t%s\n", w.Node, m.Position[0], m.Position[1], m.Position[2],
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f %%\t%d\t%d\t%d\t%.3f\t%d\t%d\t%s\n", w.Node, posString(m.Position),
 			rate, 100*m.AirtimeShare, m.Frames, m.Retries, m.Collisions, m.PER, m.Failed, m.Dropped, strings.Join(snr, ", "))
 		// a multi-link radio: each link on its own channel timeline
 		for _, c := range m.Channels {
@@ -302,4 +304,11 @@ addresses written out — as a topology file 'emuctl up' accepts.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (inspect's only output: accepted for uniformity)")
 	cmd.Flags().BoolVar(&asTopo, "topology", false, "print the lab as it stands as a topology file (YAML) that up accepts")
 	return cmd
+}
+
+// posString prints a position in metres to the centimetre ("13.49,0,0"):
+// moving nodes are placed between whole metres.
+func posString(p [3]float64) string {
+	f := func(x float64) string { return strconv.FormatFloat(math.Round(x*100)/100, 'f', -1, 64) }
+	return f(p[0]) + "," + f(p[1]) + "," + f(p[2])
 }

@@ -100,4 +100,9 @@ func printTraces(spec *topo.Spec) {
 	for _, s := range spec.Schedules {
 		fmt.Printf("  schedule %s (t0: %s): %d steps\n", s.Name, s.T0, len(s.Steps))
 	}
+	for _, n := range spec.Nodes {
+		if n.Mobility != nil {
+			fmt.Printf("  %s moves (t0: %s): %s\n", n.Name, n.Mobility.T0, topo.MobilityString(n.Mobility))
+		}
+	}
 }

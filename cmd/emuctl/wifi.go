@@ -18,7 +18,7 @@ func newWiFiCmd() *cobra.Command {
 		Short: "A running lab's Wi-Fi medium: show each radio's counters, move a node, override a pair's SNR",
 	}
 	addLabFlag(cmd, &lab, true)
-	cmd.AddCommand(newWiFiShowCmd(&lab), newWiFiMoveCmd(&lab), newWiFiPairCmd(&lab), newWiFiLinkDownCmd(&lab))
+	cmd.AddCommand(newWiFiShowCmd(&lab), newWiFiMoveCmd(&lab), newWiFiPairCmd(&lab), newWiFiLinkDownCmd(&lab), newWiFiMobilityCmd(&lab))
 	return cmd
 }
 
@@ -45,6 +45,9 @@ func newWiFiShowCmd(lab *string) *cobra.Command {
 						out["medium"] = ms
 					}
 				}
+				if mob, err := emu.Mobility(st.Lab); err == nil {
+					out["mobility"] = mob
+				}
 				return writeJSON(os.Stdout, out)
 			}
 			if st.Medium != nil {
@@ -57,6 +60,9 @@ func newWiFiShowCmd(lab *string) *cobra.Command {
 				fmt.Printf("lab %s: Wi-Fi on mac80211_hwsim's instant medium (no airtime)\n", st.Lab)
 			}
 			printWiFi(ws)
+			if mob, err := emu.Mobility(st.Lab); err == nil {
+				printMobility(mob)
+			}
 			return nil
 		},
 	}

@@ -215,6 +215,19 @@ class WiFi:
         """Fix the SNR or loss between two Wi-Fi nodes; neither: back to the medium's."""
         self._lab._c.call("wifi.pair", lab=self._lab.name, a=a, b=b, snr_db=snr_db, loss=loss)
 
+    def mobility(self) -> list[dict[str, Any]]:
+        """The nodes that move on their ``mobility:`` paths: path, state,
+        position and how often the supervisor placed each (``rate_hz``)."""
+        return self._lab._c.call("wifi.mobility", lab=self._lab.name) or []
+
+    def start_mobility(self, node: str) -> None:
+        """Start a node's path over from its beginning (its t0 is then now)."""
+        self._lab._c.call("wifi.mobility", lab=self._lab.name, action="start", node=node)
+
+    def stop_mobility(self, node: str = "") -> None:
+        """Leave a moving node where it is ("" every moving node)."""
+        self._lab._c.call("wifi.mobility", lab=self._lab.name, action="stop", node=node)
+
 
 class Lab:
     """A running lab: build one with :meth:`up`, find one with :meth:`open`.

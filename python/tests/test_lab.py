@@ -43,3 +43,31 @@ def test_lab_grows_and_measures():
         assert "h3" not in lab.nodes
     with pytest.raises(Exception):
         Lab.open("tpy")
+
+
+def test_lab_wifi_mobility():
+    """A station on a random walk (engine backend): the supervisor places
+    it at >= 10 Hz inside its bounds; stop leaves it, start starts over."""
+    import time
+    topo = {"name": "tpymob", "wifi": {"backend": "engine"},
+            "nodes": {"ap1": {"kind": "ap"},
+                      "sta1": {"kind": "station", "position": [10, 10],
+                               "mobility": {"model": "random-walk", "bounds": [[0, 0], [20, 20]],
+                                            "speed": [1, 2], "seed": 3}}}}
+    with Lab.up(topo) as lab:
+        time.sleep(1.5)
+        (m,) = lab.wifi.mobility()
+        assert m["node"] == "sta1" and m["running"] and m["rate_hz"] >= 10, m
+        x, y, _ = m["pos"]
+        assert 0 <= x <= 20 and 0 <= y <= 20, m
+        lab.wifi.stop_mobility("sta1")
+        (m,) = lab.wifi.mobility()
+        assert not m["running"], m
+        pos = lab.wifi.show()["medium"]["positions"]["sta1"]
+        time.sleep(0.3)
+        assert lab.wifi.show()["medium"]["positions"]["sta1"] == pos
+        lab.wifi.start_mobility("sta1")
+        (m,) = lab.wifi.mobility()
+        assert m["running"], m
+        with pytest.raises(BadInput):
+            lab.wifi.start_mobility("")

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"time"
 
@@ -93,12 +94,12 @@ func New(opt Options) (*Server, error) {
 	return s, nil
 }
 
-// Loopback tells whether addr ("host:port") listens on loopback only.
-func Loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
+// Addr is the address served on.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Loopback tells whether the server listens on loopback only.
+func (s *Server) Loopback() bool {
+	host, _, _ := net.SplitHostPort(s.opt.Listen)
 	if host == "localhost" {
 		return true
 	}
@@ -106,12 +107,18 @@ func Loopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Addr is the address served on.
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
-
-// URL is the page's address with its token, to open in a browser.
+// URL is the page's address with its token, to open in a browser: the
+// host as given to Listen (the machine's name for an unspecified one,
+// 0.0.0.0 or ::), the port as bound.
 func (s *Server) URL() string {
-	return "http://" + s.ln.Addr().String() + "/?token=" + url.QueryEscape(s.opt.Token)
+	host, _, _ := net.SplitHostPort(s.opt.Listen)
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		}
+	}
+	_, port, _ := net.SplitHostPort(s.ln.Addr().String())
+	return "http://" + net.JoinHostPort(host, port) + "/?token=" + url.QueryEscape(s.opt.Token)
 }
 
 // Serve serves until ctx is done, then closes every page's stream.

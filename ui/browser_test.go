@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/emuctl/emuctl/internal/testutil"
 	"github.com/emuctl/emuctl/lab"
@@ -199,4 +201,95 @@ func TestUIBrowser(t *testing.T) {
 		t.Errorf("status after down: %q", status)
 	}
 	screenshot(t, ctx, "lab-down")
+}
+
+// The Wi-Fi map in a real browser: stations where the medium has them,
+// their SNR to their AP; a station dragged on the map moves in the medium
+// (wifi.move, as `emuctl wifi move`), and its new SNR — the medium's, read
+// back through the lab — shows on the page within a second.
+func TestUIBrowserWiFi(t *testing.T) {
+	testutil.NeedRoot(t)
+	ctx := browser(t)
+	uctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l, err := lab.Up(uctx, lab.NewTopology("tui4").
+		AccessPoint("ap1", lab.SSID("tui4"), lab.Position(0, 0, 0)).
+		Station("sta1", lab.AP("ap1"), lab.Position(5, 0, 0)).
+		Station("sta2", lab.AP("ap1"), lab.Position(-5, 3, 0)), lab.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := l.Down(); err != nil {
+			t.Errorf("down: %v", err)
+		}
+	})
+	s := serve(t, ui.Options{Lab: l.Name(), AllowChanges: true})
+
+	snrOf := func() (float64, [3]float64) {
+		ms, err := l.MediumStats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range ms.Links {
+			if k.From == "sta1" && k.To == "ap1" {
+				return k.SNRdB, ms.Positions["sta1"]
+			}
+		}
+		t.Fatalf("the medium has no link sta1 -> ap1: %+v", ms.Links)
+		return 0, [3]float64{}
+	}
+	snr0, pos0 := snrOf()
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS(`#wsnr-sta1`))); err != nil {
+		t.Fatal(err)
+	}
+	shown0, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#wsnr-sta1`)))
+	names, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#wifimap .wnode')].map(g => g.dataset.node).sort()`))
+	if !slices.Equal(names, []string{"ap1", "sta1", "sta2"}) || shown0 != fmt.Sprintf("%.1f dB", snr0) {
+		t.Errorf("the map shows %v, sta1's SNR %q; the medium says %.1f dB", names, shown0, snr0)
+	}
+
+	// drag sta1 150 pixels to the right
+	xy, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => {
+		document.getElementById('wifimap').scrollIntoView();
+		const r = document.querySelector('#wifimap .wnode[data-node="sta1"]').firstChild.getBoundingClientRect();
+		return [r.x + r.width / 2, r.y + r.height / 2];
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []chromedp.Action[chromedp.Void]{chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, xy[0], xy[1], chromedp.ButtonLeft)}
+	for i := 1; i <= 5; i++ {
+		steps = append(steps, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, xy[0]+float64(30*i), xy[1], chromedp.ButtonLeft))
+	}
+	steps = append(steps, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, xy[0]+150, xy[1], chromedp.ButtonLeft))
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#wifi-result.ok`))); err != nil {
+		msg, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#wifi-result`)))
+		t.Fatalf("no wifi.move after the drag: %v %q", err, msg)
+	}
+	moved := time.Now()
+	snr1, pos1 := snrOf()
+	want := fmt.Sprintf("%.1f dB", snr1)
+	var shown string
+	for time.Since(moved) < time.Second {
+		if shown, _ = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#wsnr-sta1`))); shown == want {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("sta1 dragged from %v to %v m: SNR to ap1 %.1f -> %.1f dB (medium); the page shows %q %v after the move",
+		pos0, pos1, snr0, snr1, shown, time.Since(moved).Round(time.Millisecond))
+	if pos1[0] < pos0[0]+2 || pos1[1] < pos0[1]-1 || pos1[1] > pos0[1]+1 || pos1[2] != pos0[2] {
+		t.Errorf("sta1 at %v after a drag to the right from %v", pos1, pos0)
+	}
+	if snr1 >= snr0 {
+		t.Errorf("SNR %.1f dB after moving away from the AP, was %.1f", snr1, snr0)
+	}
+	if shown != want {
+		t.Errorf("the page shows sta1's SNR %q a second after the move, the medium %s", shown, want)
+	}
+	screenshot(t, ctx, "wifi-map")
 }

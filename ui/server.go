@@ -32,7 +32,8 @@ type Options struct {
 	// Listen is the address to serve on; "" is 127.0.0.1 on a free port.
 	Listen string
 	// AllowChanges lets the page change links (link.set, link.up,
-	// link.down); without it the page is read-only.
+	// link.down) and move Wi-Fi nodes (wifi.move); without it the page
+	// is read-only.
 	AllowChanges bool
 	// Token is the secret every request must carry; "" makes a random one.
 	Token string
@@ -50,7 +51,7 @@ type Options struct {
 // changes its links, nothing more.
 var (
 	readMethods   = map[string]bool{"nodes": true, "links": true, "topology": true, "wifi.show": true}
-	changeMethods = map[string]bool{"link.set": true, "link.up": true, "link.down": true}
+	changeMethods = map[string]bool{"link.set": true, "link.up": true, "link.down": true, "wifi.move": true}
 )
 
 // Server serves one lab's page.

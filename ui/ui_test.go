@@ -102,6 +102,9 @@ func TestUIServer(t *testing.T) {
 	if code, out := c.call("link.down", map[string]any{"link": "0"}); code != http.StatusForbidden || !strings.Contains(string(out["error"]), "read-only") {
 		t.Errorf("link.down on a read-only page: %d %s", code, out["error"])
 	}
+	if code, out := c.call("wifi.move", map[string]any{"node": "h1", "pos": []float64{1, 2, 0}}); code != http.StatusForbidden || !strings.Contains(string(out["error"]), "read-only") {
+		t.Errorf("wifi.move on a read-only page: %d %s", code, out["error"])
+	}
 	if code, out := c.call("exec", map[string]any{"node": "h1", "argv": []string{"true"}}); code != http.StatusForbidden {
 		t.Errorf("exec from the page: %d %s", code, out["error"])
 	}

@@ -27,12 +27,14 @@ throughput (a colour and a number), drops and link state, from the same
 event stream as emuctl api's events.subscribe; it lists the lab's events
 (link-changed, link-state, node-added, lab-down, ...). Click a node for its
 interfaces, addresses and routes, a link for its throughput since the page
-opened.
+opened. A Wi-Fi lab gets a map of its medium to scale: APs, stations,
+associations, each station's rate and SNR.
 
 The page is read-only unless --allow-changes: then a link can be set
-(rate=20mbit delay=5ms ...), pulled down and plugged up from it, through the
-same code as emuctl link set/down/up. --listen ADDR serves beyond loopback
-(anyone who can reach it and holds the URL controls what the page can do).`,
+(rate=20mbit delay=5ms ...), pulled down and plugged up from it, and a
+Wi-Fi station dragged on the map, through the same code as emuctl link
+set/down/up and wifi move. --listen ADDR serves beyond loopback (anyone who
+can reach it and holds the URL controls what the page can do).`,
 		Example: `  sudo emuctl ui
   sudo emuctl ui -l demo --port 8080 --allow-changes`,
 		Args: cobra.NoArgs,

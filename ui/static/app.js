@@ -16,6 +16,9 @@ const state = {
   live: {},       // link index -> last counters
   hist: {},       // link index -> [{t, ab, ba}]
   sel: null,      // {node: name} or {link: index}
+  wifi: null,     // API "wifi.show"
+  wframe: null,   // the Wi-Fi map's metres -> pixels
+  drag: null,     // the station being dragged
   updates: 0,
 };
 
@@ -364,6 +367,142 @@ function changeForm(l) {
   return f;
 }
 
+
+// ---- Wi-Fi ------------------------------------------------------------
+
+// The medium's map: every AP and station where the medium has it, to
+// scale (metres), association lines, each station's rate and SNR to its
+// AP; with changes allowed a dragged station moves in the medium through
+// the API's wifi.move (what `emuctl wifi move` runs).
+
+const WMAP = { w: 800, h: 450 };
+
+function hasWiFi() { return state.nodes.some(n => n.ap || n.station); }
+
+async function refreshWiFi() {
+  if (!hasWiFi() || state.drag || state.down) return;
+  try { state.wifi = await call('wifi.show'); } catch (e) { $('wifi-hint').textContent = e.message; return; }
+  if (!state.drag) drawWiFi();
+}
+
+function niceStep(span) {
+  const raw = span / 8, p = Math.pow(10, Math.floor(Math.log10(raw)));
+  for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
+  return 10 * p;
+}
+
+// the frame maps metres to the map's pixels (y up)
+function wifiFrame(pos) {
+  const xs = pos.map(p => p[0]), ys = pos.map(p => p[1]);
+  const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
+  const span = Math.max(x1 - x0, y1 - y0, 20);
+  const pad = span * 0.25;
+  const sc = Math.min(WMAP.w / (x1 - x0 + 2 * pad || 1), WMAP.h / (y1 - y0 + 2 * pad || 1), WMAP.w / (span + 2 * pad));
+  return { cx: (x0 + x1) / 2, cy: (y0 + y1) / 2, sc };
+}
+function toPx(f, x, y) { return [WMAP.w / 2 + (x - f.cx) * f.sc, WMAP.h / 2 - (y - f.cy) * f.sc]; }
+function toM(f, X, Y) { return [f.cx + (X - WMAP.w / 2) / f.sc, f.cy - (Y - WMAP.h / 2) / f.sc]; }
+
+function wifiRows() {
+  const w = state.wifi || {};
+  const pos = (w.medium && w.medium.positions) || {};
+  const nodes = (w.nodes || []).filter(n => pos[n.node]);
+  const aps = nodes.filter(n => n.role === 'ap');
+  return nodes.map(n => {
+    const ap = n.role === 'station' ? aps.find(a => a.bssid && a.bssid === n.bssid) : null;
+    const m = n.medium || {};
+    const l = ap && (m.links || []).find(k => k.to === ap.node);
+    return { n, ap, pos: pos[n.node], m, snr: l ? l.snr_db : null };
+  });
+}
+
+function drawWiFi() {
+  const sec = $('wifi');
+  sec.hidden = !hasWiFi();
+  if (sec.hidden) return;
+  const rows = wifiRows();
+  const svg = $('wifimap');
+  svg.setAttribute('viewBox', '0 0 ' + WMAP.w + ' ' + WMAP.h);
+  svg.replaceChildren();
+  if (!rows.length) { $('wifi-hint').textContent = 'the medium reports no positions'; return; }
+  const f = state.wframe = wifiFrame(rows.map(r => r.pos));
+  // grid and scale
+  const step = niceStep(Math.max(WMAP.w, WMAP.h) / f.sc);
+  const [mx0, my1] = toM(f, 0, 0), [mx1, my0] = toM(f, WMAP.w, WMAP.h);
+  for (let x = Math.ceil(mx0 / step) * step; x <= mx1; x += step) {
+    const [X] = toPx(f, x, 0);
+    svg.append(el('svg:line', { class: 'grid', x1: X, y1: 0, x2: X, y2: WMAP.h }), el('svg:text', { class: 'gridlabel', x: X + 2, y: WMAP.h - 3 }, +x.toFixed(3) + ' m'));
+  }
+  for (let y = Math.ceil(my0 / step) * step; y <= my1; y += step) {
+    const [, Y] = toPx(f, 0, y);
+    svg.append(el('svg:line', { class: 'grid', x1: 0, y1: Y, x2: WMAP.w, y2: Y }), el('svg:text', { class: 'gridlabel', x: 2, y: Y - 2 }, +y.toFixed(3) + ' m'));
+  }
+  for (const r of rows) {
+    if (!r.ap) continue;
+    const a = toPx(f, r.pos[0], r.pos[1]), b = toPx(f, ...state.wifi.medium.positions[r.ap.node].slice(0, 2));
+    svg.append(el('svg:line', { class: 'assoc', x1: a[0], y1: a[1], x2: b[0], y2: b[1] }));
+  }
+  const movable = state.info && state.info.allow_changes;
+  for (const r of rows) {
+    const [X, Y] = toPx(f, r.pos[0], r.pos[1]);
+    const g = el('svg:g', { class: 'wnode ' + r.n.role, transform: 'translate(' + X + ',' + Y + ')' });
+    g.dataset.node = r.n.node;
+    g.append(nodeShape(r.n.role === 'ap' ? 'ap' : 'station'), el('svg:text', { y: 28 }, r.n.node));
+    if (r.n.role === 'station') {
+      g.append(el('svg:text', { y: 41, id: 'winfo-' + r.n.node }, (r.m.last_data_rate || '–') + (r.snr !== null ? ' · ' + r.snr.toFixed(1) + ' dB' : '')));
+      if (movable) { g.classList.add('movable'); g.addEventListener('pointerdown', ev => startDrag(ev, g, r.n.node, r.pos)); }
+    }
+    svg.append(g);
+  }
+  const tb = $('wifi-table').tBodies[0];
+  tb.replaceChildren();
+  for (const r of rows.filter(r => r.n.role === 'station')) {
+    const tr = el('tr', { id: 'wrow-' + r.n.node });
+    tr.append(el('td', {}, r.n.node), el('td', {}, r.ap ? r.ap.node : (r.n.state || 'not associated')),
+      el('td', { class: 'num', id: 'wpos-' + r.n.node }, r.pos.map(v => +v.toFixed(2)).join(', ')),
+      el('td', {}, r.m.last_data_rate || '–'),
+      el('td', { class: 'num', id: 'wsnr-' + r.n.node }, r.snr !== null ? r.snr.toFixed(1) + ' dB' : '–'),
+      el('td', { class: 'num' }, ((r.m.airtime_share || 0) * 100).toFixed(1) + ' %'),
+      el('td', { class: 'num' }, String(r.m.retries || 0)), el('td', { class: 'num' }, (r.m.per || 0).toFixed(3)));
+    tb.append(tr);
+  }
+  $('wifi-hint').textContent = movable ? '(drag a station to move it)' : '';
+}
+
+// startDrag follows the pointer with the station, then moves it in the
+// medium where it is let go (its height kept).
+function startDrag(ev, g, node, pos) {
+  ev.preventDefault();
+  const svg = $('wifimap'), f = state.wframe;
+  state.drag = node;
+  g.classList.add('dragging');
+  g.setPointerCapture(ev.pointerId);
+  const at = e => {
+    const p = svg.createSVGPoint();
+    p.x = e.clientX; p.y = e.clientY;
+    return p.matrixTransform(svg.getScreenCTM().inverse());
+  };
+  let last = null;
+  const move = e => { const p = at(e); last = p; g.setAttribute('transform', 'translate(' + p.x + ',' + p.y + ')'); };
+  const up = async e => {
+    g.removeEventListener('pointermove', move);
+    g.removeEventListener('pointerup', up);
+    if (last) {
+      const [x, y] = toM(f, last.x, last.y);
+      const to = [+x.toFixed(2), +y.toFixed(2), pos[2] || 0];
+      const out = $('wifi-result');
+      try {
+        await call('wifi.move', { node, pos: to });
+        out.className = 'ok'; out.textContent = 'wifi.move ' + node + ' to ' + to.join(',') + ': done';
+      } catch (err) { out.className = 'err'; out.textContent = 'wifi.move ' + node + ': ' + err.message; }
+    }
+    state.drag = null;
+    refreshWiFi();
+  };
+  g.addEventListener('pointermove', move);
+  g.addEventListener('pointerup', up);
+}
+
 // ---- events ---------------------------------------------------------
 
 function logEvent(ev) {
@@ -397,6 +536,7 @@ function onEvent(ev) {
   }
   logEvent(ev);
   if (ev.type === 'lab-down') {
+    state.down = true;
     $('status').textContent = 'lab down';
     $('status').className = 'status down';
     stream.close();
@@ -425,6 +565,7 @@ async function reload() {
   if (shape !== old) layout();
   draw();
   showDetails();
+  refreshWiFi();
 }
 
 async function main() {
@@ -434,6 +575,7 @@ async function main() {
   $('mode').textContent = state.info.allow_changes ? 'changes allowed' : 'read-only';
   try { await reload(); } catch (e) { logEvent({ type: 'error', a: e.message }); }
   connect();
+  setInterval(refreshWiFi, 500); // the medium has no events: read twice a second
 }
 
 main();

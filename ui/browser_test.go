@@ -145,8 +145,9 @@ func TestUIBrowser(t *testing.T) {
 		t.Errorf("the page updated %d times in 1 s, want ≥ 2", n1-n0)
 	}
 	sort.Float64s(shown)
-	if med := shown[len(shown)/2]; med < 9 || med > 11 {
-		t.Errorf("link 0 a->b on the page: %v Mbit/s, want within 10 %% of 10", shown)
+	wire := res.Summary[0].SteadyGoodputBps * 1514 / 1448 / 1e6
+	if med := shown[len(shown)/2]; med < 0.9*wire || med > 1.1*wire || med > 10.3 {
+		t.Errorf("link 0 a->b on the page: %v Mbit/s, want within 10 %% of the flow's %.3f Mbit/s on the wire (and at most the link's 10)", shown, wire)
 	}
 
 	// a link's details: parameters and its history plot
@@ -190,6 +191,24 @@ func TestUIBrowser(t *testing.T) {
 		t.Errorf("node details: %q", details)
 	}
 	screenshot(t, ctx, "node-details")
+
+	// a terminal into that node: its shell over a WebSocket
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#btn-shell`)), chromedp.WaitVisible(chromedp.CSS(`#term-out .cmd`)),
+		chromedp.SendKeys(chromedp.CSS(`#term-in`), "hostname\r")); err != nil {
+		t.Fatal(err)
+	}
+	node, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#term-node`)))
+	var termOut string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if termOut, _ = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#term-out`))); strings.Contains(termOut, "$ hostname\n"+node+"\n") {
+			break
+		}
+	}
+	if node == "" || !strings.Contains(termOut, "$ hostname\n"+node+"\n") {
+		t.Errorf("terminal of %q: %q", node, termOut)
+	}
+	screenshot(t, ctx, "terminal")
+	chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#term-close`)))
 
 	// the lab goes down: the page says so and stays
 	if err := l.Down(); err != nil {

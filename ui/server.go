@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/emuctl/emuctl/api"
@@ -39,7 +40,8 @@ type Options struct {
 	Token string
 	// Interval is how often counters are sent (default 250 ms: 4 per second).
 	Interval time.Duration
-	// MaxClients bounds the pages watching at once (default 8).
+	// MaxClients bounds the pages watching at once, and the terminals
+	// open at once (default 8 each).
 	MaxClients int
 	// Log receives the server's own messages (default: discarded).
 	Log *slog.Logger
@@ -56,10 +58,12 @@ var (
 
 // Server serves one lab's page.
 type Server struct {
-	opt   Options
-	ln    net.Listener
-	srv   *http.Server
-	slots chan struct{} // one per page watching events
+	opt    Options
+	ln     net.Listener
+	srv    *http.Server
+	slots  chan struct{}  // one per page watching events
+	shells chan struct{}  // one per terminal open
+	active sync.WaitGroup // terminals (hijacked: Shutdown does not wait for them)
 }
 
 const cookieName = "emuctl_ui_token"
@@ -90,7 +94,7 @@ func New(opt Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ui: listen on %s: %w", opt.Listen, err)
 	}
-	s := &Server{opt: opt, ln: ln, slots: make(chan struct{}, opt.MaxClients)}
+	s := &Server{opt: opt, ln: ln, slots: make(chan struct{}, opt.MaxClients), shells: make(chan struct{}, opt.MaxClients)}
 	s.srv = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
 	return s, nil
 }
@@ -134,6 +138,8 @@ func (s *Server) Serve(ctx context.Context) error {
 		s.srv.Shutdown(sctx)
 	}()
 	err := s.srv.Serve(s.ln)
+	cancel()
+	s.active.Wait() // every terminal's shell closed
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
@@ -148,6 +154,7 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("GET /api/info", s.info)
 	mux.HandleFunc("POST /api/call", s.call)
 	mux.HandleFunc("GET /api/events", s.events)
+	mux.HandleFunc("GET /api/shell", s.shell)
 	return s.auth(mux)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/emuctl/emuctl/internal/testutil"
 	"github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/ui"
+	"golang.org/x/net/websocket"
 )
 
 func get(t *testing.T, url string, cookie string) (int, string, *http.Response) {
@@ -104,6 +106,9 @@ func TestUIServer(t *testing.T) {
 	}
 	if code, out := c.call("wifi.move", map[string]any{"node": "h1", "pos": []float64{1, 2, 0}}); code != http.StatusForbidden || !strings.Contains(string(out["error"]), "read-only") {
 		t.Errorf("wifi.move on a read-only page: %d %s", code, out["error"])
+	}
+	if code, _, _ := get(t, c.base+"/api/shell?node=h1", c.token); code != http.StatusForbidden {
+		t.Errorf("a terminal from a read-only page: %d", code)
 	}
 	if code, out := c.call("exec", map[string]any{"node": "h1", "argv": []string{"true"}}); code != http.StatusForbidden {
 		t.Errorf("exec from the page: %d %s", code, out["error"])
@@ -227,6 +232,51 @@ func TestUIChanges(t *testing.T) {
 			t.Fatalf("no ping after link.up from the page: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+
+	// a terminal: the node's persistent shell over a WebSocket
+	wsURL := "ws" + strings.TrimPrefix(c.base, "http") + "/api/shell?node=h1"
+	cfg, _ := websocket.NewConfig(wsURL, c.base)
+	cfg.Header.Set("Cookie", "emuctl_ui_token="+c.token)
+	ws, err := websocket.DialConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type msg struct {
+		Type, Text string
+		Code       *int
+	}
+	recv := func() msg {
+		t.Helper()
+		var m msg
+		ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if err := websocket.JSON.Receive(ws, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	run := func(line string) msg {
+		t.Helper()
+		websocket.JSON.Send(ws, msg{Type: "line", Text: line})
+		return recv()
+	}
+	if m := recv(); m.Type != "open" || !strings.Contains(m.Text, "shell in h1") {
+		t.Errorf("terminal's first message: %+v", m)
+	}
+	if m := run("cd /tmp; hostname"); m.Text != "h1\n" || m.Code == nil || *m.Code != 0 {
+		t.Errorf("hostname in the terminal: %+v", m)
+	}
+	if m := run("pwd"); m.Text != "/tmp\n" {
+		t.Errorf("the shell forgot its directory: %+v", m)
+	}
+	if m := run("false"); m.Code == nil || *m.Code != 1 {
+		t.Errorf("false in the terminal: %+v", m)
+	}
+	ws.Close()
+	cfg.Origin, _ = url.Parse("http://evil.example")
+	if ws, err := websocket.DialConfig(cfg); err == nil {
+		ws.Close()
+		t.Error("a WebSocket from another origin was accepted")
 	}
 
 	// the lab going down ends the stream with lab-down

@@ -33,8 +33,10 @@ associations, each station's rate and SNR.
 The page is read-only unless --allow-changes: then a link can be set
 (rate=20mbit delay=5ms ...), pulled down and plugged up from it, and a
 Wi-Fi station dragged on the map, through the same code as emuctl link
-set/down/up and wifi move. --listen ADDR serves beyond loopback (anyone who
-can reach it and holds the URL controls what the page can do).`,
+set/down/up and wifi move; and a node's shell opened in the page (one
+command line at a time, over a WebSocket). --listen ADDR serves beyond
+loopback (anyone who can reach it and holds the URL controls what the page
+can do).`,
 		Example: `  sudo emuctl ui
   sudo emuctl ui -l demo --port 8080 --allow-changes`,
 		Args: cobra.NoArgs,
@@ -75,6 +77,6 @@ can reach it and holds the URL controls what the page can do).`,
 	addLabFlag(cmd, &lab, false)
 	cmd.Flags().IntVar(&port, "port", 0, "port on 127.0.0.1 (default: a free one)")
 	cmd.Flags().StringVar(&listen, "listen", "", "ADDR:PORT to serve on instead of 127.0.0.1 (beyond loopback: with care)")
-	cmd.Flags().BoolVar(&allow, "allow-changes", false, "let the page set links and pull them down or up")
+	cmd.Flags().BoolVar(&allow, "allow-changes", false, "let the page change links, move Wi-Fi stations and open shells in nodes")
 	return cmd
 }

@@ -289,6 +289,11 @@ function showDetails() {
     d.append(el('h4', {}, 'Routes'));
     d.append((n.routes || []).length ? table(n.routes.map(r => [r.dst, r.via || '', r.dev || '', r.auto ? 'auto' : ''])
       , ['destination', 'via', 'dev', '']) : el('p', { class: 'hint' }, 'none'));
+    if (state.info && state.info.allow_changes) {
+      const b = el('button', { type: 'button', id: 'btn-shell' }, 'open a shell in ' + n.name);
+      b.addEventListener('click', () => openTerm(n.name));
+      d.append(b);
+    }
     if (n.tcp) { d.append(el('h4', {}, 'TCP')); d.append(el('pre', {}, JSON.stringify(n.tcp, null, 1))); }
     if (n.mptcp) { d.append(el('h4', {}, 'MPTCP')); d.append(el('pre', {}, JSON.stringify(n.mptcp, null, 1))); }
     return;
@@ -503,6 +508,60 @@ function startDrag(ev, g, node, pos) {
   g.addEventListener('pointerup', up);
 }
 
+
+// ---- terminal -------------------------------------------------------
+
+// A node's shell over a WebSocket (api/shell: the API's persistent
+// shell): one command line at a time, its output and exit status; closed
+// with the page or the close button.
+
+let term = null;
+
+function termPrint(text, cls) {
+  const out = $('term-out');
+  out.append(el('span', cls ? { class: cls } : {}, text));
+  out.scrollTop = out.scrollHeight;
+}
+
+function openTerm(node) {
+  closeTerm();
+  $('term').hidden = false;
+  $('term-node').textContent = node;
+  $('term-out').replaceChildren();
+  const ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/api/shell?node=' + encodeURIComponent(node));
+  term = ws;
+  ws.onmessage = m => {
+    const msg = JSON.parse(m.data);
+    if (msg.type === 'open') termPrint(msg.text + '\n', 'cmd');
+    else if (msg.type === 'error') termPrint(msg.text + '\n', 'err');
+    else {
+      termPrint(msg.text);
+      if (msg.code) termPrint('[exit ' + msg.code + ']\n', 'err');
+    }
+  };
+  ws.onclose = () => { if (term === ws) termPrint('[closed]\n', 'err'); };
+  $('term-in').focus();
+}
+
+function closeTerm() {
+  if (term) { const t = term; term = null; t.close(); }
+  $('term').hidden = true;
+}
+
+function termSetup() {
+  $('term-form').addEventListener('submit', ev => {
+    ev.preventDefault();
+    const line = $('term-in').value;
+    if (!term || term.readyState !== WebSocket.OPEN) return;
+    termPrint('$ ' + line + '\n', 'cmd');
+    term.send(JSON.stringify({ type: 'line', text: line }));
+    $('term-in').value = '';
+  });
+  $('term-int').addEventListener('click', () => { if (term) term.send(JSON.stringify({ type: 'interrupt' })); });
+  $('term-close').addEventListener('click', closeTerm);
+  window.addEventListener('pagehide', closeTerm);
+}
+
 // ---- events ---------------------------------------------------------
 
 function logEvent(ev) {
@@ -573,6 +632,7 @@ async function main() {
   state.info = await r.json();
   $('lab').textContent = state.info.lab;
   $('mode').textContent = state.info.allow_changes ? 'changes allowed' : 'read-only';
+  termSetup();
   try { await reload(); } catch (e) { logEvent({ type: 'error', a: e.message }); }
   connect();
   setInterval(refreshWiFi, 500); // the medium has no events: read twice a second

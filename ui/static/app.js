@@ -209,7 +209,8 @@ function drawTable() {
     const tr = el('tr', { id: 'row-' + l.index });
     tr.append(el('td', {}, String(l.index) + ' ' + linkName(l)), el('td', {}, l.a + ' ↔ ' + l.b),
       el('td', {}, fmtParams(l)), el('td', { class: 'num', id: 'ab-' + l.index }, '–'),
-      el('td', { class: 'num', id: 'ba-' + l.index }, '–'), el('td', { class: 'num', id: 'drops-' + l.index }, '–'),
+      el('td', { class: 'num', id: 'ba-' + l.index }, '–'), el('td', { class: 'num', id: 'queue-' + l.index }, '–'),
+      el('td', { class: 'num', id: 'drops-' + l.index }, '–'),
       el('td', { id: 'state-' + l.index }, l.state_a || ''));
     tr.addEventListener('click', () => select({ link: l.index }));
     tb.append(tr);
@@ -234,6 +235,9 @@ function paintLive() {
     set('svg-ab-' + l.index, fwd + fmtRate(c.a_to_b_bps));
     set('svg-ba-' + l.index, back + fmtRate(c.b_to_a_bps));
     set('drops-' + l.index, String(drops(c)));
+    // a userspace link's queue now, in packets per direction (the kernel's
+    // qdiscs are not read yet)
+    set('queue-' + l.index, c.engine ? c.engine.AToB.QueueLen + ' / ' + c.engine.BToA.QueueLen : '–');
     set('state-' + l.index, c.state_a);
     const g = $('link-' + l.index);
     if (g) {

@@ -3,6 +3,7 @@ package ui_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -311,4 +312,25 @@ func TestUIBrowserWiFi(t *testing.T) {
 		t.Errorf("the page shows sta1's SNR %q a second after the move, the medium %s", shown, want)
 	}
 	screenshot(t, ctx, "wifi-map")
+
+	// the AP's range, to the map's scale: the medium's distance
+	ms, err := l.MediumStats()
+	if err != nil || ms.Ranges["ap1"] <= 0 {
+		t.Fatalf("the medium has no range for ap1: %v %v", ms.Ranges, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#wifi-fit-range`)), chromedp.Sleep(600*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	geo, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => {
+		const c = document.getElementById('wrange-ap1'), f = state.wframe;
+		return [+c.getAttribute('r'), f.sc];
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("ap1's range: %.2f m in the medium; on the map a circle of %.1f px at %.3f px/m = %.2f m", ms.Ranges["ap1"], geo[0], geo[1], geo[0]/geo[1])
+	if math.Abs(geo[0]/geo[1]-ms.Ranges["ap1"]) > 0.01 {
+		t.Errorf("the map's range %.2f m, the medium's %.2f m", geo[0]/geo[1], ms.Ranges["ap1"])
+	}
+	screenshot(t, ctx, "wifi-ranges")
 }

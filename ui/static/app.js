@@ -434,7 +434,16 @@ function drawWiFi() {
   svg.setAttribute('viewBox', '0 0 ' + WMAP.w + ' ' + WMAP.h);
   svg.replaceChildren();
   if (!rows.length) { $('wifi-hint').textContent = 'the medium reports no positions'; return; }
-  const f = state.wframe = wifiFrame(rows.map(r => r.pos));
+  // each AP's range: where its frames reach the lowest rate's SNR threshold
+  const ranges = (state.wifi.medium && state.wifi.medium.ranges_m) || {};
+  const pts = rows.map(r => r.pos);
+  if ($('wifi-fit-range').checked) {
+    for (const r of rows) {
+      const d = ranges[r.n.node];
+      if (d) pts.push([r.pos[0] - d, r.pos[1] - d], [r.pos[0] + d, r.pos[1] + d]);
+    }
+  }
+  const f = state.wframe = wifiFrame(pts);
   // grid and scale
   const step = niceStep(Math.max(WMAP.w, WMAP.h) / f.sc);
   const [mx0, my1] = toM(f, 0, 0), [mx1, my0] = toM(f, WMAP.w, WMAP.h);
@@ -450,6 +459,13 @@ function drawWiFi() {
     if (!r.ap) continue;
     const a = toPx(f, r.pos[0], r.pos[1]), b = toPx(f, ...state.wifi.medium.positions[r.ap.node].slice(0, 2));
     svg.append(el('svg:line', { class: 'assoc', x1: a[0], y1: a[1], x2: b[0], y2: b[1] }));
+  }
+  for (const r of rows) {
+    const d = ranges[r.n.node];
+    if (r.n.role !== 'ap' || !d) continue;
+    const [X, Y] = toPx(f, r.pos[0], r.pos[1]);
+    svg.append(el('svg:circle', { class: 'range', id: 'wrange-' + r.n.node, cx: X, cy: Y, r: d * f.sc }));
+    svg.append(el('svg:text', { class: 'gridlabel', x: X + 6, y: Y - 22 }, 'range ' + d.toFixed(1) + ' m'));
   }
   const movable = state.info && state.info.allow_changes;
   for (const r of rows) {
@@ -552,6 +568,10 @@ function closeTerm() {
   $('term').hidden = true;
 }
 
+function wifiSetup() {
+  $('wifi-fit-range').addEventListener('change', drawWiFi);
+}
+
 function termSetup() {
   $('term-form').addEventListener('submit', ev => {
     ev.preventDefault();
@@ -637,6 +657,7 @@ async function main() {
   $('lab').textContent = state.info.lab;
   $('mode').textContent = state.info.allow_changes ? 'changes allowed' : 'read-only';
   termSetup();
+  wifiSetup();
   try { await reload(); } catch (e) { logEvent({ type: 'error', a: e.message }); }
   connect();
   setInterval(refreshWiFi, 500); // the medium has no events: read twice a second

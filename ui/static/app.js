@@ -126,6 +126,12 @@ function layout() {
       P[k].y += Math.max(-30, Math.min(30, F[k].y * step));
     }
   }
+  // the drawing is scaled to its box: spread the layout to about 900 ×
+  // 520 units so the symbols and texts keep their size on the screen
+  const xs = names.map(k => P[k].x), ys = names.map(k => P[k].y);
+  const w = Math.max(...xs) - Math.min(...xs), h = Math.max(...ys) - Math.min(...ys);
+  const k = Math.min(900 / Math.max(w, 1), 520 / Math.max(h, 1), 1.6);
+  for (const name of names) { P[name].x *= k; P[name].y *= k; }
   state.pos = P;
 }
 
@@ -179,9 +185,13 @@ function draw() {
     if (deg > 90) deg -= 180; else if (deg <= -90) deg += 180;
     const text = (p, attrs, t) => el('svg:text', Object.assign({ x: p.x, y: p.y, transform: 'rotate(' + deg.toFixed(1) + ' ' + p.x + ' ' + p.y + ')' }, attrs), t);
     const pm = at(0.5, 8), ra = at(0.3, -12), rb = at(0.7, -12);
-    g.append(text(pm, { class: 'params' }, fmtParams(l)));
-    g.append(text(ra, { class: 'rate', id: 'svg-ab-' + l.index }, ''));
-    g.append(text(rb, { class: 'rate', id: 'svg-ba-' + l.index }, ''));
+    // a short wire keeps its texts to its tooltip and the table
+    g.append(el('svg:title', {}, 'link ' + l.index + ': ' + l.a + ' ↔ ' + l.b + ' · ' + fmtParams(l)));
+    if (len >= 6 * fmtParams(l).length) g.append(text(pm, { class: 'params' }, fmtParams(l)));
+    if (len >= 130) {
+      g.append(text(ra, { class: 'rate', id: 'svg-ab-' + l.index }, ''));
+      g.append(text(rb, { class: 'rate', id: 'svg-ba-' + l.index }, ''));
+    }
     g.addEventListener('click', () => select({ link: l.index }));
     gl.append(g);
   }
@@ -245,8 +255,9 @@ function paintLive() {
       const rate = Math.max((l.a_to_b && l.a_to_b.Rate) || 0, (l.b_to_a && l.b_to_a.Rate) || 0);
       g.querySelector('line.wire').style.stroke = loadColour(bps, rate);
       g.classList.toggle('down', c.state_a === 'down' || c.state_a === 'missing');
-      $('svg-ab-' + l.index).style.fill = loadColour(c.a_to_b_bps, l.a_to_b && l.a_to_b.Rate);
-      $('svg-ba-' + l.index).style.fill = loadColour(c.b_to_a_bps, l.b_to_a && l.b_to_a.Rate);
+      const ab = $('svg-ab-' + l.index), ba = $('svg-ba-' + l.index);
+      if (ab) ab.style.fill = loadColour(c.a_to_b_bps, l.a_to_b && l.a_to_b.Rate);
+      if (ba) ba.style.fill = loadColour(c.b_to_a_bps, l.b_to_a && l.b_to_a.Rate);
     }
   }
   $('updates').textContent = String(state.updates);

@@ -58,15 +58,16 @@ func serve(t *testing.T, opt ui.Options) *ui.Server {
 
 // client is an HTTP client of one page server.
 type client struct {
-	t     *testing.T
-	base  string // http://addr
-	token string
+	t      *testing.T
+	base   string // http://addr
+	token  string
+	cookie string // the token's cookie's name
 }
 
 func newClient(t *testing.T, s *ui.Server) *client {
 	u := s.URL()
 	i := strings.Index(u, "/?token=")
-	return &client{t: t, base: u[:i], token: u[i+len("/?token="):]}
+	return &client{t: t, base: u[:i], token: u[i+len("/?token="):], cookie: s.CookieName()}
 }
 
 // call posts one API method with the token's cookie; it returns the HTTP
@@ -75,7 +76,7 @@ func (c *client) call(method string, params any) (int, map[string]json.RawMessag
 	c.t.Helper()
 	body, _ := json.Marshal(map[string]any{"method": method, "params": params})
 	req, _ := http.NewRequest("POST", c.base+"/api/call", bytes.NewReader(body))
-	req.AddCookie(&http.Cookie{Name: "emuctl_ui_token", Value: c.token})
+	req.AddCookie(&http.Cookie{Name: c.cookie, Value: c.token})
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		c.t.Fatal(err)

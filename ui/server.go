@@ -66,7 +66,13 @@ type Server struct {
 	active sync.WaitGroup // terminals (hijacked: Shutdown does not wait for them)
 }
 
-const cookieName = "emuctl_ui_token"
+// CookieName is the cookie that keeps the token: one per port, since a
+// browser sends a host's cookies to every port of it (two servers on one
+// machine would otherwise overwrite each other's).
+func (s *Server) CookieName() string {
+	_, port, _ := net.SplitHostPort(s.ln.Addr().String())
+	return "emuctl_ui_token_" + port
+}
 
 // New listens (nothing is served until Serve).
 func New(opt Options) (*Server, error) {
@@ -171,7 +177,7 @@ func (s *Server) auth(next http.Handler) http.Handler {
 		tok := r.URL.Query().Get("token")
 		fromQuery := tok != ""
 		if !fromQuery {
-			if c, err := r.Cookie(cookieName); err == nil {
+			if c, err := r.Cookie(s.CookieName()); err == nil {
 				tok = c.Value
 			}
 		}
@@ -186,7 +192,7 @@ func (s *Server) auth(next http.Handler) http.Handler {
 			return
 		}
 		if fromQuery {
-			http.SetCookie(w, &http.Cookie{Name: cookieName, Value: s.opt.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			http.SetCookie(w, &http.Cookie{Name: s.CookieName(), Value: s.opt.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 		}
 		next.ServeHTTP(w, r)
 	})

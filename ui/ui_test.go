@@ -18,11 +18,12 @@ import (
 	"golang.org/x/net/websocket"
 )
 
+// get fetches url, with the token's cookie (name=value) unless "".
 func get(t *testing.T, url string, cookie string) (int, string, *http.Response) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", url, nil)
 	if cookie != "" {
-		req.AddCookie(&http.Cookie{Name: "emuctl_ui_token", Value: cookie})
+		req.Header.Set("Cookie", cookie)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -51,8 +52,12 @@ func TestUIServer(t *testing.T) {
 			t.Errorf("GET %s without the token: %d, want 403", u, code)
 		}
 	}
-	if code, _, _ := get(t, c.base+"/api/info", "nope"); code != http.StatusForbidden {
+	if code, _, _ := get(t, c.base+"/api/info", c.cookie+"=nope"); code != http.StatusForbidden {
 		t.Errorf("GET /api/info with a wrong cookie: %d, want 403", code)
+	}
+	// the token under another port's cookie name (another server's) is not this one's
+	if code, _, _ := get(t, c.base+"/api/info", "emuctl_ui_token_1="+c.token); code != http.StatusForbidden {
+		t.Errorf("GET /api/info with another port's cookie: %d, want 403", code)
 	}
 	resp, err := http.Post(c.base+"/api/call", "application/json", strings.NewReader(`{"method":"nodes"}`))
 	if err != nil {
@@ -68,13 +73,13 @@ func TestUIServer(t *testing.T) {
 	if code != 200 || !strings.Contains(body, "<title>emuctl ui</title>") {
 		t.Fatalf("GET %s: %d %.80q", s.URL(), code, body)
 	}
-	if cs := resp.Cookies(); len(cs) != 1 || cs[0].Value != c.token || !cs[0].HttpOnly || cs[0].SameSite != http.SameSiteStrictMode {
+	if cs := resp.Cookies(); len(cs) != 1 || cs[0].Name != c.cookie || cs[0].Value != c.token || !cs[0].HttpOnly || cs[0].SameSite != http.SameSiteStrictMode {
 		t.Errorf("cookies after the token: %v", cs)
 	}
 	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") {
 		t.Errorf("CSP %q", csp)
 	}
-	if code, body, _ := get(t, c.base+"/api/info", c.token); code != 200 || !strings.Contains(body, `"lab":"tui1"`) || !strings.Contains(body, `"allow_changes":false`) {
+	if code, body, _ := get(t, c.base+"/api/info", c.cookie+"="+c.token); code != 200 || !strings.Contains(body, `"lab":"tui1"`) || !strings.Contains(body, `"allow_changes":false`) {
 		t.Errorf("GET /api/info: %d %s", code, body)
 	}
 
@@ -107,7 +112,7 @@ func TestUIServer(t *testing.T) {
 	if code, out := c.call("wifi.move", map[string]any{"node": "h1", "pos": []float64{1, 2, 0}}); code != http.StatusForbidden || !strings.Contains(string(out["error"]), "read-only") {
 		t.Errorf("wifi.move on a read-only page: %d %s", code, out["error"])
 	}
-	if code, _, _ := get(t, c.base+"/api/shell?node=h1", c.token); code != http.StatusForbidden {
+	if code, _, _ := get(t, c.base+"/api/shell?node=h1", c.cookie+"="+c.token); code != http.StatusForbidden {
 		t.Errorf("a terminal from a read-only page: %d", code)
 	}
 	if code, out := c.call("exec", map[string]any{"node": "h1", "argv": []string{"true"}}); code != http.StatusForbidden {
@@ -115,7 +120,7 @@ func TestUIServer(t *testing.T) {
 	}
 	// another site's page cannot post, even with the cookie a browser would add
 	req, _ := http.NewRequest("POST", c.base+"/api/call", strings.NewReader(`{"method":"nodes"}`))
-	req.AddCookie(&http.Cookie{Name: "emuctl_ui_token", Value: c.token})
+	req.AddCookie(&http.Cookie{Name: c.cookie, Value: c.token})
 	req.Header.Set("Origin", "http://evil.example")
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
 		t.Errorf("cross-origin POST: %v %v", resp.Status, err)
@@ -188,7 +193,7 @@ func TestUIChanges(t *testing.T) {
 	defer cancel()
 	ev := c.stream(ctx)
 	// one page watches: a second is refused, not queued
-	if code, body, _ := get(t, c.base+"/api/events", c.token); code != http.StatusServiceUnavailable {
+	if code, body, _ := get(t, c.base+"/api/events", c.cookie+"="+c.token); code != http.StatusServiceUnavailable {
 		t.Errorf("a second stream with MaxClients 1: %d %s", code, body)
 	}
 
@@ -237,7 +242,7 @@ func TestUIChanges(t *testing.T) {
 	// a terminal: the node's persistent shell over a WebSocket
 	wsURL := "ws" + strings.TrimPrefix(c.base, "http") + "/api/shell?node=h1"
 	cfg, _ := websocket.NewConfig(wsURL, c.base)
-	cfg.Header.Set("Cookie", "emuctl_ui_token="+c.token)
+	cfg.Header.Set("Cookie", c.cookie+"="+c.token)
 	ws, err := websocket.DialConfig(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -7,12 +7,14 @@
 //
 // What it owns: the wire (rpc.go), a client's session (session.go: its
 // default lab, shells, subscriptions), the method table (methods.go), the
-// event stream (events.go). Every method calls package lab (or emu's read
+// event stream (events.go), and a session held in-process (client.go:
+// the web page's server, package ui, is a client like any other). Every method calls package lab (or emu's read
 // side for counters): it never reaches the host another way, so the CLI,
 // a Go program and an API client change a lab through one code path.
 //
 // No network listener: a process that can start `emuctl api` as root
-// already is root.
+// already is root. (`emuctl ui` serves a page over HTTP, behind a token,
+// with the few methods a page may call: package ui.)
 package api
 
 import _ "embed"

@@ -18,7 +18,7 @@ type session struct {
 	opt Options
 
 	wmu sync.Mutex
-	enc *json.Encoder
+	out func(v any) // writes one message (one line on the pipe)
 
 	mu     sync.Mutex
 	lab    string
@@ -28,16 +28,20 @@ type session struct {
 }
 
 func newSession(ctx context.Context, w io.Writer, opt Options) *session {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	return &session{ctx: ctx, opt: opt, enc: enc, lab: opt.Lab, shells: map[string]*lab.Shell{}, subs: map[string]context.CancelFunc{}}
+	s := &session{ctx: ctx, opt: opt, lab: opt.Lab, shells: map[string]*lab.Shell{}, subs: map[string]context.CancelFunc{}}
+	if w != nil {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		s.out = func(v any) { enc.Encode(v) }
+	}
+	return s
 }
 
 // send writes one message as one line.
 func (s *session) send(v any) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	s.enc.Encode(v)
+	s.out(v)
 }
 
 // notify sends a notification.

@@ -8,6 +8,7 @@ PKGS=(iproute2 iputils-ping ethtool iperf3 nftables procps bash tmux openvswitch
   python3 python3-pytest pyflakes3 # the Python package (python/): its tests and lint
   python3-pexpect iperf telnet net-tools iptables vlan # make test-mininet: what Mininet's example tests and examples run
   openvswitch-testcontroller # the Mininet layer's Controller (Mininet's learning controller is this one on Debian)
+  chromium # emuctl ui's page tested in a headless browser (ui/browser_test.go, through the DevTools protocol)
   openssh-server) # labs over several machines: emu's SSH test runs sshd -i in stand-in machines (Debian enables
   # its ssh service where systemd runs; the tests do not use it)
 missing=()

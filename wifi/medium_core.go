@@ -94,8 +94,15 @@ func (c *mediumCore) Stats() MediumStats {
 		st.Uptime = time.Since(c.start)
 	}
 	st.Positions = map[string][3]float64{}
-	for _, r := range c.cfg.Radios {
+	st.Ranges = nil
+	for i, r := range c.cfg.Radios {
 		st.Positions[r.Node] = r.Pos
+		if d, ok := c.cfg.RangeM(i); ok {
+			if st.Ranges == nil {
+				st.Ranges = map[string]float64{}
+			}
+			st.Ranges[r.Node] = d
+		}
 	}
 	st.Links = nil
 	for tx := range c.cfg.Radios {

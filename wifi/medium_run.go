@@ -155,6 +155,9 @@ type MediumStats struct {
 	// frames look like at each other one, now.
 	Positions map[string][3]float64 `json:"positions,omitempty"`
 	Links     []LinkInfo            `json:"links,omitempty"`
+	// Ranges: how far each access point reaches (MediumConfig.RangeM),
+	// in metres; engine backend only.
+	Ranges map[string]float64 `json:"ranges_m,omitempty"`
 	// Capture: PPDUs written to and dropped from a running capture.
 	CaptureDrops uint64 `json:"capture_drops,omitempty"`
 }

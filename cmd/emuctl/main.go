@@ -71,6 +71,7 @@ func newRoot() *cobra.Command {
 		newReportCmd(),
 		newTestCmd(),
 		newAPICmd(),
+		newUICmd(),
 		newBenchCmd(),
 		newVersionCmd(),
 	)

@@ -1,0 +1,336 @@
+package ui_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+	"github.com/emuctl/emuctl/internal/testutil"
+	"github.com/emuctl/emuctl/lab"
+	"github.com/emuctl/emuctl/ui"
+)
+
+// browser starts a headless Debian chromium driven through the DevTools
+// protocol (chromedp starts it and kills it, by its own process, when the
+// test ends), or skips the test when there is none.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path := ""
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		t.Skip("no chromium on PATH: the page is not tested in a browser (apt-get install chromium; make install-deps installs it)")
+	}
+	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
+		chromedp.ExecPath(path),
+		chromedp.NoSandbox, // root
+		chromedp.WindowSize(1400, 900),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelC := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelC(); cancelA() })
+	tctx, cancelT := context.WithTimeout(ctx, 40*time.Second)
+	t.Cleanup(cancelT)
+	return tctx
+}
+
+// screenshot keeps the page as a PNG with the test's artifacts (go test
+// -artifacts keeps them; otherwise a temporary directory).
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Errorf("screenshot: %v", err)
+		return
+	}
+	p := filepath.Join(t.ArtifactDir(), name+".png")
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		t.Error(err)
+	}
+	t.Logf("screenshot %s (%d bytes)", p, len(png))
+}
+
+// mbit reads a rate the page shows ("9.98 Mbit/s") in Mbit/s.
+func mbit(s string) float64 {
+	f := strings.Fields(s)
+	if len(f) != 2 {
+		return -1
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return -1
+	}
+	switch f[1] {
+	case "Gbit/s":
+		return v * 1e3
+	case "Mbit/s":
+		return v
+	case "kbit/s":
+		return v / 1e3
+	}
+	return v / 1e6
+}
+
+// The page of a running lab in a real browser: it names every node and
+// link, its numbers update several times a second and show a real flow's
+// rate, a link's details plot its history, a change made on the page
+// reaches the lab, and the lab going down shows.
+func TestUIBrowser(t *testing.T) {
+	testutil.NeedRoot(t)
+	ctx := browser(t)
+	l := upLab(t, "tui3")
+	s := serve(t, ui.Options{Lab: l.Name(), AllowChanges: true})
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS(`#row-1`))); err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#topo .node text')].map(e => e.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#links tbody tr').length`))
+	sort.Strings(nodes)
+	if !slices.Equal(nodes, []string{"h1", "h2", "s1"}) || rows != 2 {
+		t.Errorf("the page draws nodes %v and %d links, want h1 h2 s1 and 2", nodes, rows)
+	}
+	params, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#row-0 td:nth-child(3)`)))
+	if !strings.Contains(params, "rate=10.00Mbit/s") || !strings.Contains(params, "delay=2ms") {
+		t.Errorf("link 0's parameters on the page: %q", params)
+	}
+
+	// live: the update counter moves, and a flow's rate shows
+	done := make(chan error, 1)
+	var res *lab.Result
+	go func() {
+		var err error
+		res, err = l.Traffic(context.Background(), lab.Flow{Client: "h1", Server: "h2", Duration: 4 * time.Second})
+		done <- err
+	}()
+	time.Sleep(2500 * time.Millisecond) // past slow start
+	var shown []float64
+	u0, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#updates`)))
+	for range 4 {
+		ab, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#ab-0`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		shown = append(shown, mbit(ab))
+		time.Sleep(250 * time.Millisecond)
+	}
+	u1, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#updates`)))
+	screenshot(t, ctx, "page-under-traffic")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	n0, _ := strconv.Atoi(u0)
+	n1, _ := strconv.Atoi(u1)
+	t.Logf("updates on the page: %d -> %d in 1 s; link 0 a->b shown: %v Mbit/s; flow goodput %.3f Mbit/s (%.3f on the wire)",
+		n0, n1, shown, res.Summary[0].SteadyGoodputBps/1e6, res.Summary[0].SteadyGoodputBps*1514/1448/1e6)
+	if n1-n0 < 2 {
+		t.Errorf("the page updated %d times in 1 s, want ≥ 2", n1-n0)
+	}
+	sort.Float64s(shown)
+	wire := res.Summary[0].SteadyGoodputBps * 1514 / 1448 / 1e6
+	if med := shown[len(shown)/2]; med < 0.9*wire || med > 1.1*wire || med > 10.3 {
+		t.Errorf("link 0 a->b on the page: %v Mbit/s, want within 10 %% of the flow's %.3f Mbit/s on the wire (and at most the link's 10)", shown, wire)
+	}
+
+	// a link's details: parameters and its history plot
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#row-0`)), chromedp.WaitVisible(chromedp.CSS(`#plot polyline`))); err != nil {
+		t.Fatal(err)
+	}
+	plotPts, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(`#plot polyline`), "points"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(strings.Fields(plotPts.Value)); n < 10 {
+		t.Errorf("the link's plot has %d points", n)
+	}
+	screenshot(t, ctx, "link-details")
+
+	// a change from the page goes through the API to the lab
+	if err := chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`#keys`), "delay=9ms"),
+		chromedp.Click(chromedp.CSS(`#btn-set`)),
+		chromedp.WaitVisible(chromedp.CSS(`#change-result.ok`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	result, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#change-result`)))
+	links, err := l.Links()
+	if err != nil || links[0].AtoB.Delay != 9*time.Millisecond {
+		t.Errorf("after link set on the page (%q): %+v %v", result, links, err)
+	}
+	time.Sleep(700 * time.Millisecond)
+	evs, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#events`)))
+	if !strings.Contains(evs, "link-changed link 0") || !strings.Contains(evs, "delay=9ms") {
+		t.Errorf("event list after the change: %q", evs)
+	}
+
+	// a node's details: interfaces, addresses, routes
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#topo .node circle`)), chromedp.WaitVisible(chromedp.CSS(`#details h3`))); err != nil {
+		t.Fatal(err)
+	}
+	details, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#details`)))
+	if !strings.Contains(details, "Interfaces") || !strings.Contains(details, "-eth0") || !strings.Contains(details, "10.0.0.") {
+		t.Errorf("node details: %q", details)
+	}
+	screenshot(t, ctx, "node-details")
+
+	// a terminal into that node: its shell over a WebSocket
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#btn-shell`)), chromedp.WaitVisible(chromedp.CSS(`#term-out .cmd`)),
+		chromedp.SendKeys(chromedp.CSS(`#term-in`), "hostname\r")); err != nil {
+		t.Fatal(err)
+	}
+	node, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#term-node`)))
+	var termOut string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if termOut, _ = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#term-out`))); strings.Contains(termOut, "$ hostname\n"+node+"\n") {
+			break
+		}
+	}
+	if node == "" || !strings.Contains(termOut, "$ hostname\n"+node+"\n") {
+		t.Errorf("terminal of %q: %q", node, termOut)
+	}
+	screenshot(t, ctx, "terminal")
+	chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#term-close`)))
+
+	// the lab goes down: the page says so and stays
+	if err := l.Down(); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#status.down`))); err != nil {
+		t.Errorf("the page does not show the lab down: %v", err)
+	} else if status, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#status`))); status != "lab down" {
+		t.Errorf("status after down: %q", status)
+	}
+	screenshot(t, ctx, "lab-down")
+}
+
+// The Wi-Fi map in a real browser: stations where the medium has them,
+// their SNR to their AP; a station dragged on the map moves in the medium
+// (wifi.move, as `emuctl wifi move`), and its new SNR — the medium's, read
+// back through the lab — shows on the page within a second.
+func TestUIBrowserWiFi(t *testing.T) {
+	testutil.NeedRoot(t)
+	ctx := browser(t)
+	uctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l, err := lab.Up(uctx, lab.NewTopology("tui4").
+		AccessPoint("ap1", lab.SSID("tui4"), lab.Position(0, 0, 0)).
+		Station("sta1", lab.AP("ap1"), lab.Position(5, 0, 0)).
+		Station("sta2", lab.AP("ap1"), lab.Position(-5, 3, 0)), lab.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := l.Down(); err != nil {
+			t.Errorf("down: %v", err)
+		}
+	})
+	s := serve(t, ui.Options{Lab: l.Name(), AllowChanges: true})
+
+	snrOf := func() (float64, [3]float64) {
+		ms, err := l.MediumStats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range ms.Links {
+			if k.From == "sta1" && k.To == "ap1" {
+				return k.SNRdB, ms.Positions["sta1"]
+			}
+		}
+		t.Fatalf("the medium has no link sta1 -> ap1: %+v", ms.Links)
+		return 0, [3]float64{}
+	}
+	snr0, pos0 := snrOf()
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS(`#wsnr-sta1`))); err != nil {
+		t.Fatal(err)
+	}
+	shown0, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#wsnr-sta1`)))
+	names, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#wifimap .wnode')].map(g => g.dataset.node).sort()`))
+	if !slices.Equal(names, []string{"ap1", "sta1", "sta2"}) || shown0 != fmt.Sprintf("%.1f dB", snr0) {
+		t.Errorf("the map shows %v, sta1's SNR %q; the medium says %.1f dB", names, shown0, snr0)
+	}
+
+	// drag sta1 150 pixels to the right
+	xy, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => {
+		document.getElementById('wifimap').scrollIntoView();
+		const r = document.querySelector('#wifimap .wnode[data-node="sta1"]').firstChild.getBoundingClientRect();
+		return [r.x + r.width / 2, r.y + r.height / 2];
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []chromedp.Action[chromedp.Void]{chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, xy[0], xy[1], chromedp.ButtonLeft)}
+	for i := 1; i <= 5; i++ {
+		steps = append(steps, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, xy[0]+float64(30*i), xy[1], chromedp.ButtonLeft))
+	}
+	steps = append(steps, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, xy[0]+150, xy[1], chromedp.ButtonLeft))
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#wifi-result.ok`))); err != nil {
+		msg, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#wifi-result`)))
+		t.Fatalf("no wifi.move after the drag: %v %q", err, msg)
+	}
+	moved := time.Now()
+	snr1, pos1 := snrOf()
+	want := fmt.Sprintf("%.1f dB", snr1)
+	var shown string
+	for time.Since(moved) < time.Second {
+		if shown, _ = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#wsnr-sta1`))); shown == want {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("sta1 dragged from %v to %v m: SNR to ap1 %.1f -> %.1f dB (medium); the page shows %q %v after the move",
+		pos0, pos1, snr0, snr1, shown, time.Since(moved).Round(time.Millisecond))
+	if pos1[0] < pos0[0]+2 || pos1[1] < pos0[1]-1 || pos1[1] > pos0[1]+1 || pos1[2] != pos0[2] {
+		t.Errorf("sta1 at %v after a drag to the right from %v", pos1, pos0)
+	}
+	if snr1 >= snr0 {
+		t.Errorf("SNR %.1f dB after moving away from the AP, was %.1f", snr1, snr0)
+	}
+	if shown != want {
+		t.Errorf("the page shows sta1's SNR %q a second after the move, the medium %s", shown, want)
+	}
+	screenshot(t, ctx, "wifi-map")
+
+	// the AP's range, to the map's scale: the medium's distance
+	ms, err := l.MediumStats()
+	if err != nil || ms.Ranges["ap1"] <= 0 {
+		t.Fatalf("the medium has no range for ap1: %v %v", ms.Ranges, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#wifi-fit-range`)), chromedp.Sleep(600*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	geo, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => {
+		const c = document.getElementById('wrange-ap1'), f = state.wframe;
+		return [+c.getAttribute('r'), f.sc];
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("ap1's range: %.2f m in the medium; on the map a circle of %.1f px at %.3f px/m = %.2f m", ms.Ranges["ap1"], geo[0], geo[1], geo[0]/geo[1])
+	if math.Abs(geo[0]/geo[1]-ms.Ranges["ap1"]) > 0.01 {
+		t.Errorf("the map's range %.2f m, the medium's %.2f m", geo[0]/geo[1], ms.Ranges["ap1"])
+	}
+	screenshot(t, ctx, "wifi-ranges")
+}

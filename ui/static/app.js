@@ -1,0 +1,677 @@
+// emuctl ui: the page of one running lab. Everything it shows comes from
+// the API methods the server lets it call (POST api/call) and the API's
+// event stream (GET api/events, server-sent events). Every name the lab
+// holds is put in the page as text (textContent), never as markup.
+'use strict';
+
+const SVG = 'http://www.w3.org/2000/svg';
+const HISTORY = 600; // samples kept per link (2.5 min at 4 per second)
+
+const state = {
+  info: null,
+  nodes: [],      // API "nodes"
+  links: [],      // API "links"
+  pos: {},        // node name -> {x, y}
+  flip: {},       // link index -> its texts read from b to a
+  live: {},       // link index -> last counters
+  hist: {},       // link index -> [{t, ab, ba}]
+  sel: null,      // {node: name} or {link: index}
+  wifi: null,     // API "wifi.show"
+  wframe: null,   // the Wi-Fi map's metres -> pixels
+  drag: null,     // the station being dragged
+  updates: 0,
+};
+
+function $(id) { return document.getElementById(id); }
+
+function el(tag, attrs, text) {
+  const e = tag.startsWith('svg:') ? document.createElementNS(SVG, tag.slice(4)) : document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+async function call(method, params) {
+  const r = await fetch('api/call', {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ method, params: params || {} }),
+  });
+  const j = await r.json();
+  if (j.error) throw new Error(j.error.message);
+  return j.result;
+}
+
+// ---- formatting -----------------------------------------------------
+
+function fmtRate(bps) {
+  if (bps === undefined || bps === null) return '–';
+  if (bps >= 1e9) return (bps / 1e9).toFixed(2) + ' Gbit/s';
+  if (bps >= 1e6) return (bps / 1e6).toFixed(2) + ' Mbit/s';
+  if (bps >= 1e3) return (bps / 1e3).toFixed(1) + ' kbit/s';
+  return bps.toFixed(0) + ' bit/s';
+}
+
+function fmtDur(ns) {
+  if (ns >= 1e9) return (ns / 1e9) + 's';
+  if (ns >= 1e6) return (ns / 1e6) + 'ms';
+  return (ns / 1e3) + 'us';
+}
+
+// fmtDir is one direction's configured parameters, in link set's words.
+function fmtDir(d) {
+  if (!d) return '';
+  const out = [];
+  if (d.Trace) out.push('trace');
+  if (d.Rate) out.push('rate=' + fmtRate(d.Rate).replace(' ', ''));
+  if (d.Delay) out.push('delay=' + fmtDur(d.Delay));
+  if (d.Jitter) out.push('jitter=' + fmtDur(d.Jitter));
+  if (d.Loss) out.push('loss=' + d.Loss + '%');
+  if (d.GE) out.push('loss=gemodel');
+  if (d.Duplicate) out.push('duplicate=' + d.Duplicate + '%');
+  if (d.Corrupt) out.push('corrupt=' + d.Corrupt + '%');
+  if (d.QueuePackets) out.push('queue=' + d.QueuePackets);
+  if (d.QueueBytes) out.push('queue=' + d.QueueBytes + 'B');
+  if (d.AQM) out.push('aqm=' + (d.AQM.Discipline || d.AQM.Kind || 'on'));
+  return out.length ? out.join(' ') : 'unshaped';
+}
+
+function fmtParams(l) {
+  const ab = fmtDir(l.a_to_b), ba = fmtDir(l.b_to_a);
+  return ab === ba ? ab : 'a→b ' + ab + ' · b→a ' + ba;
+}
+
+function nodeOf(end) { return end.split(':')[0]; }
+function linkName(l) { return nodeOf(l.a) + '–' + nodeOf(l.b); }
+
+// colour of a direction's load: grey idle, green to red as it nears the
+// configured rate (or 1 Gbit/s for an unshaped link)
+function loadColour(bps, rate) {
+  if (!bps || bps < 1000) return '#9e9e9e';
+  const u = Math.min(1, bps / (rate || 1e9));
+  return 'hsl(' + Math.round(120 * (1 - u)) + ',75%,40%)';
+}
+
+// ---- layout ---------------------------------------------------------
+
+// layout places the nodes with a small force simulation (springs along
+// links, repulsion between nodes), from a deterministic circle.
+function layout() {
+  const names = state.nodes.map(n => n.name);
+  const n = names.length;
+  const P = {};
+  names.forEach((name, i) => {
+    const a = 2 * Math.PI * i / Math.max(n, 1);
+    P[name] = { x: Math.cos(a) * 200, y: Math.sin(a) * 200 };
+  });
+  const edges = state.links.map(l => [nodeOf(l.a), nodeOf(l.b)]).filter(([a, b]) => P[a] && P[b]);
+  const ideal = 140;
+  for (let it = 0; it < 300; it++) {
+    const F = {};
+    names.forEach(k => F[k] = { x: 0, y: 0 });
+    for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) {
+      const a = P[names[i]], b = P[names[j]];
+      let dx = a.x - b.x, dy = a.y - b.y;
+      const d2 = Math.max(dx * dx + dy * dy, 1), f = ideal * ideal / d2;
+      F[names[i]].x += dx * f / 2; F[names[i]].y += dy * f / 2;
+      F[names[j]].x -= dx * f / 2; F[names[j]].y -= dy * f / 2;
+    }
+    for (const [a, b] of edges) {
+      const dx = P[b].x - P[a].x, dy = P[b].y - P[a].y;
+      const d = Math.max(Math.hypot(dx, dy), 1), f = (d - ideal) / d / 2;
+      F[a].x += dx * f; F[a].y += dy * f; F[b].x -= dx * f; F[b].y -= dy * f;
+    }
+    const step = 0.5 * (1 - it / 300);
+    for (const k of names) {
+      P[k].x += Math.max(-30, Math.min(30, F[k].x * step));
+      P[k].y += Math.max(-30, Math.min(30, F[k].y * step));
+    }
+  }
+  // the drawing is scaled to its box: spread the layout to about 900 ×
+  // 520 units so the symbols and texts keep their size on the screen
+  const xs = names.map(k => P[k].x), ys = names.map(k => P[k].y);
+  const w = Math.max(...xs) - Math.min(...xs), h = Math.max(...ys) - Math.min(...ys);
+  const k = Math.min(900 / Math.max(w, 1), 520 / Math.max(h, 1), 1.6);
+  for (const name of names) { P[name].x *= k; P[name].y *= k; }
+  state.pos = P;
+}
+
+// ---- drawing --------------------------------------------------------
+
+function kindOf(n) {
+  if (n.ap) return 'ap';
+  if (n.station) return 'station';
+  if (n.kind === 'switch') return n.switch_type === 'ovs' ? 'ovs switch' : 'switch';
+  return n.kind;
+}
+
+function nodeShape(kind) {
+  switch (kind) {
+    case 'switch': return el('svg:rect', { x: -18, y: -12, width: 36, height: 24, rx: 3, fill: '#90caf9', stroke: '#1565c0' });
+    case 'ovs switch': return el('svg:rect', { x: -18, y: -12, width: 36, height: 24, rx: 3, fill: '#b39ddb', stroke: '#4527a0' });
+    case 'router': return el('svg:polygon', { points: '0,-18 18,0 0,18 -18,0', fill: '#ffcc80', stroke: '#e65100' });
+    case 'ap': return el('svg:polygon', { points: '0,-18 16,12 -16,12', fill: '#a5d6a7', stroke: '#2e7d32' });
+    case 'station': return el('svg:circle', { r: 11, fill: '#c5e1a5', stroke: '#33691e' });
+    default: return el('svg:circle', { r: 14, fill: '#eeeeee', stroke: '#424242' });
+  }
+}
+
+function draw() {
+  const svg = $('topo');
+  svg.replaceChildren();
+  const P = state.pos;
+  const xs = Object.values(P).map(p => p.x), ys = Object.values(P).map(p => p.y);
+  if (xs.length) {
+    const pad = 70;
+    const x0 = Math.min(...xs) - pad, y0 = Math.min(...ys) - pad;
+    svg.setAttribute('viewBox', [x0, y0, Math.max(...xs) - x0 + pad, Math.max(...ys) - y0 + pad].join(' '));
+  }
+  const gl = el('svg:g'), gn = el('svg:g');
+  svg.append(gl, gn);
+  for (const l of state.links) {
+    const a = P[nodeOf(l.a)], b = P[nodeOf(l.b)];
+    if (!a || !b) continue;
+    const g = el('svg:g', { class: 'link', id: 'link-' + l.index, 'data-link': l.index });
+    g.append(el('svg:line', { class: 'wire', x1: a.x, y1: a.y, x2: b.x, y2: b.y, stroke: '#9e9e9e', 'stroke-width': 3 }));
+    g.append(el('svg:line', { class: 'hit', x1: a.x, y1: a.y, x2: b.x, y2: b.y }));
+    // the parameters on one side of the wire, each direction's rate on
+    // the other, near the end it leaves from
+    const len = Math.max(Math.hypot(b.x - a.x, b.y - a.y), 1);
+    let nx = -(b.y - a.y) / len, ny = (b.x - a.x) / len;
+    if (ny > 0) { nx = -nx; ny = -ny; } // parameters above
+    const at = (f, off) => ({ x: a.x + (b.x - a.x) * f + nx * off, y: a.y + (b.y - a.y) * f + ny * off + 3 });
+    // texts run along the wire, never upside down
+    let deg = Math.atan2(b.y - a.y, b.x - a.x) * 180 / Math.PI;
+    state.flip[l.index] = deg > 90 || deg <= -90; // the text reads b to a
+    if (deg > 90) deg -= 180; else if (deg <= -90) deg += 180;
+    const text = (p, attrs, t) => el('svg:text', Object.assign({ x: p.x, y: p.y, transform: 'rotate(' + deg.toFixed(1) + ' ' + p.x + ' ' + p.y + ')' }, attrs), t);
+    const pm = at(0.5, 8), ra = at(0.3, -12), rb = at(0.7, -12);
+    // a short wire keeps its texts to its tooltip and the table
+    g.append(el('svg:title', {}, 'link ' + l.index + ': ' + l.a + ' ↔ ' + l.b + ' · ' + fmtParams(l)));
+    if (len >= 6 * fmtParams(l).length) g.append(text(pm, { class: 'params' }, fmtParams(l)));
+    if (len >= 130) {
+      g.append(text(ra, { class: 'rate', id: 'svg-ab-' + l.index }, ''));
+      g.append(text(rb, { class: 'rate', id: 'svg-ba-' + l.index }, ''));
+    }
+    g.addEventListener('click', () => select({ link: l.index }));
+    gl.append(g);
+  }
+  for (const n of state.nodes) {
+    const p = P[n.name];
+    const kind = kindOf(n);
+    const g = el('svg:g', { class: 'node', transform: 'translate(' + p.x + ',' + p.y + ')' });
+    g.dataset.node = n.name;
+    g.append(nodeShape(kind));
+    const t = el('svg:text', { y: 32 }, n.name);
+    const k = el('svg:title', {}, kind + ' ' + n.name);
+    g.append(t, k);
+    g.addEventListener('click', () => select({ node: n.name }));
+    gn.append(g);
+  }
+  drawTable();
+  paintLive();
+  markSelection();
+}
+
+function drawTable() {
+  const tb = $('links').tBodies[0];
+  tb.replaceChildren();
+  for (const l of state.links) {
+    const tr = el('tr', { id: 'row-' + l.index });
+    tr.append(el('td', {}, String(l.index) + ' ' + linkName(l)), el('td', {}, l.a + ' ↔ ' + l.b),
+      el('td', {}, fmtParams(l)), el('td', { class: 'num', id: 'ab-' + l.index }, '–'),
+      el('td', { class: 'num', id: 'ba-' + l.index }, '–'), el('td', { class: 'num', id: 'queue-' + l.index }, '–'),
+      el('td', { class: 'num', id: 'drops-' + l.index }, '–'),
+      el('td', { id: 'state-' + l.index }, l.state_a || ''));
+    tr.addEventListener('click', () => select({ link: l.index }));
+    tb.append(tr);
+  }
+}
+
+function drops(c) {
+  let d = (c.a_to_b.drops || 0) + (c.b_to_a.drops || 0);
+  if (c.engine) for (const s of [c.engine.AToB, c.engine.BToA]) d += (s.LossDrops || 0) + (s.QueueDrops || 0) + (s.AQMDrops || 0);
+  return d;
+}
+
+// paintLive writes the last counters into the drawing and the table.
+function paintLive() {
+  for (const l of state.links) {
+    const c = state.live[l.index];
+    if (!c) continue;
+    const set = (id, text) => { const e = $(id); if (e) e.textContent = text; };
+    set('ab-' + l.index, fmtRate(c.a_to_b_bps));
+    set('ba-' + l.index, fmtRate(c.b_to_a_bps));
+    const [fwd, back] = state.flip[l.index] ? ['← ', '→ '] : ['→ ', '← '];
+    set('svg-ab-' + l.index, fwd + fmtRate(c.a_to_b_bps));
+    set('svg-ba-' + l.index, back + fmtRate(c.b_to_a_bps));
+    set('drops-' + l.index, String(drops(c)));
+    // a userspace link's queue now, in packets per direction (the kernel's
+    // qdiscs are not read yet)
+    set('queue-' + l.index, c.engine ? c.engine.AToB.QueueLen + ' / ' + c.engine.BToA.QueueLen : '–');
+    set('state-' + l.index, c.state_a);
+    const g = $('link-' + l.index);
+    if (g) {
+      const bps = Math.max(c.a_to_b_bps || 0, c.b_to_a_bps || 0);
+      const rate = Math.max((l.a_to_b && l.a_to_b.Rate) || 0, (l.b_to_a && l.b_to_a.Rate) || 0);
+      g.querySelector('line.wire').style.stroke = loadColour(bps, rate);
+      g.classList.toggle('down', c.state_a === 'down' || c.state_a === 'missing');
+      const ab = $('svg-ab-' + l.index), ba = $('svg-ba-' + l.index);
+      if (ab) ab.style.fill = loadColour(c.a_to_b_bps, l.a_to_b && l.a_to_b.Rate);
+      if (ba) ba.style.fill = loadColour(c.b_to_a_bps, l.b_to_a && l.b_to_a.Rate);
+    }
+  }
+  $('updates').textContent = String(state.updates);
+}
+
+// ---- details --------------------------------------------------------
+
+function select(s) {
+  state.sel = s;
+  markSelection();
+  showDetails();
+}
+
+function markSelection() {
+  document.querySelectorAll('.sel').forEach(e => e.classList.remove('sel'));
+  const s = state.sel;
+  if (!s) return;
+  if (s.node !== undefined) {
+    document.querySelectorAll('.node').forEach(g => { if (g.dataset.node === s.node) g.classList.add('sel'); });
+  } else {
+    for (const id of ['link-' + s.link, 'row-' + s.link]) { const e = $(id); if (e) e.classList.add('sel'); }
+  }
+}
+
+function table(rows, head) {
+  const t = el('table');
+  if (head) { const tr = el('tr'); head.forEach(h => tr.append(el('th', {}, h))); t.append(tr); }
+  for (const r of rows) { const tr = el('tr'); r.forEach(c => tr.append(el('td', {}, c))); t.append(tr); }
+  return t;
+}
+
+function showDetails() {
+  const d = $('details');
+  d.replaceChildren();
+  const s = state.sel;
+  if (!s) return;
+  if (s.node !== undefined) {
+    const n = state.nodes.find(x => x.name === s.node);
+    if (!n) { d.append(el('p', { class: 'hint' }, 'node ' + s.node + ' is gone')); return; }
+    d.append(el('h3', {}, kindOf(n) + ' ' + n.name));
+    d.append(el('h4', {}, 'Interfaces'));
+    d.append(table((n.interfaces || []).map(i => [i.name, (i.addrs || []).join(' '), i.mac || '', i.peer ? '↔ ' + i.peer : (i.wireless ? 'wireless' : '')]),
+      ['name', 'addresses', 'MAC', 'peer']));
+    d.append(el('h4', {}, 'Routes'));
+    d.append((n.routes || []).length ? table(n.routes.map(r => [r.dst, r.via || '', r.dev || '', r.auto ? 'auto' : ''])
+      , ['destination', 'via', 'dev', '']) : el('p', { class: 'hint' }, 'none'));
+    if (state.info && state.info.allow_changes) {
+      const b = el('button', { type: 'button', id: 'btn-shell' }, 'open a shell in ' + n.name);
+      b.addEventListener('click', () => openTerm(n.name));
+      d.append(b);
+    }
+    if (n.tcp) { d.append(el('h4', {}, 'TCP')); d.append(el('pre', {}, JSON.stringify(n.tcp, null, 1))); }
+    if (n.mptcp) { d.append(el('h4', {}, 'MPTCP')); d.append(el('pre', {}, JSON.stringify(n.mptcp, null, 1))); }
+    return;
+  }
+  const l = state.links.find(x => x.index === s.link);
+  if (!l) { d.append(el('p', { class: 'hint' }, 'link ' + s.link + ' is gone')); return; }
+  d.append(el('h3', {}, 'link ' + l.index + ': ' + l.a + ' ↔ ' + l.b));
+  d.append(table([['kind', l.kind + ' (' + l.backend + ')'], ['a→b', fmtDir(l.a_to_b)], ['b→a', fmtDir(l.b_to_a)],
+    ['state', (l.state_a || '') + ' / ' + (l.state_b || '')]]));
+  if (l.warning) d.append(el('p', { class: 'err' }, l.warning));
+  d.append(el('h4', {}, 'Throughput since the page opened'));
+  const leg = el('p');
+  leg.append(el('span', { class: 'legend-ab' }, '— a→b '), el('span', { class: 'legend-ba' }, '— b→a'));
+  d.append(leg, el('svg:svg', { id: 'plot', viewBox: '0 0 300 100', preserveAspectRatio: 'none' }));
+  if (state.info && state.info.allow_changes) d.append(changeForm(l));
+  plot();
+}
+
+// plot draws the selected link's history: both directions, 0 to the peak.
+function plot() {
+  const svg = $('plot');
+  if (!svg || !state.sel || state.sel.link === undefined) return;
+  const h = state.hist[state.sel.link] || [];
+  svg.replaceChildren();
+  if (h.length < 2) return;
+  const t0 = h[0].t, t1 = h[h.length - 1].t;
+  const peak = Math.max(1, ...h.map(p => Math.max(p.ab, p.ba)));
+  const pts = key => h.map(p => ((p.t - t0) / Math.max(t1 - t0, 1) * 300).toFixed(1) + ',' + (98 - p[key] / peak * 90).toFixed(1)).join(' ');
+  svg.append(el('svg:polyline', { points: pts('ab'), fill: 'none', stroke: '#1565c0', 'stroke-width': 1.5, 'vector-effect': 'non-scaling-stroke' }));
+  svg.append(el('svg:polyline', { points: pts('ba'), fill: 'none', stroke: '#ef6c00', 'stroke-width': 1.5, 'vector-effect': 'non-scaling-stroke' }));
+  svg.append(el('svg:text', { x: 2, y: 9, 'font-size': 8 }, 'peak ' + fmtRate(peak) + ' · ' + ((t1 - t0) / 1000).toFixed(0) + ' s'));
+}
+
+// changeForm sets, pulls or plugs a link through the API (link.set,
+// link.down, link.up) and shows the answer.
+function changeForm(l) {
+  const f = el('form', { id: 'change' });
+  f.append(el('h4', {}, 'Change'));
+  const keys = el('input', { type: 'text', id: 'keys', placeholder: 'rate=20mbit delay=5ms loss=1%' });
+  const dir = el('select', { id: 'dir' });
+  for (const [v, t] of [['', 'both'], ['a->b', 'a→b'], ['b->a', 'b→a']]) dir.append(el('option', { value: v }, t));
+  const set = el('button', { type: 'submit', id: 'btn-set' }, 'link set');
+  const down = el('button', { type: 'button', id: 'btn-down' }, 'down');
+  const up = el('button', { type: 'button', id: 'btn-up' }, 'up');
+  // the answer outlives the form, which a reload draws again
+  const last = state.change && state.change.link === l.index ? state.change : { cls: '', text: '' };
+  const out = el('p', { id: 'change-result', class: last.cls }, last.text);
+  const say = (cls, text) => {
+    state.change = { link: l.index, cls, text };
+    const o = $('change-result');
+    if (o) { o.className = cls; o.textContent = text; }
+  };
+  const run = async (method, params) => {
+    say('', method + '…');
+    try {
+      await call(method, Object.assign({ link: String(l.index) }, params));
+      say('ok', method + ': done');
+      await reload();
+    } catch (e) { say('err', method + ': ' + e.message); }
+  };
+  f.addEventListener('submit', ev => {
+    ev.preventDefault();
+    const kv = {};
+    for (const w of keys.value.trim().split(/[\s,]+/).filter(Boolean)) {
+      const i = w.indexOf('=');
+      if (i < 1) { say('err', '"' + w + '": write key=value'); return; }
+      kv[w.slice(0, i)] = w.slice(i + 1);
+    }
+    const p = { set: kv };
+    if (dir.value) p.dir = dir.value;
+    run('link.set', p);
+  });
+  down.addEventListener('click', () => run('link.down'));
+  up.addEventListener('click', () => run('link.up'));
+  f.append(keys, dir, set, el('br'), down, up, out);
+  return f;
+}
+
+
+// ---- Wi-Fi ------------------------------------------------------------
+
+// The medium's map: every AP and station where the medium has it, to
+// scale (metres), association lines, each station's rate and SNR to its
+// AP; with changes allowed a dragged station moves in the medium through
+// the API's wifi.move (what `emuctl wifi move` runs).
+
+const WMAP = { w: 800, h: 450 };
+
+function hasWiFi() { return state.nodes.some(n => n.ap || n.station); }
+
+async function refreshWiFi() {
+  if (!hasWiFi() || state.drag || state.down) return;
+  try { state.wifi = await call('wifi.show'); } catch (e) { $('wifi-hint').textContent = e.message; return; }
+  if (!state.drag) drawWiFi();
+}
+
+function niceStep(span) {
+  const raw = span / 8, p = Math.pow(10, Math.floor(Math.log10(raw)));
+  for (const m of [1, 2, 5, 10]) if (m * p >= raw) return m * p;
+  return 10 * p;
+}
+
+// the frame maps metres to the map's pixels (y up)
+function wifiFrame(pos) {
+  const xs = pos.map(p => p[0]), ys = pos.map(p => p[1]);
+  const x0 = Math.min(...xs), x1 = Math.max(...xs), y0 = Math.min(...ys), y1 = Math.max(...ys);
+  const span = Math.max(x1 - x0, y1 - y0, 20);
+  const pad = span * 0.25;
+  const sc = Math.min(WMAP.w / (x1 - x0 + 2 * pad || 1), WMAP.h / (y1 - y0 + 2 * pad || 1), WMAP.w / (span + 2 * pad));
+  return { cx: (x0 + x1) / 2, cy: (y0 + y1) / 2, sc };
+}
+function toPx(f, x, y) { return [WMAP.w / 2 + (x - f.cx) * f.sc, WMAP.h / 2 - (y - f.cy) * f.sc]; }
+function toM(f, X, Y) { return [f.cx + (X - WMAP.w / 2) / f.sc, f.cy - (Y - WMAP.h / 2) / f.sc]; }
+
+function wifiRows() {
+  const w = state.wifi || {};
+  const pos = (w.medium && w.medium.positions) || {};
+  const nodes = (w.nodes || []).filter(n => pos[n.node]);
+  const aps = nodes.filter(n => n.role === 'ap');
+  return nodes.map(n => {
+    const ap = n.role === 'station' ? aps.find(a => a.bssid && a.bssid === n.bssid) : null;
+    const m = n.medium || {};
+    const l = ap && (m.links || []).find(k => k.to === ap.node);
+    return { n, ap, pos: pos[n.node], m, snr: l ? l.snr_db : null };
+  });
+}
+
+function drawWiFi() {
+  const sec = $('wifi');
+  sec.hidden = !hasWiFi();
+  if (sec.hidden) return;
+  const rows = wifiRows();
+  const svg = $('wifimap');
+  svg.setAttribute('viewBox', '0 0 ' + WMAP.w + ' ' + WMAP.h);
+  svg.replaceChildren();
+  if (!rows.length) { $('wifi-hint').textContent = 'the medium reports no positions'; return; }
+  // each AP's range: where its frames reach the lowest rate's SNR threshold
+  const ranges = (state.wifi.medium && state.wifi.medium.ranges_m) || {};
+  const pts = rows.map(r => r.pos);
+  if ($('wifi-fit-range').checked) {
+    for (const r of rows) {
+      const d = ranges[r.n.node];
+      if (d) pts.push([r.pos[0] - d, r.pos[1] - d], [r.pos[0] + d, r.pos[1] + d]);
+    }
+  }
+  const f = state.wframe = wifiFrame(pts);
+  // grid and scale
+  const step = niceStep(Math.max(WMAP.w, WMAP.h) / f.sc);
+  const [mx0, my1] = toM(f, 0, 0), [mx1, my0] = toM(f, WMAP.w, WMAP.h);
+  for (let x = Math.ceil(mx0 / step) * step; x <= mx1; x += step) {
+    const [X] = toPx(f, x, 0);
+    svg.append(el('svg:line', { class: 'grid', x1: X, y1: 0, x2: X, y2: WMAP.h }), el('svg:text', { class: 'gridlabel', x: X + 2, y: WMAP.h - 3 }, +x.toFixed(3) + ' m'));
+  }
+  for (let y = Math.ceil(my0 / step) * step; y <= my1; y += step) {
+    const [, Y] = toPx(f, 0, y);
+    svg.append(el('svg:line', { class: 'grid', x1: 0, y1: Y, x2: WMAP.w, y2: Y }), el('svg:text', { class: 'gridlabel', x: 2, y: Y - 2 }, +y.toFixed(3) + ' m'));
+  }
+  for (const r of rows) {
+    if (!r.ap) continue;
+    const a = toPx(f, r.pos[0], r.pos[1]), b = toPx(f, ...state.wifi.medium.positions[r.ap.node].slice(0, 2));
+    svg.append(el('svg:line', { class: 'assoc', x1: a[0], y1: a[1], x2: b[0], y2: b[1] }));
+  }
+  for (const r of rows) {
+    const d = ranges[r.n.node];
+    if (r.n.role !== 'ap' || !d) continue;
+    const [X, Y] = toPx(f, r.pos[0], r.pos[1]);
+    svg.append(el('svg:circle', { class: 'range', id: 'wrange-' + r.n.node, cx: X, cy: Y, r: d * f.sc }));
+    svg.append(el('svg:text', { class: 'gridlabel', x: X + 6, y: Y - 22 }, 'range ' + d.toFixed(1) + ' m'));
+  }
+  const movable = state.info && state.info.allow_changes;
+  for (const r of rows) {
+    const [X, Y] = toPx(f, r.pos[0], r.pos[1]);
+    const g = el('svg:g', { class: 'wnode ' + r.n.role, transform: 'translate(' + X + ',' + Y + ')' });
+    g.dataset.node = r.n.node;
+    g.append(nodeShape(r.n.role === 'ap' ? 'ap' : 'station'), el('svg:text', { y: 28 }, r.n.node));
+    if (r.n.role === 'station') {
+      g.append(el('svg:text', { y: 41, id: 'winfo-' + r.n.node }, (r.m.last_data_rate || '–') + (r.snr !== null ? ' · ' + r.snr.toFixed(1) + ' dB' : '')));
+      if (movable) { g.classList.add('movable'); g.addEventListener('pointerdown', ev => startDrag(ev, g, r.n.node, r.pos)); }
+    }
+    svg.append(g);
+  }
+  const tb = $('wifi-table').tBodies[0];
+  tb.replaceChildren();
+  for (const r of rows.filter(r => r.n.role === 'station')) {
+    const tr = el('tr', { id: 'wrow-' + r.n.node });
+    tr.append(el('td', {}, r.n.node), el('td', {}, r.ap ? r.ap.node : (r.n.state || 'not associated')),
+      el('td', { class: 'num', id: 'wpos-' + r.n.node }, r.pos.map(v => +v.toFixed(2)).join(', ')),
+      el('td', {}, r.m.last_data_rate || '–'),
+      el('td', { class: 'num', id: 'wsnr-' + r.n.node }, r.snr !== null ? r.snr.toFixed(1) + ' dB' : '–'),
+      el('td', { class: 'num' }, ((r.m.airtime_share || 0) * 100).toFixed(1) + ' %'),
+      el('td', { class: 'num' }, String(r.m.retries || 0)), el('td', { class: 'num' }, (r.m.per || 0).toFixed(3)));
+    tb.append(tr);
+  }
+  $('wifi-hint').textContent = movable ? '(drag a station to move it)' : '';
+}
+
+// startDrag follows the pointer with the station, then moves it in the
+// medium where it is let go (its height kept).
+function startDrag(ev, g, node, pos) {
+  ev.preventDefault();
+  const svg = $('wifimap'), f = state.wframe;
+  state.drag = node;
+  g.classList.add('dragging');
+  g.setPointerCapture(ev.pointerId);
+  const at = e => {
+    const p = svg.createSVGPoint();
+    p.x = e.clientX; p.y = e.clientY;
+    return p.matrixTransform(svg.getScreenCTM().inverse());
+  };
+  let last = null;
+  const move = e => { const p = at(e); last = p; g.setAttribute('transform', 'translate(' + p.x + ',' + p.y + ')'); };
+  const up = async e => {
+    g.removeEventListener('pointermove', move);
+    g.removeEventListener('pointerup', up);
+    if (last) {
+      const [x, y] = toM(f, last.x, last.y);
+      const to = [+x.toFixed(2), +y.toFixed(2), pos[2] || 0];
+      const out = $('wifi-result');
+      try {
+        await call('wifi.move', { node, pos: to });
+        out.className = 'ok'; out.textContent = 'wifi.move ' + node + ' to ' + to.join(',') + ': done';
+      } catch (err) { out.className = 'err'; out.textContent = 'wifi.move ' + node + ': ' + err.message; }
+    }
+    state.drag = null;
+    refreshWiFi();
+  };
+  g.addEventListener('pointermove', move);
+  g.addEventListener('pointerup', up);
+}
+
+
+// ---- terminal -------------------------------------------------------
+
+// A node's shell over a WebSocket (api/shell: the API's persistent
+// shell): one command line at a time, its output and exit status; closed
+// with the page or the close button.
+
+let term = null;
+
+function termPrint(text, cls) {
+  const out = $('term-out');
+  out.append(el('span', cls ? { class: cls } : {}, text));
+  out.scrollTop = out.scrollHeight;
+}
+
+function openTerm(node) {
+  closeTerm();
+  $('term').hidden = false;
+  $('term-node').textContent = node;
+  $('term-out').replaceChildren();
+  const ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/api/shell?node=' + encodeURIComponent(node));
+  term = ws;
+  ws.onmessage = m => {
+    const msg = JSON.parse(m.data);
+    if (msg.type === 'open') termPrint(msg.text + '\n', 'cmd');
+    else if (msg.type === 'error') termPrint(msg.text + '\n', 'err');
+    else {
+      termPrint(msg.text);
+      if (msg.code) termPrint('[exit ' + msg.code + ']\n', 'err');
+    }
+  };
+  ws.onclose = () => { if (term === ws) termPrint('[closed]\n', 'err'); };
+  $('term-in').focus();
+}
+
+function closeTerm() {
+  if (term) { const t = term; term = null; t.close(); }
+  $('term').hidden = true;
+}
+
+function wifiSetup() {
+  $('wifi-fit-range').addEventListener('change', drawWiFi);
+}
+
+function termSetup() {
+  $('term-form').addEventListener('submit', ev => {
+    ev.preventDefault();
+    const line = $('term-in').value;
+    if (!term || term.readyState !== WebSocket.OPEN) return;
+    termPrint('$ ' + line + '\n', 'cmd');
+    term.send(JSON.stringify({ type: 'line', text: line }));
+    $('term-in').value = '';
+  });
+  $('term-int').addEventListener('click', () => { if (term) term.send(JSON.stringify({ type: 'interrupt' })); });
+  $('term-close').addEventListener('click', closeTerm);
+  window.addEventListener('pagehide', closeTerm);
+}
+
+// ---- events ---------------------------------------------------------
+
+function logEvent(ev) {
+  const li = el('li', { class: ev.type });
+  const t = (ev.t || '').slice(11, 23);
+  let what = ev.type;
+  if (ev.node) what += ' ' + ev.node;
+  if (ev.link !== undefined) what += ' link ' + ev.link;
+  if (ev.a) what += ' ' + ev.a + (ev.b ? ' ↔ ' + ev.b : '');
+  if (ev.state) what += ' ' + ev.state;
+  if (ev.type === 'link-changed' && ev.params) what += ': ' + fmtDir(ev.params.a_to_b) + (fmtDir(ev.params.a_to_b) === fmtDir(ev.params.b_to_a) ? '' : ' / ' + fmtDir(ev.params.b_to_a));
+  li.textContent = t + ' ' + what;
+  const ul = $('events');
+  ul.prepend(li);
+  while (ul.children.length > 200) ul.lastChild.remove();
+}
+
+function onEvent(ev) {
+  if (ev.type === 'counters') {
+    const now = Date.now();
+    for (const c of ev.links || []) {
+      state.live[c.index] = c;
+      const h = state.hist[c.index] || (state.hist[c.index] = []);
+      h.push({ t: now, ab: c.a_to_b_bps || 0, ba: c.b_to_a_bps || 0 });
+      if (h.length > HISTORY) h.shift();
+    }
+    state.updates++;
+    paintLive();
+    plot();
+    return;
+  }
+  logEvent(ev);
+  if (ev.type === 'lab-down') {
+    state.down = true;
+    $('status').textContent = 'lab down';
+    $('status').className = 'status down';
+    stream.close();
+    return;
+  }
+  // the lab's shape or parameters changed: read it again
+  reload();
+}
+
+let stream;
+
+function connect() {
+  stream = new EventSource('api/events');
+  stream.onopen = () => { $('status').textContent = 'live'; $('status').className = 'status live'; };
+  stream.onerror = () => {
+    if ($('status').textContent !== 'lab down') { $('status').textContent = 'reconnecting'; $('status').className = 'status'; }
+  };
+  stream.onmessage = m => { try { onEvent(JSON.parse(m.data)); } catch (e) { console.error(e); } };
+}
+
+async function reload() {
+  const [nodes, links] = await Promise.all([call('nodes'), call('links')]);
+  const shape = JSON.stringify(nodes.map(n => n.name)) + JSON.stringify(links.map(l => l.a + l.b));
+  const old = JSON.stringify(state.nodes.map(n => n.name)) + JSON.stringify(state.links.map(l => l.a + l.b));
+  state.nodes = nodes; state.links = links;
+  if (shape !== old) layout();
+  draw();
+  showDetails();
+  refreshWiFi();
+}
+
+async function main() {
+  const r = await fetch('api/info');
+  state.info = await r.json();
+  $('lab').textContent = state.info.lab;
+  $('mode').textContent = state.info.allow_changes ? 'changes allowed' : 'read-only';
+  termSetup();
+  wifiSetup();
+  try { await reload(); } catch (e) { logEvent({ type: 'error', a: e.message }); }
+  connect();
+  setInterval(refreshWiFi, 500); // the medium has no events: read twice a second
+}
+
+main();

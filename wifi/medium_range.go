@@ -1,0 +1,44 @@
+package wifi
+
+import (
+	"github.com/emuctl/emuctl/wifi/model"
+)
+
+// RangeM is how far access point radio i reaches under the medium's
+// path-loss model: the distance at which its frames arrive with the SNR
+// threshold of its BSS's lowest rate (the ideal manager's table, as the
+// engine backend picks rates), pair overrides aside. ok is false for a
+// radio that is not an access point of the engine backend (its mode
+// unknown) or a model that cannot say.
+func (c *MediumConfig) RangeM(i int) (float64, bool) {
+	r := c.Radios[i]
+	if r.AP != -1 || r.Mode == "" {
+		return 0, false
+	}
+	rates := idealRates(r.Mode, bandOfFreq(r.FreqMHz), r.WidthMHz)
+	if len(rates) == 0 {
+		return 0, false
+	}
+	// the path loss that leaves exactly the threshold's SNR (Link's noise)
+	budget := r.TxPowerDBm - model.NoiseDBm(20, c.NoiseFigureDB) - berThreshold(rates[0])
+	lossAt := func(d float64) float64 {
+		l, err := c.PathLoss.LossDB(d)
+		if err != nil {
+			return budget + 1
+		}
+		return l
+	}
+	lo, hi := 0.01, 100e3 // loss grows with distance
+	if lossAt(lo) > budget || lossAt(hi) < budget {
+		return 0, false
+	}
+	for range 60 {
+		mid := (lo + hi) / 2
+		if lossAt(mid) < budget {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return round2(lo), true
+}

@@ -123,6 +123,11 @@ func (r *resolver) resolveCluster() {
 		r.d.errorf(rc.vniLoc, "vni_base %d leaves no room for %d tunnels: VNIs end at %d (use %d or less)", c.VNIBase, len(c.Cuts), 1<<24-1, 1<<24-len(c.Cuts))
 	}
 	r.refuseSchedules()
+	for i, n := range r.spec.Nodes {
+		if n.Kind == KindRoot {
+			r.d.errorf(r.doc.nodes[i].loc, "%s is of kind root, the machine's own namespace, which a lab over several machines does not have: give it a namespace (kind: host), or bring the lab up on one machine", n.Name)
+		}
+	}
 	r.spec.Cluster = c
 }
 

@@ -90,3 +90,19 @@ func TestKindRootRefusals(t *testing.T) {
 		}
 	}
 }
+
+func TestKindRootNotOverMachines(t *testing.T) {
+	_, err := Load("m.yaml", []byte(`machines:
+  a: {ssh: local, underlay: 192.168.100.11}
+  b: {ssh: root@192.0.2.9, underlay: 192.168.100.12}
+placement: auto
+nodes:
+  h1: {}
+  h2: {}
+  root: {kind: root}
+links: [{endpoints: [h1, h2]}, {endpoints: [h1, root]}]
+`))
+	if err == nil || !strings.Contains(err.Error(), "root is of kind root, the machine's own namespace, which a lab over several machines does not have") {
+		t.Fatalf("error %v", err)
+	}
+}

@@ -128,7 +128,7 @@ func teardown(st *State, log *slog.Logger) error {
 	step("ovs")
 	errs = append(errs, ovsTeardown(st, log)...)
 	errs = append(errs, rootLinkRemains(lab, rec, log)...)
-	errs = append(errs, rootEnds(lab, log)...)
+	errs = append(errs, rootEnds(st, log)...)
 
 	// Real interfaces go home before their namespace disappears (a physical
 	// device would come back under another name, a veth would be destroyed).
@@ -334,11 +334,15 @@ func rootLinkRemains(lab string, rec journalRecord, log *slog.Logger) []string {
 }
 
 // rootEnds deletes the lab's link ends in the machine's namespace (nodes
-// of kind root): every device there whose alias is exactly the lab's
+// of kind root): every veth there whose alias is exactly the lab's
 // marker. Deleting their peers' namespaces would delete them too, but
 // the kernel frees a namespace asynchronously: a lab brought up again at
 // once would find the names taken.
-func rootEnds(lab string, log *slog.Logger) []string {
+func rootEnds(st *State, log *slog.Logger) []string {
+	if st.Spec == nil || !slices.ContainsFunc(st.Spec.Nodes, func(n topo.Node) bool { return n.Kind == topo.KindRoot }) {
+		return nil // no node of kind root: nothing of the lab is there (the spec is saved before any link)
+	}
+	lab := st.Lab
 	links, err := netlink.LinkList()
 	if err != nil {
 		return []string{fmt.Sprintf("list the machine's devices: %v", err)}
@@ -346,8 +350,8 @@ func rootEnds(lab string, log *slog.Logger) []string {
 	var errs []string
 	m := Marker(lab)
 	for _, l := range links {
-		if l.Attrs().Alias != m {
-			continue
+		if l.Attrs().Alias != m || l.Type() != "veth" {
+			continue // a namespace's loopback carries the marker too (a worker's machine namespace)
 		}
 		if err := netlink.LinkDel(l); err != nil && !errors.Is(err, unix.ENODEV) {
 			errs = append(errs, fmt.Sprintf("%s (a link end in the machine's namespace): %v", l.Attrs().Name, err))

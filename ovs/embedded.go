@@ -282,7 +282,8 @@ func (e Embedded) appctl(sock, method string, params ...string) {
 
 // stopPID ends one process we identified by pid and program name: it
 // waits grace for it to leave on its own, then sends SIGTERM, and SIGKILL
-// when it is still there after timeout.
+// when it is still there after timeout (then waits for the kernel to
+// finish the exit, up to 30 s).
 func stopPID(pid int, name string, grace, timeout time.Duration) error {
 	start := procStartTime(pid)
 	// Gone means reaped or a zombie: an exiting process loses its exe link
@@ -319,7 +320,10 @@ func stopPID(pid int, name string, grace, timeout time.Duration) error {
 		return nil
 	}
 	syscall.Kill(pid, syscall.SIGKILL)
-	if wait(time.Second) {
+	// a killed process still closes its files before it is gone: an
+	// ovs-vswitchd with a thousand tap devices (Mininet's tree1024 on the
+	// netdev datapath) takes seconds, each tap unregistered by the kernel
+	if wait(30 * time.Second) {
 		return nil
 	}
 	return fmt.Errorf("%s (pid %d) did not exit", name, pid)

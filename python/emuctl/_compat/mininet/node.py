@@ -14,6 +14,7 @@ of the node's shell (nsenter), so it sees the node's private mounts.
 from __future__ import annotations
 
 import fcntl
+import math
 import os
 import pty
 import re
@@ -558,8 +559,10 @@ class CPULimitedHost(Host):
     ``sched='cfs'`` CPU bandwidth (cgroup v2 ``cpu.max``, v1
     ``cpu.cfs_quota_us``), ``sched='rt'`` real-time bandwidth (v1
     ``cpu.rt_runtime_us``, the shell and what it starts at SCHED_RR
-    priority 20; refused where the kernel has no RT group scheduling, as
-    Mininet refuses it). The CPU time it used is read from the group
+    priority 20; RT bandwidth is per CPU, so the host is confined with a
+    v1 cpuset to ceil(cpu x cores) CPUs, each giving it cpu x cores / n:
+    cpu of the whole machine; refused where the kernel has no RT group
+    scheduling, as Mininet refuses it). The CPU time it used is read from the group
     (``cpuacct.usage``, or v2 ``cpu.stat``): ``cpuUsage()``."""
 
     _root: dict[str, str] = {}   # hierarchy ("cpu", "cpuacct" or "v2") → the layer's group in it
@@ -648,7 +651,14 @@ class CPULimitedHost(Host):
         if sched == "rt":
             if not f or f <= 0:
                 raise CompatError(f"{self.name}.setCPUFrac({f}): sched='rt' needs a positive CPU fraction")
-            quota = int(period * f)  # RT bandwidth is wall-clock time per CPU
+            # RT bandwidth is wall-clock time per CPU: f of the whole
+            # machine is the host confined (cpuset) to n = ceil(f x cores)
+            # CPUs, with f x cores / n of each (one busy loop on two
+            # cores at cpu=.1: a fifth of one CPU, a tenth of the machine;
+            # per-CPU runtime alone would give it a twentieth)
+            n = max(1, math.ceil(f * cores - 1e-9))
+            quota = min(int(period * f * cores / n), int(period * 0.9))
+            self._pinRt(n, cores)
             root = self._layerGroup("cpu")
             # the layer's group must hold what its hosts' groups take
             if int(open(root + "/cpu.rt_runtime_us").read()) < 900000:
@@ -670,6 +680,22 @@ class CPULimitedHost(Host):
             if sched == "rt":
                 self.chrt()
         info(f"({f if f > 0 else 'no limit'} {sched} {quota}us/{period}us) ")
+
+    _nextCpu = 0  # rt hosts are spread over the CPUs in turn
+
+    def _pinRt(self, n: int, cores: int) -> None:
+        """Confine the host to n CPUs (cgroup v1 cpuset), the next in turn."""
+        cpus = [(CPULimitedHost._nextCpu + i) % cores for i in range(n)]
+        CPULimitedHost._nextCpu = (CPULimitedHost._nextCpu + n) % cores
+        base = self._layerGroup("cpuset")
+        for f in ("cpuset.cpus", "cpuset.mems"):  # a cpuset takes tasks once both are set
+            if not open(os.path.join(base, f)).read().strip():
+                _write(os.path.join(base, f), open(os.path.join("/sys/fs/cgroup/cpuset", f)).read().strip())
+        g = os.path.join(base, self.name)
+        os.makedirs(g, exist_ok=True)
+        _write(os.path.join(g, "cpuset.cpus"), ",".join(str(c) for c in cpus))
+        _write(os.path.join(g, "cpuset.mems"), open(os.path.join(base, "cpuset.mems")).read().strip())
+        self.groups["cpuset"] = g
 
     def chrt(self) -> str:
         """Put the shell at SCHED_RR (what it starts inherits it)."""

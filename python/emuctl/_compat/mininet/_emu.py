@@ -9,7 +9,9 @@ Mininet would choose, ``addressing: {auto: false}`` and ``routing: none``
 added to the running lab (``node.add``/``link.add``), and removed with
 ``node.del``/``link.del``. One lab per network, named ``mn`` (``mn-<pid>``
 when a lab ``mn`` runs already); taken down by ``net.stop()``, at exit,
-and on SIGTERM/SIGHUP.
+and on SIGTERM/SIGHUP — except the lab of nodes made without a
+``Mininet`` object, which outlives the script as Mininet's low-level nodes
+do (:func:`keptAtExit`).
 """
 
 from __future__ import annotations

@@ -250,8 +250,8 @@ func rootChangeRefused(spec *topo.Spec, diff labDiff, opt Options) error {
 			if n == nil || n.Kind != topo.KindRoot {
 				continue
 			}
-			if msgs := rootPreflight(&topo.Node{Name: n.Name, Interfaces: []topo.Interface{*n.Iface(ep.Iface)}}, Options{AllowExternal: true}); len(msgs) > 0 {
-				return fmt.Errorf("link add %s %s: %s; nothing was changed", spec.Links[li].A, spec.Links[li].B, msgs[0])
+			if msg := rootNameTaken(n.Name, ep.Iface); msg != "" {
+				return fmt.Errorf("link add %s %s: %s; nothing was changed", spec.Links[li].A, spec.Links[li].B, msg)
 			}
 		}
 	}

@@ -563,29 +563,7 @@ func (d *deployer) ovsSwitches(ctx context.Context) error {
 	}
 	defer root.Close()
 	bridges := o.Bridges
-
-	type job struct {
-		n   *node
-		ifc *topo.Interface
-		ps  *OVSPortState
-	}
-	var jobs []job
-	for bi := range bridges {
-		n := d.nodes[bridges[bi].Node]
-		for pi := range bridges[bi].Ports {
-			ps := &bridges[bi].Ports[pi]
-			if d.ovs.inRoot[bridges[bi].Node+":"+ps.Iface] {
-				continue
-			}
-			jobs = append(jobs, job{n, findIface(n.spec, ps.Iface), ps})
-		}
-	}
-	err = parallel(ctx, d.opt.Workers, jobs, func(j job) error {
-		if err := with(func() error { return d.moveToOVS(root, j.n, j.ifc, j.ps) }, j.n); err != nil {
-			return fmt.Errorf("switch %s: %w", j.n.spec.Name, err)
-		}
-		return nil
-	})
+	moved, err := d.ovsMovePorts(ctx, root)
 	if err != nil {
 		return err
 	}
@@ -599,12 +577,6 @@ func (d *deployer) ovsSwitches(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("open vswitch (%s): %w", o.DB, err)
 	}
-	nports := len(d.ovs.ports) + len(bridges)
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second+time.Duration(nports)*50*time.Millisecond)
-	defer cancel()
-	if err := c.WaitApplied(wctx, cfg); err != nil {
-		return err
-	}
 	var all []string
 	for _, b := range bridges {
 		all = append(all, b.Name)
@@ -612,7 +584,55 @@ func (d *deployer) ovsSwitches(ctx context.Context) error {
 			all = append(all, p.Name)
 		}
 	}
-	bad, err := c.WaitInterfaces(wctx, all)
+	if err := d.ovsApplied(ctx, c, root, o, cfg, bridges, all); err != nil {
+		return err
+	}
+	d.log.Debug("ovs transaction applied", "bridges", len(bridges), "ports", len(d.ovs.ports), "moved", moved, "took", time.Since(t0))
+	return d.ovsWaitSpanningTree(ctx, c)
+}
+
+// ovsMovePorts moves into the root namespace, in parallel, every port of
+// d.ovs.ports (up: all, a change: its new ones) whose device the links
+// phase made in its switch's namespace, and returns how many it moved.
+func (d *deployer) ovsMovePorts(ctx context.Context, root *netlink.Handle) (int, error) {
+	type job struct {
+		n   *node
+		ifc *topo.Interface
+		ps  *OVSPortState
+	}
+	var jobs []job
+	for key, ps := range d.ovs.ports {
+		if d.ovs.inRoot[key] {
+			continue
+		}
+		name, _, _ := strings.Cut(key, ":")
+		n := d.nodes[name]
+		if n == nil {
+			return 0, fmt.Errorf("switch %s: not open", name)
+		}
+		jobs = append(jobs, job{n, findIface(n.spec, ps.Iface), ps})
+	}
+	return len(jobs), parallel(ctx, d.opt.Workers, jobs, func(j job) error {
+		if err := with(func() error { return d.moveToOVS(root, j.n, j.ifc, j.ps) }, j.n); err != nil {
+			return fmt.Errorf("switch %s: %w", j.n.spec.Name, err)
+		}
+		return nil
+	})
+}
+
+// ovsApplied finishes a transaction of up or of a run-time change: it
+// waits for ovs-vswitchd to apply cfg and attach the interfaces named
+// (bridges' and ports'), marks and groups the devices of the bridges it
+// made, installs the HTB leaves and checks the ingress policing of the
+// ports d.ovs.ports holds (up: all, a change: its new ones), and gives the
+// nodes of new bridges their OVS environment.
+func (d *deployer) ovsApplied(ctx context.Context, c *ovs.Client, root *netlink.Handle, o *OVSState, cfg int, made []OVSBridgeState, names []string) error {
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second+time.Duration(len(names))*50*time.Millisecond)
+	defer cancel()
+	if err := c.WaitApplied(wctx, cfg); err != nil {
+		return err
+	}
+	bad, err := c.WaitInterfaces(wctx, names)
 	if err != nil {
 		return err
 	}
@@ -622,13 +642,12 @@ func (d *deployer) ovsSwitches(ctx context.Context) error {
 		}
 		return fmt.Errorf("ovs-vswitchd could not attach ports: %s", strings.Join(bad, "; "))
 	}
-	d.log.Debug("ovs transaction applied", "bridges", len(bridges), "ports", len(d.ovs.ports), "moved", len(jobs), "took", time.Since(t0))
 	// The bridges' own devices are ovs-vswitchd's (a persistent tap on the
 	// netdev datapath); marked and grouped, they can be removed in one
 	// request when the embedded daemons stop without tearing each bridge
 	// down (see ovsTeardown).
 	crashPoint("ovs-bridges-unmarked")
-	for _, b := range bridges {
+	for _, b := range made {
 		bl, err := root.LinkByName(b.Name)
 		if err != nil {
 			return fmt.Errorf("switch %s: bridge device %s: %w", b.Node, b.Name, err)
@@ -640,29 +659,33 @@ func (d *deployer) ovsSwitches(ctx context.Context) error {
 			return fmt.Errorf("switch %s: group bridge device: %w", b.Node, err)
 		}
 	}
-
-	for bi, b := range bridges {
-		for pi, p := range b.Ports {
-			if p.QoS == ovs.QoSHTB {
-				if err := installLeaves(root, p.Name, p.QueueLimits, p.QueueLeaves); err != nil {
+	for _, b := range d.ovs.lab.Bridges {
+		for _, p := range b.Ports {
+			ps := d.ovs.ports[b.Node+":"+p.Iface]
+			if ps == nil {
+				continue
+			}
+			if ps.QoS == ovs.QoSHTB {
+				if err := installLeaves(root, ps.Name, ps.QueueLimits, ps.QueueLeaves); err != nil {
 					return fmt.Errorf("switch %s: %s: %w", b.Node, p.Iface, err)
 				}
 			}
-			if d.ovs.lab.Bridges[bi].Ports[pi].IngressPolicingRate > 0 {
-				if err := checkPolicing(root, p.Name); err != nil {
+			if p.IngressPolicingRate > 0 {
+				if err := checkPolicing(root, ps.Name); err != nil {
 					return fmt.Errorf("switch %s: %s: ingress_policing_rate: %w", b.Node, p.Iface, err)
 				}
 			}
 		}
 	}
-	if err := d.ovsExecEnv(o); err != nil {
-		return err
+	if len(made) > 0 {
+		return d.ovsExecEnv(o)
 	}
-	return d.ovsWaitSpanningTree(ctx, c)
+	return nil
 }
 
-// topologyNamesFree checks, just before the transaction, that the names
-// of the lab's switches with names: topology are still free: another lab
+// topologyNamesFree checks, just before the transaction (of up or of a
+// run-time change), that the names of the lab's switches with names:
+// topology are still free: another lab
 // coming up at the same moment, or a user, may have taken one since the
 // plan. Then up says who, instead of failing in the transaction (a name
 // taken in the database) or on a device ovs-vswitchd cannot make.
@@ -679,6 +702,11 @@ func (d *deployer) topologyNamesFree(ctx context.Context, c *ovs.Client, db stri
 	names, err := c.Names(ctx)
 	if err != nil {
 		return err
+	}
+	for n, u := range names {
+		if u.Marker == d.marker {
+			delete(names, n) // the lab's own rows (a run-time change keeps them)
+		}
 	}
 	taken.addDB(db, names)
 	if errs := topologyNameConflicts(d.spec, taken); len(errs) > 0 {

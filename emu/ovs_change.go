@@ -234,33 +234,11 @@ func (d *deployer) ovsChangeSwitches(ctx context.Context) error {
 		return err
 	}
 	defer root.Close()
-	type job struct {
-		n   *node
-		ifc *topo.Interface
-		ps  *OVSPortState
-	}
-	var jobs []job
-	for key, ps := range d.ovs.ports {
-		if d.ovs.inRoot[key] {
-			continue
-		}
-		name, _, _ := strings.Cut(key, ":")
-		n := d.nodes[name]
-		if n == nil {
-			return fmt.Errorf("switch %s: not open", name)
-		}
-		jobs = append(jobs, job{n, findIface(n.spec, ps.Iface), ps})
-	}
-	err = parallel(ctx, d.opt.Workers, jobs, func(j job) error {
-		if err := with(func() error { return d.moveToOVS(root, j.n, j.ifc, j.ps) }, j.n); err != nil {
-			return fmt.Errorf("switch %s: %w", j.n.spec.Name, err)
-		}
-		return nil
-	})
+	moved, err := d.ovsMovePorts(ctx, root)
 	if err != nil {
 		return err
 	}
-	if err := d.changeNamesFree(ctx, c, o.DB); err != nil {
+	if err := d.topologyNamesFree(ctx, c, o.DB); err != nil {
 		return err
 	}
 	t0 := time.Now()
@@ -276,85 +254,11 @@ func (d *deployer) ovsChangeSwitches(ctx context.Context) error {
 	for _, ps := range d.ovs.ports {
 		names = append(names, ps.Name)
 	}
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second+time.Duration(len(names))*50*time.Millisecond)
-	defer cancel()
-	if err := c.WaitApplied(wctx, cfg); err != nil {
+	if err := d.ovsApplied(ctx, c, root, o, cfg, d.ovsChg.newBridges(), names); err != nil {
 		return err
 	}
-	bad, err := c.WaitInterfaces(wctx, names)
-	if err != nil {
-		return err
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("ovs-vswitchd could not attach ports: %s", strings.Join(bad, "; "))
-	}
-	d.log.Debug("ovs change applied", "bridges", len(d.ovsChg.newBridges()), "ports", len(d.ovs.ports), "moved", len(jobs), "took", time.Since(t0))
-	crashPoint("ovs-bridges-unmarked")
-	for _, b := range d.ovsChg.newBridges() {
-		bl, err := root.LinkByName(b.Name)
-		if err != nil {
-			return fmt.Errorf("switch %s: bridge device %s: %w", b.Node, b.Name, err)
-		}
-		if err := root.LinkSetAlias(bl, fmt.Sprintf("%s ovs-bridge=%s", d.marker, b.Node)); err != nil {
-			return fmt.Errorf("switch %s: mark bridge device: %w", b.Node, err)
-		}
-		if err := root.LinkSetGroup(bl, int(bridgeGroup(d.ovs.group))); err != nil {
-			return fmt.Errorf("switch %s: group bridge device: %w", b.Node, err)
-		}
-	}
-	for _, b := range d.ovs.lab.Bridges {
-		for _, p := range b.Ports {
-			ps := d.ovs.ports[b.Node+":"+p.Iface]
-			if ps == nil {
-				continue
-			}
-			if ps.QoS == ovs.QoSHTB {
-				if err := installLeaves(root, ps.Name, ps.QueueLimits, ps.QueueLeaves); err != nil {
-					return fmt.Errorf("switch %s: %s: %w", b.Node, p.Iface, err)
-				}
-			}
-			if p.IngressPolicingRate > 0 {
-				if err := checkPolicing(root, ps.Name); err != nil {
-					return fmt.Errorf("switch %s: %s: ingress_policing_rate: %w", b.Node, p.Iface, err)
-				}
-			}
-		}
-	}
-	if len(d.ovsChg.newBridges()) > 0 {
-		if err := d.ovsExecEnv(o); err != nil {
-			return err
-		}
-	}
+	d.log.Debug("ovs change applied", "bridges", len(d.ovsChg.newBridges()), "ports", len(d.ovs.ports), "moved", moved, "took", time.Since(t0))
 	return d.ovsWaitSpanningTree(ctx, c)
-}
-
-// changeNamesFree is topologyNamesFree for a change: just before the
-// transaction, the topology names of the new bridges and ports are still
-// free (the lab's own rows and devices hold the kept ones).
-func (d *deployer) changeNamesFree(ctx context.Context, c *ovs.Client, db string) error {
-	if len(topologyNamed(d.spec)) == 0 {
-		return nil
-	}
-	taken := nameHolders{}
-	for _, l := range rootLinks() {
-		if lab, ok := labFromMarker(l.Attrs().Alias); !ok || lab != d.spec.Name {
-			taken[l.Attrs().Name] = deviceHolder(l)
-		}
-	}
-	names, err := c.Names(ctx)
-	if err != nil {
-		return err
-	}
-	for n, u := range names {
-		if u.Marker == d.marker {
-			delete(names, n)
-		}
-	}
-	taken.addDB(db, names)
-	if errs := topologyNameConflicts(d.spec, taken); len(errs) > 0 {
-		return errors.New(strings.Join(errs, "\n  "))
-	}
-	return nil
 }
 
 // ovsUndoChange takes out what a failed change added to Open vSwitch:

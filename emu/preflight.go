@@ -107,15 +107,25 @@ func rootPreflight(n *topo.Node, opt Options) []string {
 	}
 	var errs []string
 	for _, ifc := range n.Interfaces {
-		if l, err := netlink.LinkByName(ifc.Name); err == nil {
-			holder := "not emuctl's"
-			if a := l.Attrs().Alias; strings.HasPrefix(a, markerPrefix) {
-				holder = "lab " + strings.TrimPrefix(strings.Fields(a)[0], markerPrefix) + "'s"
-			}
-			errs = append(errs, fmt.Sprintf("node %s (kind root): the machine's namespace has a device %s already (%s); emuctl will not touch it: name the link's end otherwise (\"%s:NAME\")", n.Name, ifc.Name, holder, n.Name))
+		if msg := rootNameTaken(n.Name, ifc.Name); msg != "" {
+			errs = append(errs, msg)
 		}
 	}
 	return errs
+}
+
+// rootNameTaken says who holds a kind root node's end name in the
+// machine's namespace, or "" when it is free.
+func rootNameTaken(node, iface string) string {
+	l, err := netlink.LinkByName(iface)
+	if err != nil {
+		return ""
+	}
+	holder := "not emuctl's"
+	if a := l.Attrs().Alias; strings.HasPrefix(a, markerPrefix) {
+		holder = "lab " + strings.TrimPrefix(strings.Fields(a)[0], markerPrefix) + "'s"
+	}
+	return fmt.Sprintf("node %s (kind root): the machine's namespace has a device %s already (%s); emuctl will not touch it: name the link's end otherwise (\"%s:NAME\")", node, iface, holder, node)
 }
 
 func checkExternal(node string, ifc topo.Interface, opt Options) error {

@@ -33,16 +33,7 @@ func (c *Client) Create(ctx context.Context, l *Lab) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	cfg, err := c.bumpCfg(root)
-	if err != nil {
-		return 0, err
-	}
-	ops = append(append(ops, mut...), cfg...)
-	res, err := c.transact(ctx, ops)
-	if err != nil {
-		return 0, err
-	}
-	return nextCfg(res), nil
+	return c.transactCfg(ctx, root, append(ops, mut...))
 }
 
 // inserts returns one insert operation per row (libovsdb's Create takes
@@ -259,13 +250,6 @@ func (c *Client) Delete(ctx context.Context, marker string) (int, int, error) {
 			return 0, 0, err
 		}
 	}
-	cfg, err := c.bumpCfg(root)
-	if err != nil {
-		return 0, 0, err
-	}
-	res, err := c.transact(ctx, append(ops, cfg...))
-	if err != nil {
-		return 0, 0, err
-	}
-	return n, nextCfg(res), nil
+	cfg, err := c.transactCfg(ctx, root, ops)
+	return n, cfg, err
 }

@@ -81,15 +81,7 @@ func (c *Client) Add(ctx context.Context, l *Lab, existing []string) (int, error
 		}
 		ops = append(ops, mut...)
 	}
-	cfg, err := c.bumpCfg(root)
-	if err != nil {
-		return 0, err
-	}
-	res, err := c.transact(ctx, append(ops, cfg...))
-	if err != nil {
-		return 0, err
-	}
-	return nextCfg(res), nil
+	return c.transactCfg(ctx, root, ops)
 }
 
 // Remove deletes in ONE transaction the bridges named in bridges (with
@@ -257,13 +249,6 @@ func (c *Client) Remove(ctx context.Context, marker string, bridges, ports []str
 	if n == 0 {
 		return 0, 0, nil
 	}
-	cfg, err := c.bumpCfg(root)
-	if err != nil {
-		return 0, 0, err
-	}
-	res, err := c.transact(ctx, append(ops, cfg...))
-	if err != nil {
-		return 0, 0, err
-	}
-	return n, nextCfg(res), nil
+	cfg, err := c.transactCfg(ctx, root, ops)
+	return n, cfg, err
 }

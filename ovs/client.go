@@ -134,6 +134,21 @@ func (c *Client) bumpCfg(root *vswitchd.OpenvSwitch) ([]ovsdb.Operation, error) 
 		Where: []ovsdb.Condition{}, Columns: []string{"next_cfg"}}), nil
 }
 
+// transactCfg runs ops with bumpCfg's operations after them, in one
+// transaction, and returns the next_cfg that ovs-vswitchd reports once
+// it has applied them (WaitApplied).
+func (c *Client) transactCfg(ctx context.Context, root *vswitchd.OpenvSwitch, ops []ovsdb.Operation) (int, error) {
+	cfg, err := c.bumpCfg(root)
+	if err != nil {
+		return 0, err
+	}
+	res, err := c.transact(ctx, append(ops, cfg...))
+	if err != nil {
+		return 0, err
+	}
+	return nextCfg(res), nil
+}
+
 func nextCfg(res []ovsdb.OperationResult) int {
 	if len(res) == 0 {
 		return 0
@@ -158,15 +173,11 @@ func (c *Client) Sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ops, err := c.bumpCfg(root)
+	cfg, err := c.transactCfg(ctx, root, nil)
 	if err != nil {
 		return err
 	}
-	res, err := c.transact(ctx, ops)
-	if err != nil {
-		return err
-	}
-	return c.WaitApplied(ctx, nextCfg(res))
+	return c.WaitApplied(ctx, cfg)
 }
 
 // ErrNotApplied means ovs-vswitchd did not confirm a configuration in

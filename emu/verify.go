@@ -182,7 +182,13 @@ func openProbe(st *State, ep topo.Endpoint) (*probeSock, error) {
 			unix.Close(fd)
 			return err
 		}
-		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 8<<20)
+		// room for 0.8 s of the loss phase's small frames: a receiver
+		// descheduled for a few ms on a busy machine must not drop probes
+		// the link delivered (net.core.rmem_max would cap SO_RCVBUF at
+		// 208 KB, about 17 ms of them)
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 8<<20); err != nil {
+			unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 8<<20)
+		}
 		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
 		// only what arrives, not what this socket's interface sends
 		unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1)
@@ -219,6 +225,16 @@ type arrival struct {
 	sent     time.Time
 	at       time.Time
 	size     int
+}
+
+// drops returns (and resets) the frames the socket dropped for lack of
+// receive buffer.
+func (p *probeSock) drops() uint32 {
+	st, err := unix.GetsockoptTpacketStats(p.fd, unix.SOL_PACKET, unix.PACKET_STATISTICS)
+	if err != nil {
+		return 0
+	}
+	return st.Drops
 }
 
 // collect reads probe frames until stop is closed and a quiet period ends.
@@ -280,7 +296,11 @@ func measureDir(st *State, from, to topo.Endpoint, want tc.Dir, opt VerifyOption
 	run := uint32(time.Now().UnixNano())
 	quiet := verifyQuiet(want)
 	return judgeDir(func(kind byte) ([]arrival, error) {
-		return probeRun(tx, rx, quiet, func() { sendPhase(tx, kind, run, want, opt) }, kind, run), nil
+		got := probeRun(tx, rx, quiet, func() { sendPhase(tx, kind, run, want, opt) }, kind, run)
+		if n := rx.drops(); n > 0 {
+			return nil, fmt.Errorf("the probe receiver on %s dropped %d frames (the machine did not run it in time): not measured, run verify again", to, n)
+		}
+		return got, nil
 	}, want, opt, r)
 }
 

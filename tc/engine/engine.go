@@ -57,6 +57,11 @@ type DirStats struct {
 	// handed to the kernel (timer and scheduling latency): the engine's
 	// own timing error.
 	LateMean, LateMax time.Duration
+	// RxWaitMean and RxWaitMax are how long frames sat in the kernel
+	// between their arrival (the kernel's receive timestamp) and the
+	// engine reading them: its thread's wake-up latency. A frame is timed
+	// from its arrival, so up to 1 ms of it adds no delay.
+	RxWaitMean, RxWaitMax time.Duration
 	// Discipline is the queue's discipline (droptail, drophead, codel,
 	// fq_codel, pie, red). QueueDrops counts the drops at its hard limit
 	// (FQ-CoDel's drops from the fattest flow included), AQMDrops those

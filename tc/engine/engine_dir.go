@@ -46,6 +46,8 @@ type direction struct {
 	c         dirCounters
 	recvDrops uint64
 	late      lateness
+	rxWait    lateness // how long frames sat in the kernel before the engine read them
+	clock     int64    // the latest instant the pipeline has run to: arrivals never go before it
 }
 
 type dirCounters struct {
@@ -133,6 +135,7 @@ func (d *direction) toLine(p *packet, due int64) {
 
 // advance runs the queue discipline's dequeues due by now (d.mu held).
 func (d *direction) advance(now int64) {
+	d.clock = max(d.clock, now)
 	if d.pl.aqmOn || d.pl.traceOn {
 		d.pl.advance(now, d.toLine, d.dropAfter)
 		d.releaseDropped()
@@ -178,11 +181,30 @@ func (d *direction) stats(open bool) DirStats {
 		Backlog:  d.line.len() + len(d.pending) + d.pl.held(),
 		QueueLen: d.pl.queueLen(d.e.now()), QueuePeak: d.pl.queuePeak(),
 		LateMax: time.Duration(d.late.max), LateMean: time.Duration(d.late.sum / int64(max(1, d.late.n))),
+		RxWaitMax: time.Duration(d.rxWait.max), RxWaitMean: time.Duration(d.rxWait.sum / int64(max(1, d.rxWait.n))),
 		Discipline: d.cfg.AQM.Name(),
 		QueueDrops: d.c.queueDrops + d.pl.aqm.limitDrops + d.pl.trace.headDrops, AQMDrops: d.pl.aqm.aqmDrops, Marks: d.pl.aqm.marks,
 		Sojourn:   d.pl.sojourn.summary(),
 		TraceOpps: d.pl.trace.offered(d.e.now()),
 	}
+}
+
+// maxRxAge bounds how far back a frame's kernel timestamp may move its
+// arrival: enough to take the wake-up latency of the engine's thread
+// (0.05-0.3 ms on a busy or virtual machine) out of every hop's delay, not
+// so much that a long stall of the thread is replayed as a burst faster
+// than the link (the fidelity checks report stalls).
+const maxRxAge = 1_000_000
+
+// arrival is the engine-clock instant a frame arrived: when the kernel
+// stamped it (stamp, CLOCK_REALTIME ns; 0 = no stamp), at most maxRxAge
+// before now, the instant it was read (real: the same instant on
+// CLOCK_REALTIME).
+func arrival(now, real, stamp int64) int64 {
+	if stamp == 0 {
+		return now
+	}
+	return now - min(max(0, real-stamp), maxRxAge)
 }
 
 // spinWindow is how long before a frame's transmit time the direction stops
@@ -200,7 +222,7 @@ func (d *direction) loop(stopFd int) error {
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) // wake on time, not up to 50 µs late
 	defer unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0)
 
-	rx := newMmsgBatch(rxBatch)
+	rx := newRecvBatch(rxBatch)
 	bufs := make([][]byte, rxBatch)
 	for i := range bufs {
 		bufs[i] = make([]byte, bufClasses[len(bufClasses)-1])
@@ -262,14 +284,21 @@ func (d *direction) loop(stopFd int) error {
 		rxMore = n == rxBatch
 		pkts = pkts[:0]
 		perPacket, join := d.mode()
+		wall := time.Now()
+		now, real := int64(wall.Sub(d.e.epoch)), wall.UnixNano()
 		for i := 0; i < n; i++ {
 			if rx.msgs[i].Hdr.Flags&unix.MSG_TRUNC != 0 {
 				d.c.truncated.Add(1)
 				continue
 			}
+			from := len(pkts)
 			pkts = d.unpack(pkts, bufs[i][:rx.msgs[i].Len], perPacket, join)
+			at := arrival(now, real, rx.stamp(i))
+			for _, p := range pkts[from:] {
+				p.in, p.seen = at, now
+			}
 		}
-		d.schedule(pkts, d.e.now())
+		d.schedule(pkts)
 	}
 }
 
@@ -295,7 +324,7 @@ func (d *direction) transmit(tx *mmsgBatch, batch []*packet) (int64, int64) {
 			}
 			batch = append(batch, d.line.pop())
 			d.lineBytes -= int64(len(p.buf))
-			d.late.add(now - p.due)
+			d.late.add(now - max(p.due, p.seen))
 		}
 		next := int64(math.MaxInt64)
 		if h := d.line.peek(); h != nil {

@@ -58,17 +58,22 @@ func (d *direction) unpack(pkts []*packet, raw []byte, perPacket, join bool) []*
 	return append(pkts, p)
 }
 
-// schedule runs the pipeline on packets that arrived at now and puts the
-// survivors on the line.
-func (d *direction) schedule(pkts []*packet, now int64) {
+// schedule runs the pipeline on packets, each at its arrival time (p.in;
+// never before the instant the pipeline already ran to, so arrivals stay
+// in order), and puts the survivors on the line. p.seen is when the
+// engine read it: the wait in between is counted.
+func (d *direction) schedule(pkts []*packet) {
 	if len(pkts) == 0 {
 		return
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.advance(now) // dequeues due before these arrivals come first
-	defer d.advance(now)
+	defer func() { d.advance(d.clock) }()
 	for _, p := range pkts {
+		d.rxWait.add(p.seen - p.in)
+		p.in = max(p.in, d.clock)
+		now := p.in
+		d.advance(now) // dequeues due before this arrival come first
 		d.c.inPkts += uint64(p.segs)
 		d.c.inBytes += uint64(p.wire)
 		copies := 1

@@ -10,6 +10,8 @@ type packet struct {
 	segs int    // wire packets it stands for (1 unless a GSO frame passed whole)
 	due  int64  // engine clock (ns) at which to transmit
 	arr  int64  // engine clock (ns) at which it entered a discipline's queue
+	in   int64  // engine clock (ns) at which it arrived (the kernel's stamp)
+	seen int64  // engine clock (ns) at which the engine read it
 	cls  int8   // buffer size class, for release
 
 	refused bool // the kernel would not transmit it
@@ -58,7 +60,7 @@ func (p *packet) release() {
 func (p *packet) clone() *packet {
 	q := getPacket(len(p.buf))
 	copy(q.buf, p.buf)
-	q.wire, q.segs, q.due = p.wire, p.segs, p.due
+	q.wire, q.segs, q.due, q.in, q.seen = p.wire, p.segs, p.due, p.in, p.seen
 	q.origin, q.seg, q.gso = p.origin, p.seg, p.gso
 	return q
 }

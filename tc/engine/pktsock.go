@@ -36,6 +36,9 @@ func openPktSock(name string, ifindex int) (*pktSock, error) {
 		{unix.SOL_PACKET, unix.PACKET_IGNORE_OUTGOING, 1, "PACKET_IGNORE_OUTGOING"},
 		{unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, sockBufBytes, "SO_RCVBUFFORCE"},
 		{unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, sockBufBytes, "SO_SNDBUFFORCE"},
+		// the kernel stamps each frame as it arrives: the engine times a
+		// frame from there, not from when its thread woke up to read it
+		{unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1, "SO_TIMESTAMPNS"},
 	}
 	for _, o := range opts {
 		if err := unix.SetsockoptInt(fd, o.level, o.opt, o.val); err != nil {
@@ -57,6 +60,36 @@ func (s *pktSock) close() { unix.Close(s.fd) }
 type mmsgBatch struct {
 	msgs []unix.Mmsghdr
 	iovs []unix.Iovec
+	ctl  []byte // receive batches: one control buffer per message (ctlLen)
+}
+
+// ctlLen holds one SCM_TIMESTAMPNS control message (a cmsghdr and a
+// timespec).
+var ctlLen = unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{})))
+
+// newRecvBatch is a batch for recv: each message also gets room for the
+// frame's kernel timestamp.
+func newRecvBatch(n int) *mmsgBatch {
+	b := newMmsgBatch(n)
+	b.ctl = make([]byte, n*ctlLen)
+	return b
+}
+
+// stamp returns message i's kernel receive timestamp (CLOCK_REALTIME, ns),
+// or 0 if the kernel gave none.
+func (b *mmsgBatch) stamp(i int) int64 {
+	n := int(b.msgs[i].Hdr.Controllen)
+	c := b.ctl[i*ctlLen : i*ctlLen+min(n, ctlLen)]
+	hl := unix.CmsgLen(0)
+	if len(c) < hl+int(unsafe.Sizeof(unix.Timespec{})) {
+		return 0
+	}
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&c[0]))
+	if h.Level != unix.SOL_SOCKET || h.Type != unix.SO_TIMESTAMPNS {
+		return 0
+	}
+	ts := (*unix.Timespec)(unsafe.Pointer(&c[hl]))
+	return ts.Nano()
 }
 
 func newMmsgBatch(n int) *mmsgBatch {
@@ -76,6 +109,12 @@ func (b *mmsgBatch) set(i int, buf []byte) {
 // recv reads up to len(b.msgs) frames without blocking; lengths are in
 // b.msgs[i].Len. Nothing to read is (0, nil).
 func (s *pktSock) recv(b *mmsgBatch) (int, error) {
+	if b.ctl != nil {
+		for i := range b.msgs {
+			b.msgs[i].Hdr.Control = &b.ctl[i*ctlLen]
+			b.msgs[i].Hdr.SetControllen(ctlLen)
+		}
+	}
 	for {
 		r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&b.msgs[0])),
 			uintptr(len(b.msgs)), unix.MSG_DONTWAIT, 0, 0)

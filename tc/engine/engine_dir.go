@@ -47,7 +47,7 @@ type direction struct {
 	recvDrops uint64
 	late      lateness
 	rxWait    lateness // how long frames sat in the kernel before the engine read them
-	clock     int64    // the latest instant the pipeline has run to: arrivals never go before it
+	clock     int64    // the latest arrival, or instant a discipline ran to: arrivals never go before it
 }
 
 type dirCounters struct {
@@ -135,8 +135,10 @@ func (d *direction) toLine(p *packet, due int64) {
 
 // advance runs the queue discipline's dequeues due by now (d.mu held).
 func (d *direction) advance(now int64) {
-	d.clock = max(d.clock, now)
 	if d.pl.aqmOn || d.pl.traceOn {
+		// a discipline or trace decided everything up to now: later
+		// arrivals cannot go before it
+		d.clock = max(d.clock, now)
 		d.pl.advance(now, d.toLine, d.dropAfter)
 		d.releaseDropped()
 	}
@@ -190,21 +192,23 @@ func (d *direction) stats(open bool) DirStats {
 }
 
 // maxRxAge bounds how far back a frame's kernel timestamp may move its
-// arrival: enough to take the wake-up latency of the engine's thread
-// (0.05-0.3 ms on a busy or virtual machine) out of every hop's delay, not
-// so much that a long stall of the thread is replayed as a burst faster
-// than the link (the fidelity checks report stalls).
-const maxRxAge = 1_000_000
+// arrival: the wake-up latency of the engine's thread (0.05-0.3 ms on a
+// busy or virtual machine) and a short stall (the frames that piled up
+// meanwhile keep their own arrival times, so the queue sees them spaced
+// as they came, not as one burst that overflows it) — up to 20 ms, the
+// longest stall the fidelity checks accept in a valid run. A frame whose
+// transmit time passed meanwhile leaves at once.
+const maxRxAge = 20_000_000
 
 // arrival is the engine-clock instant a frame arrived: when the kernel
-// stamped it (stamp, CLOCK_REALTIME ns; 0 = no stamp), at most maxRxAge
-// before now, the instant it was read (real: the same instant on
-// CLOCK_REALTIME).
+// stamped it (stamp, CLOCK_REALTIME ns; 0 = no stamp), never after now,
+// the instant it was read (real: the same instant on CLOCK_REALTIME).
+// schedule takes it back at most maxRxAge.
 func arrival(now, real, stamp int64) int64 {
 	if stamp == 0 {
 		return now
 	}
-	return now - min(max(0, real-stamp), maxRxAge)
+	return now - max(0, real-stamp)
 }
 
 // spinWindow is how long before a frame's transmit time the direction stops

@@ -59,8 +59,8 @@ func (d *direction) unpack(pkts []*packet, raw []byte, perPacket, join bool) []*
 }
 
 // schedule runs the pipeline on packets, each at its arrival time (p.in;
-// never before the instant the pipeline already ran to, so arrivals stay
-// in order), and puts the survivors on the line. p.seen is when the
+// never before the last arrival, nor the instant a discipline already ran
+// to, so arrivals stay in order), and puts the survivors on the line. p.seen is when the
 // engine read it: the wait in between is counted.
 func (d *direction) schedule(pkts []*packet) {
 	if len(pkts) == 0 {
@@ -71,8 +71,9 @@ func (d *direction) schedule(pkts []*packet) {
 	defer func() { d.advance(d.clock) }()
 	for _, p := range pkts {
 		d.rxWait.add(p.seen - p.in)
-		p.in = max(p.in, d.clock)
+		p.in = max(p.in, p.seen-maxRxAge, d.clock)
 		now := p.in
+		d.clock = now
 		d.advance(now) // dequeues due before this arrival come first
 		d.c.inPkts += uint64(p.segs)
 		d.c.inBytes += uint64(p.wire)

@@ -289,6 +289,30 @@ func TestEngineTiming(t *testing.T) {
 	if s.P50 > d.Delay+300*time.Microsecond {
 		t.Errorf("median one-way %v, more than 0.3 ms above the delay", s.P50)
 	}
+	// the frames carried the kernel's receive stamps: the engine saw each
+	// one some time after it arrived and timed it from its arrival
+	t.Logf("frames waited in the kernel before the engine read them: mean %v, max %v", st.RxWaitMean, st.RxWaitMax)
+	if st.RxWaitMean <= 0 {
+		t.Errorf("no frame carried a kernel receive stamp (RxWaitMean %v): delays count the engine's wake-up", st.RxWaitMean)
+	}
+}
+
+// TestArrival: a frame's arrival is the kernel's stamp; no stamp or a
+// stamp from the future is "now" (schedule caps how far back it goes).
+func TestArrival(t *testing.T) {
+	const now, real = int64(50_000_000), int64(1_700_000_000_000_000_000)
+	for _, c := range []struct {
+		stamp, want int64
+	}{
+		{0, now},                        // no stamp
+		{real - 300_000, now - 300_000}, // a 0.3 ms wake-up
+		{real + 5_000, now},             // a stamp ahead of the clock (clock step)
+		{real - 30_000_000, now - 30_000_000},
+	} {
+		if got := arrival(now, real, c.stamp); got != c.want {
+			t.Errorf("arrival(stamp %d ns before the read) = now%+d ns, want now%+d", real-c.stamp, got-now, c.want-now)
+		}
+	}
 }
 
 // TestEngineLifecycle: construction errors, Close without Run, Close
@@ -336,5 +360,41 @@ func TestEngineLifecycle(t *testing.T) {
 	_ = eng.Stats()
 	if ab, _ := eng.Config(); ab.Delay != time.Millisecond {
 		t.Errorf("Config %v", ab)
+	}
+}
+
+// TestEngineStallKeepsArrivals: frames that pile up in the kernel while the
+// engine's thread cannot run (here: its direction's lock held for 12 ms,
+// ten times) keep the arrival times the kernel stamped, so a queue fed at
+// half its rate never overflows — as on a link that never stalled — where
+// taking them all at the instant they were read would drop the burst's
+// tail.
+func TestEngineStallKeepsArrivals(t *testing.T) {
+	d := tc.Dir{Rate: 10 * units.Mbit, QueuePackets: 4}
+	l := newEngineLab(t, d, tc.Dir{}, 1)
+	sink := netlab.NewUDPSink(t, l.h2, ip2, 6004)
+	const n = 600
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 10; i++ {
+			time.Sleep(80 * time.Millisecond)
+			l.eng.ab.mu.Lock()
+			time.Sleep(12 * time.Millisecond)
+			l.eng.ab.mu.Unlock()
+		}
+	}()
+	// 1000-byte datagrams every 1.6 ms: 5.2 Mbit/s on the wire, half the rate
+	netlab.UDPSend(t, l.h1, ip2, 6004, n, 1000, 1, 1600*time.Microsecond)
+	<-done
+	time.Sleep(100 * time.Millisecond)
+	st := l.eng.Stats().AToB
+	t.Logf("%d of %d datagrams delivered; queue drops %d, peak %d; frames waited in the kernel up to %v (mean %v)",
+		sink.Count(), n, st.QueueDrops, st.QueuePeak, st.RxWaitMax, st.RxWaitMean)
+	if st.RxWaitMax < 10*time.Millisecond {
+		t.Fatalf("the engine never waited (RxWaitMax %v): the stall was not injected", st.RxWaitMax)
+	}
+	if st.QueueDrops != 0 || sink.Count() != n {
+		t.Errorf("a queue fed at half its rate dropped %d (delivered %d of %d): the stall's frames were taken as one burst", st.QueueDrops, sink.Count(), n)
 	}
 }

@@ -298,7 +298,7 @@ echo '{"flows":{"bulk":{"proto":"tcp","goodput_mbps":10,"rtos":1}},"deterministi
 	if err := os.WriteFile(prog, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{plan: p, opt: Options{Dir: dir, Seed: 7}}
+	r := &runner{plan: p, opt: Options{Dir: dir, Seed: 7}, prevNetns: -1}
 	ro := &RefOutcome{Engine: "ns3", Program: "fake", Bin: prog, spec: p.Suite.Reference["ns3"]}
 	r.runReference(context.Background(), ro)
 	if ro.Status != "ran" || ro.Reason != "" {

@@ -77,7 +77,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Outcome, error) {
 	out.Media = media
 	out.Notes = append(slices.Clip(out.Notes), mediaNotes...)
 	out.Notes = append(out.Notes, p.LeaveOutUnavailable()...)
-	r := &runner{plan: p, opt: o, out: out, ev: newEvaluator(p, nil)}
+	r := &runner{plan: p, opt: o, out: out, ev: newEvaluator(p, nil), prevNetns: -1}
 	if slices.Contains(p.Suite.Collect, "cong_state") {
 		t, err := startTracer()
 		if err != nil {
@@ -128,6 +128,9 @@ type runner struct {
 	ev    *evaluator
 	trace *tracer
 	bar   *progress
+	// prevNetns is how many namespaces the previous run's lab had (-1:
+	// none before, or not known): the next wait's hold (settleHold)
+	prevNetns int
 }
 
 // order lists every repetition of every scenario, shuffled by the seed.

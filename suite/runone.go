@@ -24,7 +24,8 @@ func (r *runner) runOne(ctx context.Context, j job, attempt int) (rec *RunRecord
 		rec.Error = "topology: " + err.Error()
 		return rec
 	}
-	settle := waitNetnsSettled(ctx, r.bar)
+	settle := waitNetnsSettled(ctx, r.bar, settleHold(r.prevNetns))
+	r.prevNetns = -1 // until this run's lab is known
 	rec.NetnsSettle, rec.NetnsSettleS = settle.condition(), settle.took.Seconds()
 	if settle.interrupted {
 		rec.Interrupted = true
@@ -37,6 +38,9 @@ func (r *runner) runOne(ctx context.Context, j job, attempt int) (rec *RunRecord
 			rec.Error = "deploy: " + err.Error()
 		}
 		return rec
+	}
+	if st, err := emu.ReadState(lab); err == nil {
+		r.prevNetns = len(st.Namespaces)
 	}
 	defer func() {
 		if err := emu.Down(lab, r.opt.Log); err != nil {

@@ -3,6 +3,7 @@ package suite
 import (
 	"bytes"
 	"context"
+	"github.com/emuctl/emuctl/emu"
 	"os"
 	"runtime"
 	"strconv"
@@ -139,7 +140,7 @@ func TestNetnsSettleAfterChurn(t *testing.T) {
 		t.Logf("the kernel blocked namespace creation %v after the release", time.Since(t1))
 		buf.Reset()
 		bar := &progress{w: &buf}
-		s = waitNetnsSettled(context.Background(), bar)
+		s = waitNetnsSettled(context.Background(), bar, netnsSettleHold)
 		d = min(netnsCreate(), netnsCreate(), netnsCreate()) // one may meet a busy CPU
 		t.Logf("waited %v (settled %v, busy %v); then the fastest of 3 namespace creations took %v; progress: %q", s.took, s.settled, s.busy, d, buf.String())
 		if s.busy {
@@ -168,6 +169,40 @@ func TestNetnsSettleAfterChurn(t *testing.T) {
 	}
 }
 
+// TestSettleAfterSmallLab: the short hold after a small lab is enough.
+// After a suite-sized lab (netnsSmallLab namespaces, a veth each) is
+// released, the probe passes; from then on no namespace creation is
+// blocked again (a second freeing phase, as after thousands, would block
+// one for 0.5 s): a hold of netnsSettleHoldSmall loses nothing.
+func TestSettleAfterSmallLab(t *testing.T) {
+	needRoot(t)
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	waitNetnsSettled(context.Background(), nil, netnsSettleHold)
+	for try := 1; try <= 5; try++ {
+		churnNetns(t, netnsSmallLab)
+		t0 := time.Now()
+		for emu.WaitNetnsSettled(netnsSettleQuiet) >= netnsSettleQuiet {
+			if time.Since(t0) > 10*time.Second {
+				t.Fatalf("try %d: the probe never passed within 10 s of releasing %d namespaces", try, netnsSmallLab)
+			}
+		}
+		passed := time.Since(t0)
+		var worst, worstAt time.Duration
+		for t1 := time.Now(); time.Since(t1) < 1500*time.Millisecond; time.Sleep(20 * time.Millisecond) {
+			if d := netnsCreate(); d > worst {
+				worst, worstAt = d, time.Since(t1)
+			}
+		}
+		t.Logf("try %d: %d namespaces released; the probe passed after %v; over the next 1.5 s the slowest namespace creation took %v (at +%v)",
+			try, netnsSmallLab, passed.Round(time.Millisecond), worst, worstAt.Round(time.Millisecond))
+		if worst > 100*time.Millisecond && worstAt > netnsSettleHoldSmall {
+			t.Errorf("try %d: a creation %v after the probe passed took %v: the kernel was still freeing past the %v hold", try, worstAt, worst, netnsSettleHoldSmall)
+		}
+	}
+}
+
 // TestNetnsSettleQuiet: on a settled kernel the wait is short, silent
 // and recorded as settled.
 func TestNetnsSettleQuiet(t *testing.T) {
@@ -178,9 +213,9 @@ func TestNetnsSettleQuiet(t *testing.T) {
 	var buf bytes.Buffer
 	var s settleWait
 	for try := 0; try < 3; try++ {
-		waitNetnsSettled(context.Background(), nil)
+		waitNetnsSettled(context.Background(), nil, netnsSettleHold)
 		buf.Reset()
-		s = waitNetnsSettled(context.Background(), &progress{w: &buf})
+		s = waitNetnsSettled(context.Background(), &progress{w: &buf}, netnsSettleHold)
 		t.Logf("waited %v: %s", s.took, s.condition())
 		if !s.busy {
 			break

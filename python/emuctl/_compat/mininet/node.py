@@ -544,7 +544,13 @@ class Node:
 
     def __repr__(self) -> str:
         intfs = ",".join(f"{i.name}:{i.IP()}" for i in self.intfList())
-        return f"<{self.__class__.__name__} {self.name}: {intfs} pid={self._pid}> "
+        pid = self._pid
+        if pid is None and not self._ended:
+            try:
+                pid = self.pid  # Mininet's nodes have their shell from the start
+            except Exception:
+                pid = None
+        return f"<{self.__class__.__name__} {self.name}: {intfs} pid={pid}> "
 
     def __str__(self) -> str:
         return self.name
@@ -834,7 +840,13 @@ class Switch(Node):
 
     def __repr__(self) -> str:
         intfs = ",".join(f"{i.name}:{i.IP()}" for i in self.intfList())
-        return f"<{self.__class__.__name__} {self.name}: {intfs} pid={self._pid}> "
+        pid = self._pid
+        if pid is None and not self._ended:
+            try:
+                pid = self.pid  # Mininet's nodes have their shell from the start
+            except Exception:
+                pid = None
+        return f"<{self.__class__.__name__} {self.name}: {intfs} pid={pid}> "
 
 
 _ovsWarned = False

@@ -75,7 +75,18 @@ func enterAndExec(lab, node string, argv, env []string) error {
 // and terminal are the command's own. It returns only on failure, and
 // refuses a lab over several machines (use Command).
 func ExecInNode(lab, node string, argv, extraEnv []string) error {
-	cmd, err := Command(lab, node, argv)
+	st, err := ReadState(lab)
+	if err != nil {
+		return err
+	}
+	return ExecInNodeState(st, node, argv, extraEnv)
+}
+
+// ExecInNodeState is ExecInNode with the lab's state already read (a
+// large lab's takes tens of ms to read: read it once).
+func ExecInNodeState(st *State, node string, argv, extraEnv []string) error {
+	lab := st.Lab
+	cmd, err := CommandState(st, node, argv)
 	if err != nil {
 		return err
 	}
@@ -120,6 +131,15 @@ func Command(lab, node string, argv []string) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
+	return CommandState(st, node, argv)
+}
+
+// CommandState is Command with the lab's state already read.
+func CommandState(st *State, node string, argv []string) (*exec.Cmd, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("no command given")
+	}
+	lab := st.Lab
 	n := st.Spec.Node(node)
 	if n == nil {
 		return nil, fmt.Errorf("lab %s has no node %q (nodes: %s)", lab, node, nodeNames(st.Spec))

@@ -20,7 +20,7 @@ func runInNode(lab, node string, argv []string, extraEnv []string) error {
 	if err != nil {
 		return err
 	}
-	cmd, err := emu.Command(st.Lab, node, argv)
+	cmd, err := emu.CommandState(st, node, argv)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func execInNode(lab, node string, argv []string, extraEnv []string) error {
 	if st.Spec.Cluster != nil {
 		return runInNode(st.Lab, node, argv, extraEnv)
 	}
-	err = emu.ExecInNode(st.Lab, node, argv, extraEnv)
+	err = emu.ExecInNodeState(st, node, argv, extraEnv)
 	// only a failure returns: as a shell says it (127 not found, 126 else)
 	var ee *exec.Error
 	if errors.As(err, &ee) || errors.Is(err, os.ErrNotExist) {

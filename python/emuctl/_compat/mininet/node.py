@@ -838,16 +838,6 @@ class Switch(Node):
         raise CompatError(f"{self.name}.dpctl: {self.name} is a Linux bridge under emuctl's Mininet layer; "
                           "it has no OpenFlow table")
 
-    def __repr__(self) -> str:
-        intfs = ",".join(f"{i.name}:{i.IP()}" for i in self.intfList())
-        pid = self._pid
-        if pid is None and not self._ended:
-            try:
-                pid = self.pid  # Mininet's nodes have their shell from the start
-            except Exception:
-                pid = None
-        return f"<{self.__class__.__name__} {self.name}: {intfs} pid={pid}> "
-
 
 _ovsWarned = False
 

@@ -73,12 +73,21 @@ type Loaded struct {
 // decode is an error.
 func LoadDir(dir string) ([]Loaded, error) {
 	var out []Loaded
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+	// dir may be a symbolic link (a suite's results/SUITE/latest): its
+	// target is walked, the paths stay under dir
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, err
+	}
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.IsDir() || filepath.Ext(path) != ".json" {
 			return nil
+		}
+		if rel, err := filepath.Rel(root, path); err == nil {
+			path = filepath.Join(dir, rel)
 		}
 		res, err := Load(path)
 		if errors.Is(err, ErrNotResult) {

@@ -58,6 +58,16 @@ func TestLoadDir(t *testing.T) {
 	if len(got) != 2 || filepath.Base(got[0].Path) != "b.json" || filepath.Base(got[1].Path) != "a.json" {
 		t.Fatalf("%v", got)
 	}
+	// through a symbolic link, as a suite's results/SUITE/latest: the
+	// same results, their paths under the link
+	link := filepath.Join(t.TempDir(), "latest")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	got, err = LoadDir(link)
+	if err != nil || len(got) != 2 || got[0].Path != filepath.Join(link, "b.json") || got[1].Path != filepath.Join(link, "sub", "a.json") {
+		t.Fatalf("through a link: %v, %v", got, err)
+	}
 	os.WriteFile(filepath.Join(dir, "bad.json"), []byte(`{"version": 1, "flows": [{"id": ""}]}`), 0o644)
 	if _, err := LoadDir(dir); err == nil || !strings.Contains(err.Error(), "bad.json") {
 		t.Fatalf("broken result: %v", err)

@@ -45,6 +45,11 @@ type Options struct {
 	MaxClients int
 	// Log receives the server's own messages (default: discarded).
 	Log *slog.Logger
+	// Report is a results directory served read-only under /report/
+	// (emuctl report DIR --ui); without a Lab its report is the front
+	// page (report.go). ReportHTML is its analysis report, relative to
+	// it (e.g. report/report.html), linked from the front page.
+	Report, ReportHTML string
 }
 
 // readMethods are the API methods every page may call; changeMethods
@@ -76,8 +81,13 @@ func (s *Server) CookieName() string {
 
 // New listens (nothing is served until Serve).
 func New(opt Options) (*Server, error) {
-	if opt.Lab == "" {
-		return nil, errors.New("ui: no lab")
+	if opt.Lab == "" && opt.Report == "" {
+		return nil, errors.New("ui: no lab and no report to serve")
+	}
+	if opt.Report != "" {
+		if fi, err := os.Stat(opt.Report); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("ui: %s is not a results directory", opt.Report)
+		}
 	}
 	if opt.Listen == "" {
 		opt.Listen = "127.0.0.1:0"
@@ -154,6 +164,13 @@ func (s *Server) Serve(ctx context.Context) error {
 
 func (s *Server) handler() http.Handler {
 	mux := http.NewServeMux()
+	if s.opt.Report != "" {
+		mux.Handle("GET /report/", s.reportFiles())
+	}
+	if s.opt.Lab == "" {
+		mux.HandleFunc("GET /", s.reportIndex) // a report, no lab: nothing else is served
+		return s.auth(mux)
+	}
 	sub, _ := fs.Sub(static, "static")
 	files := http.FileServerFS(sub)
 	mux.Handle("GET /", files)
@@ -182,7 +199,7 @@ func (s *Server) auth(next http.Handler) http.Handler {
 			}
 		}
 		if subtle.ConstantTimeCompare([]byte(tok), []byte(s.opt.Token)) != 1 {
-			http.Error(w, "403 forbidden: open the URL emuctl ui printed (it carries the token)", http.StatusForbidden)
+			http.Error(w, "403 forbidden: open the URL emuctl printed (it carries the token)", http.StatusForbidden)
 			return
 		}
 		// a change must come from the page itself: a browser sends Origin

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -58,6 +62,7 @@ func TestTestCLI(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "tsu-tiny", "latest", "report.md")); err != nil {
 		t.Errorf("results: %v", err)
 	}
+	reportUI(t, filepath.Join(out, "tsu-tiny", "latest"))
 	r = must(t, run(t, "", "test", "suite/testdata/good/tiny.yaml", "--quick", "--out", out, "--json"))
 	if !strings.Contains(r.stdout, `"verdict": "pass"`) || !strings.Contains(r.stdout, `"checks": [`) {
 		t.Errorf("--json:\n%.400s", r.stdout)
@@ -87,5 +92,79 @@ func TestTestCLI(t *testing.T) {
 		if strings.Contains(l, "tsu-tiny-") {
 			t.Errorf("left behind after Ctrl-C: %s", l)
 		}
+	}
+}
+
+// reportUI: emuctl report DIR --ui on a suite's results serves the suite's
+// report as its front page behind the printed URL's token (nothing
+// without it), its plots and the analysis report it wrote, until SIGINT.
+func reportUI(t *testing.T, dir string) {
+	t.Helper()
+	cmd := exec.Command(bin, "report", dir, "--ui")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stdout)
+	url := ""
+	for url == "" && sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); strings.HasPrefix(l, "http://127.0.0.1:") {
+			url = l
+		}
+	}
+	if url == "" {
+		t.Fatalf("report --ui printed no URL; stderr: %s", e.String())
+	}
+	go io.Copy(io.Discard, stdout)
+	get := func(u string) (int, string, string) {
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Content-Type"), string(b)
+	}
+	base, _, _ := strings.Cut(url, "/?token=")
+	if code, _, _ := get(base + "/"); code != http.StatusForbidden {
+		t.Errorf("GET / without the token: %d", code)
+	}
+	code, _, page := get(url)
+	if code != 200 || !strings.Contains(page, "tsu-tiny") || !strings.Contains(page, "<strong>Verdict: PASS</strong>") ||
+		!strings.Contains(page, "<th>result</th>") || !strings.Contains(page, `href="/report/report/report.html"`) {
+		t.Errorf("front page (%d):\n%.1500s", code, page)
+	}
+	tok := url[strings.Index(url, "?"):]
+	code, _, analysis := get(base + "/report/report/report.html" + tok)
+	if code != 200 || !strings.Contains(analysis, "<table>") {
+		t.Errorf("analysis report: %d", code)
+	}
+	// every plot either report shows is served (the suite's are under
+	// /report/, the analysis report's relative to it)
+	var imgs []string
+	for _, m := range regexp.MustCompile(`<img src="(/report/[^"]+)"`).FindAllStringSubmatch(page, -1) {
+		imgs = append(imgs, m[1])
+	}
+	for _, m := range regexp.MustCompile(`<img src="(plots/[^"]+)"`).FindAllStringSubmatch(analysis, -1) {
+		imgs = append(imgs, "/report/report/"+m[1])
+	}
+	if len(imgs) == 0 {
+		t.Fatalf("no plot in either report")
+	}
+	for _, p := range imgs {
+		if code, ct, body := get(base + p + tok); code != 200 || !strings.HasPrefix(ct, "image/") || len(body) < 100 {
+			t.Errorf("plot %s: %d %s, %d bytes", p, code, ct, len(body))
+		}
+	}
+	t.Logf("report --ui: front page %d bytes, analysis report %d bytes, %d plots served", len(page), len(analysis), len(imgs))
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("report --ui after SIGINT: %v; stderr: %s", err, e.String())
 	}
 }

@@ -45,33 +45,20 @@ can do).`,
 			if err != nil {
 				return err
 			}
-			addr := "127.0.0.1:" + strconv.Itoa(port)
-			if listen != "" {
-				if cmd.Flags().Changed("port") {
-					return fmt.Errorf("give --listen ADDR:PORT or --port N, not both")
-				}
-				addr = listen
-			}
-			// signals are taken before the URL is out: a stop right after it ends the server cleanly
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			s, err := ui.New(ui.Options{Lab: st.Lab, Listen: addr, AllowChanges: allow, Log: logger()})
+			addr, err := uiAddr(cmd, port, listen)
 			if err != nil {
 				return err
-			}
-			if !s.Loopback() {
-				what := "sees the lab"
-				if allow {
-					what += " and can change its links"
-				}
-				fmt.Fprintf(os.Stderr, "\033[1;31mwarning: serving on %s, beyond loopback: anyone who reaches it with the URL %s\033[0m\n", s.Addr(), what)
 			}
 			mode := "read-only"
 			if allow {
 				mode = "changes allowed"
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "emuctl ui: lab %s (%s), Ctrl-C to stop\n    %s\n", st.Lab, mode, s.URL())
-			return s.Serve(ctx)
+			what := "sees the lab"
+			if allow {
+				what += " and can change its links"
+			}
+			return serveUI(cmd, ui.Options{Lab: st.Lab, Listen: addr, AllowChanges: allow, Log: logger()},
+				fmt.Sprintf("emuctl ui: lab %s (%s)", st.Lab, mode), what)
 		},
 	}
 	addLabFlag(cmd, &lab, false)
@@ -79,4 +66,34 @@ can do).`,
 	cmd.Flags().StringVar(&listen, "listen", "", "ADDR:PORT to serve on instead of 127.0.0.1 (beyond loopback: with care)")
 	cmd.Flags().BoolVar(&allow, "allow-changes", false, "let the page change links, move Wi-Fi stations and open shells in nodes")
 	return cmd
+}
+
+// uiAddr is where a page is served: 127.0.0.1 and --port (0: a free
+// port), or --listen ADDR:PORT.
+func uiAddr(cmd *cobra.Command, port int, listen string) (string, error) {
+	if listen == "" {
+		return "127.0.0.1:" + strconv.Itoa(port), nil
+	}
+	if cmd.Flags().Changed("port") {
+		return "", fmt.Errorf("give --listen ADDR:PORT or --port N, not both")
+	}
+	return listen, nil
+}
+
+// serveUI serves a page until Ctrl-C or SIGTERM, having printed head and
+// its URL (and a red warning when it is served beyond loopback: anyone
+// who reaches it with the URL what).
+func serveUI(cmd *cobra.Command, opt ui.Options, head, what string) error {
+	// signals are taken before the URL is out: a stop right after it ends the server cleanly
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s, err := ui.New(opt)
+	if err != nil {
+		return err
+	}
+	if !s.Loopback() {
+		fmt.Fprintf(os.Stderr, "\033[1;31mwarning: serving on %s, beyond loopback: anyone who reaches it with the URL %s\033[0m\n", s.Addr(), what)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s, Ctrl-C to stop\n    %s\n", head, s.URL())
+	return s.Serve(ctx)
 }

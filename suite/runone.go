@@ -31,7 +31,8 @@ func (r *runner) runOne(ctx context.Context, j job, attempt int) (rec *RunRecord
 		rec.Interrupted = true
 		return rec
 	}
-	if _, err := emu.Deploy(ctx, spec, emu.Options{Log: r.opt.Log}); err != nil {
+	st, err := emu.Deploy(ctx, spec, emu.Options{Log: r.opt.Log})
+	if err != nil {
 		if ctx.Err() != nil {
 			rec.Interrupted = true
 		} else {
@@ -39,9 +40,7 @@ func (r *runner) runOne(ctx context.Context, j job, attempt int) (rec *RunRecord
 		}
 		return rec
 	}
-	if st, err := emu.ReadState(lab); err == nil {
-		r.prevNetns = len(st.Namespaces)
-	}
+	r.prevNetns = len(st.Namespaces)
 	defer func() {
 		if err := emu.Down(lab, r.opt.Log); err != nil {
 			rec.Error = joinErr(rec.Error, "teardown: "+err.Error())

@@ -53,7 +53,7 @@ func (s *Server) reportIndex(w http.ResponseWriter, r *http.Request) {
 	}
 	var b bytes.Buffer
 	title := "emuctl report"
-	if m := regexp.MustCompile(`(?m)^# (.+)$`).FindSubmatch(md); m != nil {
+	if m := mdTitle.FindSubmatch(md); m != nil {
 		title = string(m[1])
 	}
 	fmt.Fprintf(&b, `<!DOCTYPE html>
@@ -189,6 +189,7 @@ func separatorRow(row []string) bool {
 }
 
 var (
+	mdTitle  = regexp.MustCompile(`(?m)^# (.+)$`)
 	mdCode   = regexp.MustCompile("`([^`]+)`")
 	mdImage  = regexp.MustCompile(`!\[([^\]]*)\]\(([^)\s]+)\)`)
 	mdLink   = regexp.MustCompile(`\[([^\]]+)\]\(([^)\s]+)\)`)

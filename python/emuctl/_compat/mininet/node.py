@@ -352,12 +352,6 @@ class Node:
         self.sendCmd(*args, **kwargs)
         return self.waitOutput(verbose)
 
-    def runDeferred(self) -> None:
-        """Run the commands deferred while the topology was declared."""
-        deferred, self._deferred = self._deferred, []
-        for args, kwargs in deferred:
-            self.cmd(*args, **kwargs)
-
     def cmdPrint(self, *args: Any) -> str:
         """cmd, printing the output as it comes."""
         return self.cmd(*args, **{"verbose": True})

@@ -3,6 +3,7 @@ package suite
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,11 +31,16 @@ type progress struct {
 	left    time.Duration // planned time of jobs not started
 	stop    chan struct{}
 	wg      sync.WaitGroup
+	// watch receives st after every change (Options.Watch); nil: none
+	watch func(Status)
+	st    Status
 }
 
 func newProgress(w io.Writer, tty bool, p *Plan, jobs int) *progress {
 	pr := &progress{w: w, tty: tty && w != nil, total: jobs, started: time.Now(), planned: map[string]time.Duration{},
 		left: p.Estimate(), stop: make(chan struct{})}
+	pr.st = Status{Suite: p.Suite.Name, Title: p.Suite.Title, Profile: p.Profile.Name, Runs: jobs, Phase: "settling",
+		Started: pr.started, Finished: []RunLine{}, Checks: []CheckStatus{}}
 	for _, sc := range p.Scenarios {
 		pr.planned[sc.Name] = sc.span() + runOverhead
 	}
@@ -59,8 +65,36 @@ func newProgress(w io.Writer, tty bool, p *Plan, jobs int) *progress {
 	return pr
 }
 
+// quiet: nothing to print and nobody watching
+func (pr *progress) quiet() bool { return pr == nil || pr.w == nil && pr.watch == nil }
+
+// emit hands the watcher the status as it stands (pr.mu held).
+func (pr *progress) emit() {
+	if pr.watch == nil {
+		return
+	}
+	pr.st.Runs, pr.st.Done, pr.st.Updated = pr.total, pr.done_, time.Now()
+	pr.st.LeftS = pr.eta().Seconds()
+	st := pr.st
+	st.Finished = slices.Clone(st.Finished)
+	st.Checks = slices.Clone(st.Checks)
+	pr.watch(st)
+}
+
+// update changes the watched status (its phase, checks, verdict) and
+// hands it on.
+func (pr *progress) update(f func(*Status)) {
+	if pr.quiet() {
+		return
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	f(&pr.st)
+	pr.emit()
+}
+
 func (pr *progress) start(j job, attempt int) {
-	if pr.w == nil {
+	if pr.quiet() {
 		return
 	}
 	pr.mu.Lock()
@@ -73,6 +107,8 @@ func (pr *progress) start(j job, attempt int) {
 		pr.left -= pr.planned[j.sc.Name]
 	}
 	pr.curPlan, pr.jobT0 = pr.planned[j.sc.Name], time.Now()
+	pr.st.Current, pr.st.Phase = pr.cur, "settling"
+	pr.emit()
 	if !pr.tty {
 		return
 	}
@@ -101,7 +137,7 @@ func (pr *progress) draw() {
 }
 
 func (pr *progress) finish(rec *RunRecord) {
-	if pr.w == nil {
+	if pr.quiet() {
 		return
 	}
 	pr.mu.Lock()
@@ -115,6 +151,13 @@ func (pr *progress) finish(rec *RunRecord) {
 		line = fmt.Sprintf("[%d/%d] %s #%d (retry %d): %s", pr.done_, pr.total, rec.Scenario, rec.Rep, rec.Attempt-1, runLine(rec))
 	}
 	line += fmt.Sprintf(" (%.1f s)", took.Seconds())
+	pr.st.Finished = append(pr.st.Finished, RunLine{Scenario: rec.Scenario, Rep: rec.Rep, Attempt: rec.Attempt,
+		Status: rec.Status(), Line: runLine(rec), Seconds: took.Seconds()})
+	pr.st.Current = ""
+	pr.emit()
+	if pr.w == nil {
+		return
+	}
 	if pr.tty {
 		fmt.Fprintf(pr.w, "\r%s\x1b[K\n", line)
 		pr.draw()
@@ -127,11 +170,14 @@ func (pr *progress) finish(rec *RunRecord) {
 // on a terminal the bar shows it in place of the run, otherwise a line
 // is begun that waited ends.
 func (pr *progress) waiting(what string) {
-	if pr == nil || pr.w == nil {
+	if pr.quiet() {
 		return
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
+	if pr.w == nil {
+		return
+	}
 	if pr.tty {
 		pr.waitFor, pr.cur = pr.cur, what+" ..."
 		pr.draw()
@@ -143,11 +189,14 @@ func (pr *progress) waiting(what string) {
 // waited ends a wait with its result ("3.4 s"), as one line above the
 // bar on a terminal.
 func (pr *progress) waited(what, result string) {
-	if pr == nil || pr.w == nil {
+	if pr.quiet() {
 		return
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
+	if pr.w == nil {
+		return
+	}
 	if pr.tty {
 		pr.cur = pr.waitFor
 		fmt.Fprintf(pr.w, "\r%s ... %s\x1b[K\n", what, result)

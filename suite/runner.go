@@ -33,6 +33,11 @@ type Options struct {
 	// scenario it covers after the labs, for the report's third column
 	// (reference_run.go); "" for none.
 	Reference string
+	// Watch, when set, receives the run's status after every change (a
+	// run begun, its lab up, a run ended with the checks judged so far,
+	// the verdict): emuctl test --ui. It is called on the runner's
+	// goroutine and must not block.
+	Watch func(Status)
 }
 
 // job is one repetition of one scenario.
@@ -95,13 +100,25 @@ func Run(ctx context.Context, p *Plan, o Options) (*Outcome, error) {
 	}
 	jobs := r.order()
 	r.bar = newProgress(o.Progress, o.TTY, p, len(jobs))
+	r.bar.watch = o.Watch
+	r.bar.update(func(s *Status) { s.Lab, s.Dir = o.Lab, o.Dir })
+	pending := map[string]int{} // repetitions still to make, per scenario
+	for _, j := range jobs {
+		pending[j.sc.Name]++
+	}
 	for _, j := range jobs {
 		if ctx.Err() != nil {
 			break
 		}
 		r.runJob(ctx, j)
+		pending[j.sc.Name]--
+		if o.Watch != nil {
+			checks := r.watchChecks(pending)
+			r.bar.update(func(s *Status) { s.Checks = checks })
+		}
 	}
 	r.bar.done()
+	r.bar.update(func(s *Status) { s.Phase, s.Current = "judging", "" })
 	if ref != nil && ctx.Err() == nil {
 		r.runReference(ctx, ref)
 	}
@@ -114,10 +131,19 @@ func Run(ctx context.Context, p *Plan, o Options) (*Outcome, error) {
 		judgeReference(p, ref, out.Checks)
 	}
 	out.Verdict = verdict(out)
-	if err := writeOutputs(out, p); err != nil {
-		return out, err
-	}
-	return out, nil
+	err := writeOutputs(out, p)
+	r.bar.update(func(s *Status) {
+		s.Phase, s.Verdict, s.Interrupted = "finished", out.Verdict, out.Interrupted
+		s.Checks = s.Checks[:0]
+		for _, cr := range out.Checks {
+			s.Checks = append(s.Checks, CheckStatus{ID: cr.ID, Class: cr.Class, Title: cr.Title, Status: cr.Status,
+				Measured: cr.Measured, Gating: cr.Gating, Decided: true})
+		}
+		if err == nil {
+			s.Report = "report.md"
+		}
+	})
+	return out, err
 }
 
 // runner holds one suite run's state.

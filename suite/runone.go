@@ -31,6 +31,7 @@ func (r *runner) runOne(ctx context.Context, j job, attempt int) (rec *RunRecord
 		rec.Interrupted = true
 		return rec
 	}
+	r.bar.update(func(s *Status) { s.Phase = "running" })
 	st, err := emu.Deploy(ctx, spec, emu.Options{Log: r.opt.Log})
 	if err != nil {
 		if ctx.Err() != nil {

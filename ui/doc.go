@@ -3,7 +3,11 @@
 // direction, drops and state, the lab's events — served over HTTP on
 // loopback behind a random token, and with --allow-changes a way to set a
 // link's parameters and pull or plug it, move a Wi-Fi station and run
-// commands in a node's shell from the page.
+// commands in a node's shell from the page. The same page follows a
+// suite as it runs (emuctl test --ui: suite.go, a SuiteFeed the runner
+// sets; each run's lab as it comes and goes; the report at the end), and
+// a results directory is served on its own (emuctl report --ui:
+// report.go).
 //
 // What it owns: the HTTP server (server.go: the token, the method list a
 // page may call), the event stream to each page (events.go: server-sent

@@ -51,6 +51,22 @@ func (s *Server) reportIndex(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, to, http.StatusFound)
 		return
 	}
+	s.writeReport(w, md, reportCSP)
+}
+
+// suiteReport is a running suite's report.md, once written, as a page the
+// suite's page frames (emuctl test --ui): 404 until then.
+func (s *Server) suiteReport(w http.ResponseWriter, r *http.Request) {
+	md, err := os.ReadFile(filepath.Join(s.opt.Report, "report.md"))
+	if err != nil {
+		http.Error(w, "the suite has not written its report yet", http.StatusNotFound)
+		return
+	}
+	s.writeReport(w, md, strings.Replace(reportCSP, "frame-ancestors 'none'", "frame-ancestors 'self'", 1))
+}
+
+// writeReport renders a suite's report.md as a page of its own.
+func (s *Server) writeReport(w http.ResponseWriter, md []byte, csp string) {
 	var b bytes.Buffer
 	title := "emuctl report"
 	if m := mdTitle.FindSubmatch(md); m != nil {
@@ -76,7 +92,7 @@ nav{font-size:90%%;margin-bottom:1em;color:#555}
 	b.WriteString(markdownHTML(string(md), "/report/"))
 	b.WriteString("</body></html>\n")
 	h := w.Header()
-	h.Set("Content-Security-Policy", reportCSP)
+	h.Set("Content-Security-Policy", csp)
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	w.Write(b.Bytes())
 }

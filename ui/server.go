@@ -50,6 +50,11 @@ type Options struct {
 	// page (report.go). ReportHTML is its analysis report, relative to
 	// it (e.g. report/report.html), linked from the front page.
 	Report, ReportHTML string
+	// Suite, when set, is a suite running (emuctl test --ui): the page
+	// shows its progress from it, Lab is the name each run's lab takes
+	// (up only while a run is made) and Report the results directory the
+	// suite writes, whose report the page shows when the suite ends.
+	Suite *SuiteFeed
 }
 
 // readMethods are the API methods every page may call; changeMethods
@@ -83,6 +88,9 @@ func (s *Server) CookieName() string {
 func New(opt Options) (*Server, error) {
 	if opt.Lab == "" && opt.Report == "" {
 		return nil, errors.New("ui: no lab and no report to serve")
+	}
+	if opt.Suite != nil && (opt.Lab == "" || opt.Report == "") {
+		return nil, errors.New("ui: a suite's page needs its lab's name and its results directory")
 	}
 	if opt.Report != "" {
 		if fi, err := os.Stat(opt.Report); err != nil || !fi.IsDir() {
@@ -178,6 +186,10 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("POST /api/call", s.call)
 	mux.HandleFunc("GET /api/events", s.events)
 	mux.HandleFunc("GET /api/shell", s.shell)
+	if s.opt.Suite != nil {
+		mux.HandleFunc("GET /api/suite", s.suiteStatus)
+		mux.HandleFunc("GET /suite-report", s.suiteReport)
+	}
 	return s.auth(mux)
 }
 
@@ -218,6 +230,7 @@ func (s *Server) auth(next http.Handler) http.Handler {
 func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"lab": s.opt.Lab, "allow_changes": s.opt.AllowChanges, "interval_ms": s.opt.Interval.Milliseconds(),
+		"suite": s.opt.Suite != nil,
 	})
 }
 

@@ -9,11 +9,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/emuctl/emuctl/suite"
+	"github.com/emuctl/emuctl/ui"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -25,6 +27,9 @@ type testFlags struct {
 	seed                     uint64
 	reference                string
 	only                     []string
+	ui                       bool
+	port                     int
+	listen                   string
 }
 
 func newTestCmd() *cobra.Command {
@@ -48,10 +53,18 @@ interrupted.
 --reference ns3 runs the scenarios a suite's reference: block covers in
 emuctl's own ns-3 program after the labs (built once with g++ against
 libns3-dev); the report shows ns-3's values beside Linux's and the paper's
-and says what differs. Without ns-3 the column says how to install it.`,
+and says what differs. Without ns-3 the column says how to install it.
+
+--ui serves a live page of the suite on 127.0.0.1 (as emuctl ui does, behind
+the printed URL's token): the run being made, its lab live (topology, link
+rates, queues, drops, events), the runs made, every check judged on the
+runs so far (final once its scenarios have all run) and the time left; when
+the suite ends its report opens in the page, which stays up until Ctrl-C.
+The page is read-only: a change would alter what the runs measure.`,
 		Example: `  sudo emuctl test asym-mptcp --quick
   sudo emuctl test sack-reno --reps 5 --out /tmp/results
   sudo emuctl test sack-reno --quick --reference ns3
+  sudo emuctl test bufferbloat --quick --ui
   sudo emuctl test my-suite.yaml --json > outcome.json
   emuctl test --list`,
 		ValidArgsFunction: completeSuites,
@@ -77,6 +90,9 @@ and says what differs. Without ns-3 the column says how to install it.`,
 	f.BoolVar(&tf.json, "json", false, "print the outcome (every check and run) as JSON on stdout")
 	f.Uint64Var(&tf.seed, "seed", 0, "seed of the random run order (default: random, recorded in the report)")
 	f.StringArrayVar(&tf.only, "only", nil, "run only the scenarios with these labels of a parameter: PARAM=LABEL[,LABEL...] (repeatable), as a profile's params: does")
+	f.BoolVar(&tf.ui, "ui", false, "serve a live page of the suite (its lab, progress, checks so far, then its report) on loopback until Ctrl-C")
+	f.IntVar(&tf.port, "port", 0, "with --ui: port on 127.0.0.1 (default: a free one)")
+	f.StringVar(&tf.listen, "listen", "", "with --ui: ADDR:PORT to serve on instead of 127.0.0.1 (beyond loopback: with care)")
 	f.StringVar(&tf.reference, "reference", "", "also run the suite's scenarios in a simulator after the labs, for a third column beside Linux and the paper: ns3 (emuctl's own ns-3 programs, validate/ns3; needs libns3-dev and g++)")
 	return cmd
 }
@@ -100,6 +116,9 @@ func runTest(cmd *cobra.Command, arg string, tf testFlags) error {
 	}
 	if tf.reps < 0 {
 		return fmt.Errorf("--reps %d: want a positive number", tf.reps)
+	}
+	if !tf.ui && (cmd.Flags().Changed("port") || tf.listen != "") {
+		return fmt.Errorf("--port and --listen serve the suite's page: give them with --ui")
 	}
 	s, err := suite.Open(arg)
 	if err != nil {
@@ -136,8 +155,13 @@ func runTest(cmd *cobra.Command, arg string, tf testFlags) error {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	var ran atomic.Bool // the suite has ended: a signal now stops the page
 	go func() {
 		for range sigs {
+			if ran.Load() {
+				cancel()
+				continue
+			}
 			if ctx.Err() == nil {
 				fmt.Fprintln(errw, "\nstopping: the running flows end now, the lab is torn down, the runs made so far are kept")
 				cancel()
@@ -146,8 +170,18 @@ func runTest(cmd *cobra.Command, arg string, tf testFlags) error {
 			}
 		}
 	}()
-	tty := term.IsTerminal(int(os.Stderr.Fd()))
-	out, err := suite.Run(ctx, plan, suite.Options{Dir: dir, Seed: tf.seed, Progress: errw, TTY: tty, Log: logger(), Reference: tf.reference})
+	opt := suite.Options{Dir: dir, Seed: tf.seed, Lab: fmt.Sprintf("%s-%d", s.Name, os.Getpid()), Log: logger(), Reference: tf.reference}
+	if tf.ui {
+		page, err := startSuiteUI(cmd, tf, opt)
+		if err != nil {
+			return err
+		}
+		defer page.stop()
+		opt.Watch = func(st suite.Status) { page.feed.Set(st) }
+	}
+	opt.Progress, opt.TTY = errw, term.IsTerminal(int(os.Stderr.Fd()))
+	out, err := suite.Run(ctx, plan, opt)
+	ran.Store(true)
 	if out == nil {
 		return err
 	}
@@ -164,10 +198,51 @@ func runTest(cmd *cobra.Command, arg string, tf testFlags) error {
 	if err != nil {
 		fmt.Fprintln(errw, "emuctl: writing results: "+err.Error())
 	}
+	if tf.ui && ctx.Err() == nil {
+		fmt.Fprintln(errw, "the page shows the report; Ctrl-C to stop it")
+		<-ctx.Done()
+	}
 	if code := out.ExitCode(); code != 0 {
 		return exitError{code}
 	}
 	return err
+}
+
+// suitePage is the page of a suite being run (emuctl test --ui).
+type suitePage struct {
+	feed *ui.SuiteFeed
+	stop func()
+}
+
+// startSuiteUI serves the suite's page (read-only) and prints its URL on
+// stderr (stdout may carry --json).
+func startSuiteUI(cmd *cobra.Command, tf testFlags, opt suite.Options) (*suitePage, error) {
+	addr, err := uiAddr(cmd, tf.port, tf.listen)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	feed := &ui.SuiteFeed{}
+	srv, err := ui.New(ui.Options{Lab: opt.Lab, Listen: addr, Report: opt.Dir, Suite: feed, Log: logger()})
+	if err != nil {
+		return nil, err
+	}
+	errw := cmd.ErrOrStderr()
+	if !srv.Loopback() {
+		fmt.Fprintf(errw, "\033[1;31mwarning: serving on %s, beyond loopback: anyone who reaches it with the URL sees the suite and its labs\033[0m\n", srv.Addr())
+	}
+	fmt.Fprintf(errw, "emuctl test --ui: the suite's page (read-only)\n    %s\n", srv.URL())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ctx); err != nil {
+			fmt.Fprintln(errw, "emuctl test --ui: "+err.Error())
+		}
+	}()
+	return &suitePage{feed: feed, stop: func() { cancel(); <-done }}, nil
 }
 
 func roundDur(d time.Duration) time.Duration {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -63,10 +64,10 @@ func TestTestCLI(t *testing.T) {
 		t.Errorf("results: %v", err)
 	}
 	reportUI(t, filepath.Join(out, "tsu-tiny", "latest"))
-	r = must(t, run(t, "", "test", "suite/testdata/good/tiny.yaml", "--quick", "--out", out, "--json"))
-	if !strings.Contains(r.stdout, `"verdict": "pass"`) || !strings.Contains(r.stdout, `"checks": [`) {
-		t.Errorf("--json:\n%.400s", r.stdout)
+	if r = run(t, "", "test", "suite/testdata/good/tiny.yaml", "--quick", "--port", "8080"); r.code != 1 || !strings.Contains(r.stderr, "give them with --ui") {
+		t.Errorf("--port without --ui: exit %d\n%s", r.code, r.stderr)
 	}
+	testUI(t, out) // and --json
 
 	// Ctrl-C in the middle of a run: exit 130, nothing left behind.
 	long := filepath.Join(t.TempDir(), "long.yaml")
@@ -93,6 +94,84 @@ func TestTestCLI(t *testing.T) {
 			t.Errorf("left behind after Ctrl-C: %s", l)
 		}
 	}
+}
+
+// testUI: emuctl test --ui --json prints the suite's page's URL on stderr
+// (stdout carries the outcome), serves the suite's status as it runs and
+// its report once it ends, and stays up until SIGINT, then exits with the
+// suite's verdict.
+func testUI(t *testing.T, out string) {
+	t.Helper()
+	cmd := exec.Command(bin, "test", "suite/testdata/good/tiny.yaml", "--quick", "--out", out, "--json", "--ui")
+	cmd.Dir = "../.."
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o bytes.Buffer
+	cmd.Stdout = &o
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stderr)
+	url := ""
+	for url == "" && sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); strings.HasPrefix(l, "http://127.0.0.1:") {
+			url = l
+		}
+	}
+	if url == "" {
+		t.Fatal("test --ui printed no URL")
+	}
+	go io.Copy(io.Discard, stderr)
+	base, _, _ := strings.Cut(url, "/?token=")
+	tok := url[strings.Index(url, "?"):]
+	get := func(path string) (int, string) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := get("/api/suite"); code != http.StatusForbidden {
+		t.Errorf("api/suite without the token: %d", code)
+	}
+	phases := map[string]bool{}
+	var st struct {
+		Phase, Verdict, Report, Lab string
+		Done, Runs                  int
+	}
+	for deadline := time.Now().Add(90 * time.Second); st.Phase != "finished" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		code, body := get("/api/suite" + tok)
+		if code != 200 || json.Unmarshal([]byte(body), &st) != nil {
+			t.Fatalf("api/suite: %d %s", code, body)
+		}
+		phases[st.Phase] = true
+	}
+	if st.Phase != "finished" || st.Verdict != "pass" || st.Done != 2 || st.Runs != 2 || !strings.HasPrefix(st.Lab, "tsu-tiny-") || !phases["running"] {
+		t.Errorf("the suite's status: %+v; phases seen %v", st, phases)
+	}
+	if code, page := get("/" + tok); code != 200 || !strings.Contains(page, `id="suite"`) {
+		t.Errorf("the page: %d", code)
+	}
+	if code, rep := get("/suite-report" + tok); code != 200 || !strings.Contains(rep, "tsu-tiny") || !strings.Contains(rep, "<strong>Verdict: PASS</strong>") {
+		t.Errorf("the report in the page: %d %.300s", code, rep)
+	}
+	time.Sleep(300 * time.Millisecond) // the page stays up after the suite
+	if code, _ := get("/api/suite" + tok); code != 200 {
+		t.Errorf("the page after the suite: %d", code)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("test --ui after SIGINT: %v", err)
+	}
+	if !strings.Contains(o.String(), `"verdict": "pass"`) || !strings.Contains(o.String(), `"checks": [`) {
+		t.Errorf("--json:\n%.400s", o.String())
+	}
+	t.Logf("test --ui: phases %v; %d runs", phases, st.Done)
 }
 
 // reportUI: emuctl report DIR --ui on a suite's results serves the suite's

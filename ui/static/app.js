@@ -643,6 +643,7 @@ function onEvent(ev) {
 let stream;
 
 function connect() {
+  if (stream) stream.close();
   stream = new EventSource('api/events');
   stream.onopen = () => { $('status').textContent = 'live'; $('status').className = 'status live'; };
   stream.onerror = () => {
@@ -662,6 +663,104 @@ async function reload() {
   refreshWiFi();
 }
 
+// ---- a suite running (emuctl test --ui) -------------------------------
+// Each run builds the suite's lab afresh under one name and takes it down
+// at its end: the page follows it from run to run, and shows the suite's
+// progress, the checks judged so far and, at the end, its report.
+
+const suite = { ver: null, following: false, reported: false, st: null };
+
+async function pollSuite() {
+  let r;
+  try { r = await fetch('api/suite'); } catch (e) { return; }
+  if (!r.ok) return;
+  const ver = r.headers.get('X-Version');
+  if (ver !== suite.ver) {
+    suite.ver = ver;
+    suite.st = await r.json();
+    drawSuite(suite.st);
+  }
+  drawSuiteClock(suite.st);
+  const st = suite.st;
+  // a run's lab is up (or being built): follow it once it answers
+  if (st.phase === 'running' && (state.down || !stream || stream.readyState === EventSource.CLOSED) && !suite.following) {
+    suite.following = true;
+    try {
+      await reload();
+      state.down = false;
+      connect();
+      logEvent({ type: 'run', a: st.current || '' });
+    } catch (e) { /* not up yet: the next poll tries again */ }
+    suite.following = false;
+  }
+  if (st.phase === 'finished' && st.report && !suite.reported) {
+    suite.reported = true;
+    showReport();
+  }
+}
+
+function secs(s) {
+  s = Math.max(0, Math.round(s));
+  const m = Math.floor(s / 60);
+  return m + ':' + String(s % 60).padStart(2, '0');
+}
+
+function drawSuiteClock(st) {
+  if (!st || !st.started) return;
+  const now = Date.now();
+  const elapsed = (now - Date.parse(st.started)) / 1000;
+  let text = st.phase === 'finished' ? 'finished' :
+    'run ' + Math.min(st.done + 1, st.runs) + ' of ' + st.runs + ': ' + (st.current || '') + ' (' + st.phase + ')';
+  text += ' · ' + secs(elapsed) + ' elapsed';
+  if (st.phase !== 'finished') text += ', about ' + secs(st.left_s - (now - Date.parse(st.updated)) / 1000) + ' left';
+  $('suite-progress').textContent = text;
+  if (state.down) { // each run's lab goes down at its end: that is no alarm here
+    $('status').textContent = st.phase === 'finished' ? 'suite finished' : 'between runs';
+    $('status').className = 'status';
+  }
+}
+
+function drawSuite(st) {
+  if (!st.suite) { $('suite-progress').textContent = st.phase || ''; return; }
+  $('suite-head').textContent = 'suite ' + st.suite + ' (' + st.profile + '): ' + st.title;
+  $('suite-bar').max = st.runs || 1;
+  $('suite-bar').value = st.done;
+  const v = $('suite-verdict');
+  v.textContent = '';
+  if (st.verdict) {
+    v.append('verdict: ', el('strong', { class: st.verdict === 'pass' ? 'ok' : 'err', id: 'verdict' }, st.verdict.toUpperCase()),
+      ' (' + st.done + ' runs; results in ' + st.dir + ')');
+  }
+  const cb = $('suite-checks').tBodies[0];
+  cb.textContent = '';
+  for (const c of st.checks || []) {
+    const tr = el('tr', { 'data-check': c.id });
+    tr.append(el('td', {}, c.id), el('td', {}, c.class),
+      el('td', { class: 'check-' + c.status }, c.status),
+      el('td', { class: 'hint' }, c.decided ? 'final' : 'so far'),
+      el('td', {}, c.measured || ''), el('td', {}, c.title));
+    cb.append(tr);
+  }
+  const rb = $('suite-runs').tBodies[0];
+  rb.textContent = '';
+  const runs = st.finished || [];
+  $('suite-nruns').textContent = runs.length;
+  runs.forEach((r, i) => {
+    const name = r.scenario + ' #' + r.rep + (r.attempt > 1 ? ' (retry ' + (r.attempt - 1) + ')' : '');
+    const tr = el('tr', { class: 'run-' + r.status });
+    tr.append(el('td', { class: 'num' }, String(i + 1)), el('td', {}, name), el('td', {}, r.status),
+      el('td', {}, r.line), el('td', { class: 'num' }, r.seconds.toFixed(1)));
+    rb.prepend(tr);
+  });
+}
+
+// showReport frames the suite's report: the server renders its Markdown
+// (as emuctl report --ui does) into a page without script.
+function showReport() {
+  $('suite-report-frame').src = 'suite-report';
+  $('suite-report').hidden = false;
+}
+
 async function main() {
   const r = await fetch('api/info');
   state.info = await r.json();
@@ -669,8 +768,17 @@ async function main() {
   $('mode').textContent = state.info.allow_changes ? 'changes allowed' : 'read-only';
   termSetup();
   wifiSetup();
-  try { await reload(); } catch (e) { logEvent({ type: 'error', a: e.message }); }
-  connect();
+  if (state.info.suite) {
+    // the lab exists only while a run is made: pollSuite follows it
+    $('suite').hidden = false;
+    state.down = true;
+    $('status').textContent = 'waiting for a run';
+    pollSuite();
+    setInterval(pollSuite, 500);
+  } else {
+    try { await reload(); } catch (e) { logEvent({ type: 'error', a: e.message }); }
+    connect();
+  }
   setInterval(refreshWiFi, 500); // the medium has no events: read twice a second
 }
 

@@ -413,6 +413,28 @@ type WiFiMedium struct {
 	// Track is where the lab's moving nodes (mobility:) were during the
 	// run, sampled every 250 ms: empty when no node moves.
 	Track []WiFiPlace `json:"track,omitempty"`
+	// Handovers are the stations' moves between the access points of
+	// their network during the run (engine backend).
+	Handovers []WiFiHandover `json:"handovers,omitempty"`
+}
+
+// WiFiHandover is one station's handover during a run.
+type WiFiHandover struct {
+	// TS is seconds since Result.Start when it began.
+	TS      float64 `json:"t_s"`
+	Station string  `json:"station"`
+	From    string  `json:"from"`
+	To      string  `json:"to"`
+	// FromSNRdB and ToSNRdB: how the station heard the two APs then.
+	FromSNRdB float64 `json:"from_snr_db"`
+	ToSNRdB   float64 `json:"to_snr_db"`
+	// OffAirMs is how long it was off the air (Done: it came back during
+	// the run); Held frames its node sent meanwhile went out after, and
+	// Dropped were lost (beyond the queue, or for it while it was off).
+	OffAirMs float64 `json:"off_air_ms"`
+	Done     bool    `json:"done"`
+	Held     int     `json:"held"`
+	Dropped  int     `json:"dropped"`
 }
 
 // WiFiPlace is a moving node at one instant of a run.
@@ -422,9 +444,11 @@ type WiFiPlace struct {
 	Node string     `json:"node"`
 	Pos  [3]float64 `json:"pos"`
 	// SNRdB is a station's SNR at its access point (the medium's, now);
-	// Rate the rate of its last data frame.
+	// Rate the rate of its last data frame; AP its access point then (a
+	// station that roams).
 	SNRdB float64 `json:"snr_db,omitempty"`
 	Rate  string  `json:"rate,omitempty"`
+	AP    string  `json:"ap,omitempty"`
 }
 
 // WiFiRadio is one radio's medium counters over a run.

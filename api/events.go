@@ -17,7 +17,9 @@ import (
 //	{"subscription": "ev1", "type": "node-added", "node": "h3", "t": ...}
 //	  types: node-added, node-removed, link-added, link-removed (with the
 //	  link's ends), link-changed (its parameters in force), link-state (an
-//	  end went up or down), lab-down (the lab is gone; the subscription ends)
+//	  end went up or down), wifi-handover (a station moved to another access
+//	  point of its network: node, a (from), b (to), params: the SNRs, the
+//	  time off the air), lab-down (the lab is gone; the subscription ends)
 //	{"subscription": "ev1", "type": "counters", "t": ..., "links": [...]}
 //	  every interval: per link and direction bytes, packets, drops, the
 //	  rate since the last sample (bit/s: frames as on the wire, from the
@@ -106,6 +108,7 @@ func watch(ctx context.Context, s *session, id, lab string, every time.Duration,
 	var prev *emu.State
 	var last []emu.LinkCounters
 	var lastT time.Time
+	seen := -1 // handovers already told (-1: not read yet)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
@@ -127,6 +130,9 @@ func watch(ctx context.Context, s *session, id, lab string, every time.Duration,
 				}
 			}
 			prev = st
+			if roams(st) {
+				seen = handoverEvents(s, id, lab, seen)
+			}
 			if counters {
 				t, cs, err := emu.Counters(lab)
 				if err == nil {
@@ -157,6 +163,37 @@ func watch(ctx context.Context, s *session, id, lab string, every time.Duration,
 		case <-tick.C:
 		}
 	}
+}
+
+// roams: the lab has a station that roams between access points.
+func roams(st *emu.State) bool {
+	if st.Spec == nil || st.Medium == nil {
+		return false
+	}
+	for _, n := range st.Spec.Nodes {
+		if n.Station != nil && len(n.Station.ESS) > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// handoverEvents tells the handovers the medium made since the first
+// seen (all it had when the subscription began are not told) and returns
+// how many it has made.
+func handoverEvents(s *session, id, lab string, seen int) int {
+	ms, err := emu.LabMediumStats(lab)
+	if err != nil {
+		return seen
+	}
+	n := len(ms.Handovers)
+	if seen >= 0 {
+		for _, h := range ms.Handovers[min(seen, n):] {
+			s.notify("event", event{Subscription: id, Type: "wifi-handover", T: h.Time.UTC().Format(time.RFC3339Nano), Node: h.Station, A: h.From, B: h.To,
+				Params: map[string]any{"from_snr_db": h.FromSNRdB, "to_snr_db": h.ToSNRdB, "off_air_ms": float64(h.OffAir) / 1e6}})
+		}
+	}
+	return n
 }
 
 // diffEvents are the changes between two readings of a lab's state.

@@ -109,6 +109,7 @@ func (d *deployer) wifiEngineSetup(ctx context.Context, mediumName string, mh ne
 			r.CryptoBytes = 16 // CCMP header (8) and MIC (8)
 		}
 	}
+	essRadios(d.spec, wnodes, radios)
 	d.stMu.Lock()
 	d.st.Medium = &MediumState{Backend: WiFiEngine, Netns: mediumName, Radios: radios, Spec: *d.spec.WiFiMedium}
 	d.stMu.Unlock()
@@ -116,6 +117,44 @@ func (d *deployer) wifiEngineSetup(ctx context.Context, mediumName string, mh ne
 		return err
 	}
 	return d.wirelessShaping(wnodes)
+}
+
+// essRadios prepares the stations of networks of several access points
+// to roam (wifi/ether_roam.go): each one's access points by radio, its
+// hysteresis and time off the air (the configured one, or the airtime
+// of a reassociation's exchange plus its scan time), and the access
+// point it starts on: the one it hears best where it stands (recorded as
+// its AP in the lab's topology).
+func essRadios(spec *topo.Spec, wnodes []*node, radios []wifi.MediumRadio) {
+	cfg := wifi.MediumSettings(*spec.WiFiMedium)
+	cfg.Radios = radios
+	for i, n := range wnodes {
+		st := n.spec.Station
+		if st == nil || len(st.ESS) < 2 {
+			continue
+		}
+		r := &radios[i]
+		for _, name := range st.ESS {
+			for j, m := range wnodes {
+				if m.spec.Name == name {
+					r.ESS = append(r.ESS, j)
+				}
+			}
+		}
+		best := r.AP
+		for _, j := range r.ESS {
+			if cfg.Link(j, i).SNRdB > cfg.Link(best, i).SNRdB {
+				best = j
+			}
+		}
+		r.AP, r.FreqMHz, r.WidthMHz = best, radios[best].FreqMHz, radios[best].WidthMHz
+		st.AP = wnodes[best].spec.Name
+		off := st.Roaming.OffAir
+		if off == 0 {
+			off = wifi.OffAirTime(r.Mode, r.FreqMHz, r.CryptoBytes > 0, st.Roaming.Scan)
+		}
+		r.Roam = &wifi.Roaming{HysteresisDB: st.Roaming.HysteresisDB, OffAir: off}
+	}
 }
 
 // wirelessIface is the wireless interface of an AP or station.

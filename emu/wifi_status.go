@@ -44,7 +44,13 @@ type WiFiNodeStatus struct {
 	MLD *MLDStatus `json:"mld,omitempty"`
 	// Medium is the node's radio as the lab's medium sees it.
 	Medium *MediumNode `json:"medium,omitempty"`
-	Error  string      `json:"error,omitempty"`
+	// AP is a station's access point now, Network (ESS) the access
+	// points it roams between and Handovers its handovers so far (engine
+	// backend: the medium's).
+	AP        string          `json:"ap,omitempty"`
+	Network   []string        `json:"network,omitempty"`
+	Handovers []wifi.Handover `json:"handovers,omitempty"`
+	Error     string          `json:"error,omitempty"`
 }
 
 // MLDStatus is a multi-link device (an AP MLD or a station MLD) and each
@@ -149,13 +155,14 @@ func WiFiStatus(st *State) []WiFiNodeStatus {
 		return nil
 	}
 	var media map[string]*MediumNode
+	var ms *wifi.MediumStats
 	if st.Medium != nil {
-		if ms, err := LabMediumStats(st.Lab); err == nil {
-			media = mediumNodes(ms)
+		if m, err := LabMediumStats(st.Lab); err == nil {
+			ms, media = m, mediumNodes(m)
 		}
 	}
 	if st.Medium != nil && st.Medium.Backend == WiFiEngine {
-		return engineStatus(st, media)
+		return engineStatus(st, media, ms)
 	}
 	var out []WiFiNodeStatus
 	kept := map[string]DaemonStatus{}
@@ -228,9 +235,10 @@ func WiFiStatus(st *State) []WiFiNodeStatus {
 }
 
 // engineStatus is the Wi-Fi state of an engine-backed lab: its BSSs as
-// the file set them up (stations are associated for the lab's lifetime)
-// and the medium's view of every radio.
-func engineStatus(st *State, media map[string]*MediumNode) []WiFiNodeStatus {
+// the file set them up (stations are associated for the lab's lifetime,
+// with the access point the medium has them on: a station of a network of
+// several roams) and the medium's view of every radio.
+func engineStatus(st *State, media map[string]*MediumNode, ms *wifi.MediumStats) []WiFiNodeStatus {
 	var out []WiFiNodeStatus
 	for i := range st.Spec.Nodes {
 		n := &st.Spec.Nodes[i]
@@ -243,7 +251,18 @@ func engineStatus(st *State, media map[string]*MediumNode) []WiFiNodeStatus {
 			s.Iface, s.State = n.AP.Iface, "ENABLED"
 		} else {
 			s.Iface, s.State = n.Station.Iface, "COMPLETED"
-			ap = st.Spec.Node(n.Station.AP).AP
+			s.AP, s.Network = n.Station.AP, n.Station.ESS
+			if ms != nil && ms.Assoc[n.Name] != "" {
+				s.AP = ms.Assoc[n.Name]
+			}
+			if ms != nil {
+				for _, h := range ms.Handovers {
+					if h.Station == n.Name {
+						s.Handovers = append(s.Handovers, h)
+					}
+				}
+			}
+			ap = st.Spec.Node(s.AP).AP
 		}
 		if media == nil {
 			s.State, s.Error = "", "the lab's medium is not answering"
@@ -251,7 +270,7 @@ func engineStatus(st *State, media map[string]*MediumNode) []WiFiNodeStatus {
 		s.SSID, s.FreqMHz, s.Width = ap.SSID, ap.Channel.FreqMHz, fmt.Sprintf("%d MHz", ap.Channel.Width)
 		apNode := n
 		if n.Station != nil {
-			apNode = st.Spec.Node(n.Station.AP)
+			apNode = st.Spec.Node(s.AP)
 		}
 		if ifc := findIface(apNode, ap.Iface); ifc != nil {
 			s.BSSID = ifc.MAC

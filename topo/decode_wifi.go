@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -19,7 +20,8 @@ const (
 
 var (
 	apWiFiKeys  = []string{"ssid", "mode", "band", "channel", "width", "security", "passphrase", "txpower", "country", "links", "routed", "rate"}
-	staWiFiKeys = []string{"ap", "ssid", "mlo", "txpower", "link", "rate"}
+	staWiFiKeys = []string{"ap", "ssid", "mlo", "txpower", "link", "rate", "roaming"}
+	roamingKeys = []string{"hysteresis", "scan", "off_air"}
 	mloLinkKeys = []string{"band", "channel", "width", "link"}
 	securities  = []string{WiFiOpen, WiFiWPA2, WiFiWPA3}
 	bands       = []string{Band24, Band5, Band6}
@@ -52,6 +54,9 @@ type rawWiFi struct {
 	// rate: a fixed rate on the medium ("" or auto: rate control)
 	rate    string
 	rateLoc loc
+	// roaming: how the station roams between its network's APs
+	roam    *WiFiRoaming
+	roamLoc loc
 }
 
 type rawMLOLink struct {
@@ -179,6 +184,31 @@ func (d *dec) wifiBlock(n *yaml.Node, path string, isAP bool, keyLoc loc) *rawWi
 		case "mlo":
 			w.mlo, _ = d.boolean(e.V, p)
 			w.mloLoc = l
+		case "roaming":
+			w.roam, w.roamLoc = &WiFiRoaming{HysteresisDB: DefaultRoamingHysteresisDB}, at(e.K, p)
+			for _, f := range d.fields(e.V, p, roamingKeys) {
+				fp := joinPath(p, f.Key)
+				switch f.Key {
+				case "hysteresis":
+					if v, ok := d.decibels(f.V, fp, 0, 40); ok {
+						w.roam.HysteresisDB = v
+					}
+				case "scan", "off_air":
+					v, ok := d.duration(f.V, fp, "a duration such as 50ms")
+					if ok && (v < 0 || v > 10*time.Second) {
+						d.errorf(at(f.V, fp), "%s %v: want 0 to 10s", f.Key, v)
+						ok = false
+					}
+					if ok && f.Key == "scan" {
+						w.roam.Scan = v
+					} else if ok {
+						w.roam.OffAir = v
+						if v == 0 {
+							d.errorf(at(f.V, fp), "off_air 0: a handover takes time (leave off_air out for the exchange's airtime, plus scan)")
+						}
+					}
+				}
+			}
 		case "link":
 			w.params, w.dirs, w.dirLocs = d.linkBlock(e.V, p, true)
 			w.parLoc, w.hasLink = at(e.K, p), true

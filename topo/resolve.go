@@ -49,6 +49,7 @@ func resolve(d *diag, doc *rawDoc) (*Spec, error) {
 	r.resolveOVS() // decode_ovs.go: OVS settings and ports, once interfaces exist
 	r.assignMACs()
 	r.segments()
+	r.checkESS() // resolve_wifi.go
 	r.address()
 	d.broken = d.broken || len(d.errs) > n
 	r.checkSwitchLoops()

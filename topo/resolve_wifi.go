@@ -46,7 +46,8 @@ func defaultChannel(band string) int {
 // joins. wifiRecs maps each wireless interface record to its AP's node.
 func (r *resolver) makeWiFi() {
 	r.wifiAP = map[*ifRec]int{}
-	bySSID := map[string]int{}
+	bySSID := map[string]int{} // the first AP of each SSID
+	ess := map[string][]int{}  // every AP of each SSID
 	var aps []int
 	for ni, rn := range r.doc.nodes {
 		if rn.wifiKind != kindAP || rn.wifi == nil {
@@ -56,10 +57,13 @@ func (r *resolver) makeWiFi() {
 		n := &r.spec.Nodes[ni]
 		n.AP = ap
 		if prev, dup := bySSID[ap.SSID]; dup {
-			r.d.errorf(firstLoc(rn.wifi.ssidLoc, rn.loc), "ssid %q is already used by access point %s: give every AP its own SSID (stations pick their AP by SSID; roaming between APs is not modelled)", ap.SSID, r.spec.Nodes[prev].Name)
+			if why := essMismatch(r.spec.Nodes[prev].AP, ap); why != "" {
+				r.d.errorf(firstLoc(rn.wifi.ssidLoc, rn.loc), "ssid %q is also access point %s's: %s", ap.SSID, r.spec.Nodes[prev].Name, why)
+			}
 		} else {
 			bySSID[ap.SSID] = ni
 		}
+		ess[ap.SSID] = append(ess[ap.SSID], ni)
 		aps = append(aps, ni)
 		ap.Iface = r.freeIfName(ni, wlanName(n.Name))
 		if !ap.Routed {
@@ -115,6 +119,27 @@ func (r *resolver) makeWiFi() {
 		ap := r.spec.Nodes[api].AP
 		st := &WiFiStation{AP: r.spec.Nodes[api].Name, SSID: ap.SSID, Security: ap.Security, Passphrase: ap.Passphrase,
 			MLO: w.mlo, TxPowerMBm: w.txMBm, Pos: posString(r.spec.Source, rn.loc)}
+		// a station that named a network of several APs roams between
+		// them; one that named its AP stays with it
+		if nets := ess[ap.SSID]; w.ap == "" && len(nets) > 1 {
+			st.ESS = r.names(nets)
+			st.Roaming = w.roam
+			if st.Roaming == nil {
+				st.Roaming = &WiFiRoaming{HysteresisDB: DefaultRoamingHysteresisDB}
+			}
+			if w.mlo {
+				r.d.errorf(w.mloLoc, "mlo: a station of a network of several access points (%s) cannot be a multi-link device here", strings.Join(st.ESS, ", "))
+			}
+			if w.hasLink {
+				r.d.errorf(w.parLoc, "link: a station that roams between access points (%s) cannot have its hop shaped: its downlink is shaped at its access point, which changes; shape the wired side instead", strings.Join(st.ESS, ", "))
+			}
+		} else if w.roam != nil {
+			why := fmt.Sprintf("its network %q has one access point", ap.SSID)
+			if w.ap != "" {
+				why = fmt.Sprintf("it names its access point (ap: %s); name the network instead (ssid: %s) to roam between its access points", w.ap, ap.SSID)
+			}
+			r.d.errorf(w.roamLoc, "roaming: the station does not roam: %s", why)
+		}
 		if w.mlo && !ap.MLO() {
 			r.d.errorf(w.mloLoc, "mlo: true needs an access point with two or more links (mode: be, links: [...]); %s has one channel", st.AP)
 		}
@@ -130,6 +155,54 @@ func (r *resolver) makeWiFi() {
 	}
 	r.resolveMedium()   // resolve_medium.go
 	r.resolveMobility() // decode_mobility.go
+}
+
+// essMismatch says why two access points cannot be one network (one
+// SSID) a station roams in: both bridged (a station keeps its address as
+// it moves, on one wired segment: checkESS), the same mode, band and
+// security, no multi-link; "" when they can.
+func essMismatch(a, b *WiFiAP) string {
+	switch {
+	case a.Routed || b.Routed:
+		return "access points that share an SSID form one network a station roams in, and must bridge it to one wired segment (routed: false): a station keeps its address as it moves"
+	case a.MLO() || b.MLO():
+		return "a multi-link access point cannot share its SSID with another here (roaming between MLDs is not modelled)"
+	case a.Mode != b.Mode:
+		return fmt.Sprintf("one network, one mode: %s is not %s", b.Mode, a.Mode)
+	case a.Channel.Band != b.Channel.Band:
+		return fmt.Sprintf("one network, one band: %s GHz is not %s GHz", b.Channel.Band, a.Channel.Band)
+	case a.Channel.Width != b.Channel.Width:
+		return fmt.Sprintf("one network, one channel width: %d MHz is not %d MHz", b.Channel.Width, a.Channel.Width)
+	case a.Security != b.Security || a.Passphrase != b.Passphrase:
+		return "one network, one security: give both the same security and passphrase"
+	}
+	return ""
+}
+
+// checkESS: the access points of one network are bridged to one wired
+// segment (a chain of switches joins them), so a station that roams
+// keeps its address and the wired side can learn where it is.
+func (r *resolver) checkESS() {
+	uf := newUnionFind(len(r.spec.Nodes))
+	for _, e := range r.linkEnds() {
+		if e[0] != nil && e[1] != nil && r.isSwitch(e[0].node) && r.isSwitch(e[1].node) {
+			uf.union(e[0].node, e[1].node)
+		}
+	}
+	bySSID := map[string][]int{}
+	for i := range r.spec.Nodes {
+		if ap := r.spec.Nodes[i].AP; ap != nil && !ap.Routed && !ap.MLO() {
+			bySSID[ap.SSID] = append(bySSID[ap.SSID], i)
+		}
+	}
+	for ssid, aps := range bySSID {
+		for _, i := range aps[1:] {
+			if essMismatch(r.spec.Nodes[aps[0]].AP, r.spec.Nodes[i].AP) == "" && uf.find(i) != uf.find(aps[0]) {
+				n := &r.spec.Nodes[i]
+				r.d.errorf(r.doc.nodes[i].loc, "access point %s shares ssid %q with %s but no chain of switches joins them: link both to one switch (a network's access points bridge one wired segment, where a roaming station keeps its address)", n.Name, ssid, r.spec.Nodes[aps[0]].Name)
+			}
+		}
+	}
 }
 
 func firstLoc(ls ...loc) loc {

@@ -1,5 +1,7 @@
 package topo
 
+import "time"
+
 // Wi-Fi in a resolved Spec. In a file an access point is `kind: ap` and a
 // station `kind: station`; resolved, an AP is a switch (it bridges its
 // wireless clients and its wired links into one L2 segment, bridge named
@@ -111,7 +113,29 @@ type WiFiStation struct {
 	// Position and Rate as for the AP.
 	Position [3]float64 `json:"position"`
 	Rate     string     `json:"rate,omitempty"`
+	// ESS lists the access points of the station's network when several
+	// share the SSID it named (wifi: {ssid: NAME}): it roams between them
+	// as Roaming says, and AP is the one it starts on (the one it hears
+	// best, chosen when the lab is built). Empty: it stays with AP.
+	ESS     []string     `json:"ess,omitempty"`
+	Roaming *WiFiRoaming `json:"roaming,omitempty"`
 }
+
+// WiFiRoaming is how a station of a network of several access points
+// roams (wifi: {roaming: {...}}).
+type WiFiRoaming struct {
+	// HysteresisDB: another AP must be heard this much better (SNR, dB)
+	// before the station hands over.
+	HysteresisDB float64 `json:"hysteresis_db"`
+	// Scan is the time spent scanning before a handover (added to the
+	// exchange's airtime); OffAir, when set, is the whole time off the
+	// air instead.
+	Scan   time.Duration `json:"scan_ns,omitempty"`
+	OffAir time.Duration `json:"off_air_ns,omitempty"`
+}
+
+// DefaultRoamingHysteresisDB is a station's hysteresis unless it names one.
+const DefaultRoamingHysteresisDB = 3
 
 // Wi-Fi backends (wifi: {backend: ...}): what carries a lab's frames.
 const (

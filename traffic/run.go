@@ -246,6 +246,7 @@ func Run(ctx context.Context, lab string, flows []Flow, opt Options) (*analysis.
 	}
 	if res.WiFi != nil {
 		res.WiFi.Track = places
+		res.WiFi.Handovers = handovers(mediumBefore, mediumAfter, t0)
 	}
 	if cluster {
 		clusterConditions(st, res.Conditions, clocks)

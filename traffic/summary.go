@@ -115,6 +115,10 @@ func WriteSummary(w io.Writer, r *analysis.Result) {
 		}
 		fmt.Fprintln(w)
 		printTrack(w, m.Track)
+		for _, h := range m.Handovers {
+			fmt.Fprintf(w, "wifi handover %s at %.2f s: %s → %s (SNR %.1f → %.1f dB), off the air %.1f ms, %d frames held, %d dropped\n",
+				h.Station, h.TS, h.From, h.To, h.FromSNRdB, h.ToSNRdB, h.OffAirMs, h.Held, h.Dropped)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package traffic
 import (
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/emuctl/emuctl/analysis"
 	"github.com/emuctl/emuctl/emu"
@@ -69,5 +70,22 @@ func wifiResult(st *emu.State, before, after *wifi.MediumStats) *analysis.WiFiMe
 		}
 		return 0
 	})
+	return out
+}
+
+// handovers are the medium's handovers that began during the run (after
+// before was read), timed from t0.
+func handovers(before, after *wifi.MediumStats, t0 time.Time) []analysis.WiFiHandover {
+	if before == nil || after == nil {
+		return nil
+	}
+	var out []analysis.WiFiHandover
+	for _, h := range after.Handovers {
+		if slices.ContainsFunc(before.Handovers, func(b wifi.Handover) bool { return b.Station == h.Station && b.At == h.At }) {
+			continue
+		}
+		out = append(out, analysis.WiFiHandover{TS: h.Time.Sub(t0).Seconds(), Station: h.Station, From: h.From, To: h.To,
+			FromSNRdB: h.FromSNRdB, ToSNRdB: h.ToSNRdB, OffAirMs: float64(h.OffAir) / 1e6, Done: h.Done, Held: h.Held, Dropped: h.Dropped})
+	}
 	return out
 }

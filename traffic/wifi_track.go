@@ -67,6 +67,9 @@ func (w *trackWatch) sample(lab string, peer map[string]string) {
 	defer w.mu.Unlock()
 	for node, ap := range peer {
 		p := analysis.WiFiPlace{Node: node, Pos: ms.Positions[node], Rate: ms.Radios[node].LastDataRate}
+		if now := ms.Assoc[node]; now != "" { // the engine's: a station may roam
+			ap, p.AP = now, now
+		}
 		for _, l := range ms.Links {
 			if l.From == node && l.To == ap {
 				p.SNRdB = l.SNRdB

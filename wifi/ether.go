@@ -56,6 +56,10 @@ type EtherMedium struct {
 	// reo delivers each transmitter's unicast QoS data in the order sent
 	// (the receiver's Block Ack reorder buffer, medium_reorder.go).
 	reo *reorder[etherRx]
+	// roam: the stations that roam between their network's access
+	// points, and the handovers so far (ether_roam.go)
+	roam      map[int]*roamer
+	handovers []Handover
 }
 
 // etherRx is one frame radio to received from radio from; it outlives
@@ -189,7 +193,14 @@ func newEtherMedium(cfg MediumConfig, ifindex []int) (*EtherMedium, error) {
 		if r.AP < 0 {
 			s.ideal[i] = newIdealTable(r.Mode, bandOfFreq(r.FreqMHz), r.WidthMHz)
 		}
+		for _, j := range r.ESS {
+			if j < 0 || j >= len(cfg.Radios) || cfg.Radios[j].AP >= 0 {
+				return nil, fmt.Errorf("engine medium: station %s's network names a radio that is no access point", r.Node)
+			}
+		}
 	}
+	s.initRoaming()
+	s.next = s.nextBack
 	return s, nil
 }
 
@@ -252,6 +263,9 @@ func (s *EtherMedium) schedule(ctx context.Context) error {
 		s.mu.Lock()
 		emit := s.emitter(now)
 		s.advance(now, emit)
+		if s.roam != nil {
+			s.finishHandovers(now)
+		}
 		for i, b := range in {
 			s.stats.FramesIn++
 			s.submit(now, from[i], b)
@@ -314,7 +328,12 @@ func (s *EtherMedium) submit(now time.Duration, r int, b []byte) {
 	var a1, a3 [6]byte
 	var toDS bool
 	if rc.AP >= 0 {
-		// a station: everything goes to its access point
+		// a station: everything goes to its access point (held while it
+		// hands over)
+		if s.offAir(r) {
+			s.hold(r, b)
+			return
+		}
 		rx, a1, a3, toDS = rc.AP, s.cfg.Radios[rc.AP].MAC, da, true
 	} else if group {
 		a1, a3 = da, sa
@@ -322,6 +341,14 @@ func (s *EtherMedium) submit(now time.Duration, r int, b []byte) {
 		j, ok := s.byMAC[da]
 		if !ok || s.cfg.Radios[j].AP != r {
 			s.stats.NoStation++
+			if ok {
+				s.missed(j) // a station that roamed away from r
+			}
+			return
+		}
+		if s.offAir(j) {
+			s.stats.NoStation++
+			s.missed(j)
 			return
 		}
 		rx, a1, a3 = j, da, sa
@@ -461,8 +488,11 @@ func (s *EtherMedium) received(d etherRx) {
 		return
 	}
 	// a station: only its own access point's frames, and not the echo of
-	// its own group frames
-	if from != rc.AP || (group && sa == rc.MAC) {
+	// its own group frames; none while it hands over
+	if from != rc.AP || (group && sa == rc.MAC) || s.offAir(r) {
+		if !group {
+			s.missed(r) // a roaming station's: from the AP it left, or while off the air
+		}
 		return
 	}
 	s.deliver(r, d.buf)

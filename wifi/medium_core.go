@@ -32,6 +32,9 @@ type mediumCore struct {
 	lateN   uint64
 	links   [][]model.Link // links[tx][rx], nil entries: not computed yet
 	tap     *airTap        // a capture of the medium, when one runs
+	// next, when set, is an event of the medium's own beside the model's
+	// (a station back on the air after a handover): wait wakes for it
+	next func() (time.Duration, bool)
 }
 
 func newCore(cfg MediumConfig, mc model.MediumConfig) (*mediumCore, error) {
@@ -232,6 +235,11 @@ func (c *mediumCore) wait(fd int) error {
 	timeout := -1 * time.Nanosecond
 	c.mu.Lock()
 	next, ok := c.m.Next()
+	if c.next != nil {
+		if t, ok2 := c.next(); ok2 && (!ok || t < next) {
+			next, ok = t, true
+		}
+	}
 	c.mu.Unlock()
 	if ok {
 		timeout = max(0, next-time.Since(c.start))

@@ -49,6 +49,11 @@ type MediumRadio struct {
 	WidthMHz int     `json:"width_mhz,omitempty"`
 	// QoS: the BSS uses QoS data frames (WMM; every mode but g).
 	QoS bool `json:"qos,omitempty"`
+	// ESS: a station of a network of several access points (one SSID)
+	// roams between them (their radio indexes, AP among them) as Roam
+	// says (ether_roam.go).
+	ESS  []int    `json:"ess,omitempty"`
+	Roam *Roaming `json:"roam,omitempty"`
 	// CryptoBytes are added to every data MPDU (CCMP header and MIC: 16
 	// with WPA2 or WPA3).
 	CryptoBytes int `json:"crypto_bytes,omitempty"`
@@ -160,6 +165,10 @@ type MediumStats struct {
 	Ranges map[string]float64 `json:"ranges_m,omitempty"`
 	// Capture: PPDUs written to and dropped from a running capture.
 	CaptureDrops uint64 `json:"capture_drops,omitempty"`
+	// Engine backend, networks of several access points: each station's
+	// access point now, and the handovers so far (the last 1000).
+	Assoc     map[string]string `json:"assoc,omitempty"`
+	Handovers []Handover        `json:"handovers,omitempty"`
 }
 
 // LinkInfo is one direction between two radios.

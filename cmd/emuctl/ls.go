@@ -210,6 +210,26 @@ func printWiFi(ws []emu.WiFiNodeStatus) {
 	}
 	tw.Flush()
 	printMedium(ws)
+	printRoaming(ws)
+}
+
+// printRoaming prints, for each station of a network of several access
+// points, its access point now and every handover so far.
+func printRoaming(ws []emu.WiFiNodeStatus) {
+	for _, w := range ws {
+		if len(w.Network) < 2 {
+			continue
+		}
+		fmt.Printf("\n%s roams in %s (%s): on %s now, %d handover(s)\n", w.Node, w.SSID, strings.Join(w.Network, ", "), w.AP, len(w.Handovers))
+		for _, h := range w.Handovers {
+			state := fmt.Sprintf("off the air %v", h.OffAir.Round(10*time.Microsecond))
+			if !h.Done {
+				state = "off the air now"
+			}
+			fmt.Printf("  %s  %s → %s  SNR %.1f → %.1f dB  %s, %d frames held, %d dropped\n",
+				h.Time.Local().Format("15:04:05.000"), h.From, h.To, h.FromSNRdB, h.ToSNRdB, state, h.Held, h.Dropped)
+		}
+	}
 }
 
 // printMedium prints each radio as the lab's medium sees it.

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/emuctl/emuctl/suite"
@@ -103,6 +104,15 @@ func printTraces(spec *topo.Spec) {
 	for _, n := range spec.Nodes {
 		if n.Mobility != nil {
 			fmt.Printf("  %s moves (t0: %s): %s\n", n.Name, n.Mobility.T0, topo.MobilityString(n.Mobility))
+		}
+		if st := n.Station; st != nil && len(st.ESS) > 1 {
+			off := "the reassociation exchange's airtime"
+			if st.Roaming.OffAir > 0 {
+				off = st.Roaming.OffAir.String()
+			} else if st.Roaming.Scan > 0 {
+				off += " + " + st.Roaming.Scan.String() + " of scan"
+			}
+			fmt.Printf("  %s roams in %s (%s): hysteresis %g dB, off the air %s per handover\n", n.Name, st.SSID, strings.Join(st.ESS, ", "), st.Roaming.HysteresisDB, off)
 		}
 	}
 }

@@ -114,3 +114,79 @@ func TestWiFiCLI(t *testing.T) {
 		t.Errorf("tshark found %d ICMP frames on the medium, want the 10 of 5 pings:\n%s", len(lines), out)
 	}
 }
+
+// TestWiFiRoamingCLI: topologies/wifi-roaming.yaml as a user would try
+// it (engine backend): the station starts on ap1, `wifi move` takes it
+// next to ap2 and it hands over — `wifi show` says so and lists the
+// handover, --json carries it — and the server still reaches it through
+// ap2 (the switch learned where it is); the API's event stream tells the
+// handover.
+func TestWiFiRoamingCLI(t *testing.T) {
+	needRoot(t)
+	must(t, run(t, "", "up", "--name", "twroamcli", "topologies/wifi-roaming.yaml"))
+	t.Cleanup(func() { run(t, "", "down", "twroamcli") })
+	must(t, run(t, "", "exec", "-l", "twroamcli", "srv", "--", "ping", "-c2", "-i0.2", "-W2", "sta1"))
+	show := must(t, run(t, "", "wifi", "show", "-l", "twroamcli")).stdout
+	if !strings.Contains(show, "sta1 roams in campus (ap1, ap2): on ap1 now, 0 handover(s)") {
+		t.Errorf("wifi show before the move:\n%s", show)
+	}
+
+	// the API's event stream, subscribed before the move
+	api := exec.Command(bin, "api")
+	api.Dir = "../.."
+	in, _ := api.StdinPipe()
+	out, _ := api.StdoutPipe()
+	if err := api.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer api.Process.Kill()
+	in.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"events.subscribe","params":{"lab":"twroamcli","interval_ms":100,"counters":false}}` + "\n"))
+	events := make(chan string, 16)
+	go func() {
+		dec := json.NewDecoder(out)
+		for {
+			var m map[string]any
+			if dec.Decode(&m) != nil {
+				close(events)
+				return
+			}
+			if p, ok := m["params"].(map[string]any); ok && p["type"] == "wifi-handover" {
+				b, _ := json.Marshal(p)
+				events <- string(b)
+			}
+		}
+	}()
+	time.Sleep(500 * time.Millisecond)
+
+	must(t, run(t, "", "wifi", "move", "-l", "twroamcli", "sta1", "70,0"))
+	must(t, run(t, "", "exec", "-l", "twroamcli", "srv", "--", "ping", "-c3", "-i0.2", "-W2", "sta1"))
+	show = must(t, run(t, "", "wifi", "show", "-l", "twroamcli")).stdout
+	if !strings.Contains(show, "on ap2 now, 1 handover(s)") || !strings.Contains(show, "ap1 → ap2") {
+		t.Errorf("wifi show after the move:\n%s", show)
+	}
+	var js struct {
+		WiFi []struct {
+			Node      string          `json:"node"`
+			AP        string          `json:"ap"`
+			Handovers []wifi.Handover `json:"handovers"`
+		} `json:"wifi"`
+	}
+	if err := json.Unmarshal([]byte(must(t, run(t, "", "wifi", "show", "-l", "twroamcli", "--json")).stdout), &js); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range js.WiFi {
+		if w.Node == "sta1" && (w.AP != "ap2" || len(w.Handovers) != 1 || !w.Handovers[0].Done || w.Handovers[0].ToSNRdB <= w.Handovers[0].FromSNRdB) {
+			t.Errorf("wifi show --json: sta1 %+v", w)
+		}
+	}
+	select {
+	case ev := <-events:
+		if !strings.Contains(ev, `"node":"sta1"`) || !strings.Contains(ev, `"a":"ap1"`) || !strings.Contains(ev, `"b":"ap2"`) {
+			t.Errorf("the handover's event: %s", ev)
+		}
+		t.Logf("event: %s", ev)
+	case <-time.After(3 * time.Second):
+		t.Error("no wifi-handover event within 3 s")
+	}
+	t.Logf("wifi show:\n%s", show)
+}

@@ -98,6 +98,9 @@ func wifiPreflight(spec *topo.Spec) []string {
 			errs = append(errs, fmt.Sprintf("%s: access point %s is multi-link and the lab has a medium, while hwsim's monitor interface hwsim0 is up: mac80211_hwsim then reports every acknowledged frame of a multi-link radio to hwsim0 with a NULL channel (mac80211_hwsim_monitor_ack in hwsim_tx_info_frame_received_nl) and the kernel crashes; bring hwsim0 down (`emuctl capture medium` records the lab's air instead), or set wifi: {medium: false}", mlo.AP.Pos, mlo.Name))
 		}
 	}
+	if engine {
+		errs = append(errs, engineModeMix(spec)...)
+	}
 	tools := wifiTools(spec)
 	caps := tc.Probe()
 	for i := range spec.Nodes {
@@ -138,6 +141,29 @@ func wifiPreflight(spec *topo.Spec) []string {
 		}
 	}
 	return errs
+}
+
+// engineModeMix refuses 802.11b beside another mode on 2.4 GHz in an
+// engine lab: the engine's medium times each band's channels one way
+// (slot, contention window, SIFS), and 802.11b's 20 µs slots and CWmin 31
+// are not 802.11g/n/ax's.
+func engineModeMix(spec *topo.Spec) []string {
+	var b, other *topo.Node
+	for i := range spec.Nodes {
+		n := &spec.Nodes[i]
+		if n.AP == nil || n.AP.Channel.Band != topo.Band24 {
+			continue
+		}
+		if n.AP.Mode == topo.WiFiModeB {
+			b = cmp.Or(b, n)
+		} else {
+			other = cmp.Or(other, n)
+		}
+	}
+	if b == nil || other == nil {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s: access point %s is 802.11b and %s is 802.11%s on 2.4 GHz as well: the engine backend times one band's channels one way (802.11b: 20 µs slots, CWmin 31), so one lab cannot have both; put them in two labs, or use mode g for both", b.AP.Pos, b.Name, other.Name, other.AP.Mode)}
 }
 
 // mloAP is the lab's first multi-link access point (nil: none).

@@ -104,7 +104,8 @@ func (d *deployer) wifiEngineSetup(ctx context.Context, mediumName string, mh ne
 			ap = d.spec.Node(st.AP).AP
 		}
 		r.Mode, r.FreqMHz, r.WidthMHz = ap.Mode, ap.Channel.FreqMHz, ap.Channel.Width
-		r.QoS = ap.Mode != topo.WiFiModeG
+		r.QoS = !topo.LegacyMode(ap.Mode)
+		r.ShortPreamble = ap.ShortPreamble
 		if ap.Security != topo.WiFiOpen {
 			r.CryptoBytes = 16 // CCMP header (8) and MIC (8)
 		}

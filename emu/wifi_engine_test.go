@@ -95,7 +95,9 @@ func run(t *testing.T, lab string, flows ...traffic.Flow) *analysis.Result {
 }
 
 // steady is a flow's goodput after its first second (TCP's slow start,
-// the queue filling).
+// the queue filling) up to the last sample that carried data: the
+// samples go on after the sender stopped, and a queue that drains at a
+// low rate (128 frames of 802.11b take 0.25 s) leaves empty ones behind.
 func steady(r *analysis.Result, i int) float64 {
 	f := r.Flows[i]
 	var b int64
@@ -112,7 +114,9 @@ func steady(r *analysis.Result, i int) float64 {
 			from = prev
 		}
 		b += s.Bytes
-		to = s.TS
+		if s.Bytes > 0 {
+			to = s.TS
+		}
 	}
 	return float64(b) * 8 / (to - from)
 }
@@ -167,8 +171,12 @@ func TestWiFiEngineAirtime(t *testing.T) {
 	jain := (a + b) * (a + b) / (2 * (a*a + b*b))
 	within(t, "UDP sta1 + sta2", a+b, predict(t, 2, "udp", 0), 0.05)
 	t.Logf("two stations: %.2f + %.2f Mbit/s, Jain %.3f", a/1e6, b/1e6, jain)
-	if jain < 0.95 || a+b >= up*1.02 {
-		t.Errorf("two saturated stations: Jain %.3f (want ≥ 0.95), together %.2f Mbit/s (want below one alone, %.2f)", jain, (a+b)/1e6, up/1e6)
+	// Two saturated stations together carry about what one does: the
+	// model's 30.18 vs 29.90 Mbit/s (two backoffs overlap, leaving fewer
+	// idle slots, more than their collisions cost at n = 2, as Bianchi's
+	// model has it): the sum is held to the model above, not below one.
+	if two, one := predict(t, 2, "udp", 0), udp; jain < 0.95 || math.Abs((a+b)/up-two/one) > 0.03 {
+		t.Errorf("two saturated stations: Jain %.3f (want ≥ 0.95), together %.3f × one alone (the model: %.3f ± 0.03)", jain, (a+b)/up, two/one)
 	}
 	for _, x := range r.WiFi.Radios {
 		if (x.Node == "sta1" || x.Node == "sta2") && x.Collisions == 0 {

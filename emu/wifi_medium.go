@@ -13,6 +13,7 @@ import (
 
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/wifi"
+	"github.com/emuctl/emuctl/wifi/model"
 	"github.com/vishvananda/netns"
 )
 
@@ -48,15 +49,16 @@ func (d *deployer) mediumRadios(wnodes []*node) []wifi.MediumRadio {
 		var mode string
 		var ch topo.WiFiChannel
 		var links []topo.WiFiChannel // a multi-link radio's
+		short := false               // an 802.11b BSS's short preamble
 		if ap := n.spec.AP; ap != nil {
-			iface, rate, mode, ch = ap.Iface, ap.Rate, ap.Mode, ap.Channel
+			iface, rate, mode, ch, short = ap.Iface, ap.Rate, ap.Mode, ap.Channel, ap.ShortPreamble
 			if ap.MLO() {
 				links = ap.Links
 			}
 		} else if st := n.spec.Station; st != nil {
 			iface, rate = st.Iface, st.Rate
 			if apn := d.spec.Node(st.AP); apn != nil && apn.AP != nil {
-				mode, ch = apn.AP.Mode, apn.AP.Channel
+				mode, ch, short = apn.AP.Mode, apn.AP.Channel, apn.AP.ShortPreamble
 				if apn.AP.MLO() && st.MLO {
 					links = apn.AP.Links
 				}
@@ -69,6 +71,7 @@ func (d *deployer) mediumRadios(wnodes []*node) []wifi.MediumRadio {
 		}
 		if rate != "" && links == nil {
 			if x, err := topo.MediumRate(mode, ch, rate); err == nil {
+				x.ShortPreamble = short && x.Class == model.DSSS && x.Kbps != 1000
 				r.Fixed = &x
 			}
 		}

@@ -194,7 +194,7 @@ func wifiPredict(spec *topo.Spec, res *analysis.Result) (map[string]float64, map
 				}
 				rate = wifi.IdealRate(ap.Mode, topo.ModelBand(ch.Band), ch.Width, cfg.Link(idx[af.tx], idx[af.rx]).SNRdB)
 			}
-			mac := model.DefaultMAC(topo.ModelMode(ap.Mode), topo.ModelBand(ch.Band), ap.Mode != topo.WiFiModeG)
+			mac := model.DefaultMAC(topo.ModelMode(ap.Mode), topo.ModelBand(ch.Band), !topo.LegacyMode(ap.Mode))
 			mac.RetryLimit = spec.WiFiMedium.RetryLimit
 			if mac.RetryLimit == 0 {
 				mac.RetryLimit = 11

@@ -19,7 +19,7 @@ const (
 )
 
 var (
-	apWiFiKeys  = []string{"ssid", "mode", "band", "channel", "width", "security", "passphrase", "txpower", "country", "links", "routed", "rate"}
+	apWiFiKeys  = []string{"ssid", "mode", "band", "channel", "width", "security", "passphrase", "txpower", "country", "links", "routed", "rate", "preamble"}
 	staWiFiKeys = []string{"ap", "ssid", "mlo", "txpower", "link", "rate", "roaming"}
 	roamingKeys = []string{"hysteresis", "scan", "off_air"}
 	mloLinkKeys = []string{"band", "channel", "width", "link"}
@@ -54,6 +54,9 @@ type rawWiFi struct {
 	// rate: a fixed rate on the medium ("" or auto: rate control)
 	rate    string
 	rateLoc loc
+	// preamble: short or long (802.11b)
+	preamble    string
+	preambleLoc loc
 	// roaming: how the station roams between its network's APs
 	roam    *WiFiRoaming
 	roamLoc loc
@@ -150,6 +153,9 @@ func (d *dec) wifiBlock(n *yaml.Node, path string, isAP bool, keyLoc loc) *rawWi
 			}
 		case "routed":
 			w.routed, _ = d.boolean(e.V, p)
+		case "preamble":
+			w.preamble, _ = d.oneOf(e.V, p, "preamble", []string{"long", "short"})
+			w.preambleLoc = l
 		case "links":
 			w.linksLoc = at(e.K, p)
 			for i, item := range d.list(e.V, p, false) {

@@ -446,7 +446,7 @@ func explicitOnly(rs []Route) []Route {
 
 // placeKeys are the JSON fields of a Spec that say where in its document
 // something was written ("file:line:col"), not what it is.
-var placeKeys = regexp.MustCompile(`"(pos|at|[a-z_]+_at)":"(\\.|[^"\\])*",?`)
+var placeKeys = regexp.MustCompile(`"(pos|at|[a-z_]+_at|[a-z_]+_pos)":"(\\.|[^"\\])*",?`)
 
 // PlaceFree is a Spec's (or a part's) JSON without its positions: two
 // documents that describe the same lab give the same text.

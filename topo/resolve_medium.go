@@ -19,6 +19,10 @@ const (
 // 802.11ax: EHT preambles and 4096-QAM are not modelled).
 func ModelMode(mode string) model.Mode {
 	switch mode {
+	case WiFiModeA:
+		return model.ModeA
+	case WiFiModeB:
+		return model.ModeB
 	case WiFiModeG:
 		return model.ModeG
 	case WiFiModeAC:

@@ -24,7 +24,7 @@ func wlanName(node string) string {
 
 // defaultBand is the band a mode uses when the file names none.
 func defaultBand(mode string) string {
-	if mode == WiFiModeAC {
+	if mode == WiFiModeAC || mode == WiFiModeA {
 		return Band5
 	}
 	return Band24
@@ -246,6 +246,10 @@ func (r *resolver) resolveAP(rn *rawNode) *WiFiAP {
 	if ap.Mode == "" {
 		ap.Mode = defaultWiFiMode
 	}
+	if w.preamble != "" && ap.Mode != WiFiModeB {
+		r.d.errorf(w.preambleLoc, "preamble: is 802.11b's (DSSS/CCK; mode: b), not mode %s's", ap.Mode)
+	}
+	ap.ShortPreamble = w.preamble == "short"
 	if ap.Country == "" {
 		ap.Country = defaultCountry
 	}

@@ -13,12 +13,19 @@ import "time"
 
 // Wi-Fi modes (the 802.11 amendment an AP runs).
 const (
+	WiFiModeA  = "a"  // 802.11a, 5 GHz OFDM, 6-54 Mbit/s
+	WiFiModeB  = "b"  // 802.11b, 2.4 GHz DSSS/CCK, 1-11 Mbit/s
 	WiFiModeG  = "g"  // 802.11g, 2.4 GHz, up to 54 Mbit/s
 	WiFiModeN  = "n"  // 802.11n (HT), 2.4 or 5 GHz
 	WiFiModeAC = "ac" // 802.11ac (VHT), 5 GHz
 	WiFiModeAX = "ax" // 802.11ax (HE), 2.4, 5 or 6 GHz
 	WiFiModeBE = "be" // 802.11be (EHT), 2.4, 5 or 6 GHz; multi-link with links:
 )
+
+// LegacyMode: 802.11a, b or g, whose BSSs send non-QoS data (no WMM).
+func LegacyMode(mode string) bool {
+	return mode == WiFiModeA || mode == WiFiModeB || mode == WiFiModeG
+}
 
 // Wi-Fi security.
 const (
@@ -70,6 +77,10 @@ type WiFiAP struct {
 	// Routed: the AP is a router (its wireless side a subnet of its own)
 	// rather than a bridge.
 	Routed bool `json:"routed,omitempty"`
+	// ShortPreamble: an 802.11b BSS's DSSS/CCK frames at 2, 5.5 and 11
+	// Mbit/s carry the 96 µs short PLCP preamble (preamble: short), not
+	// the 192 µs long one.
+	ShortPreamble bool `json:"short_preamble,omitempty"`
 	// Iface is the wireless interface in the AP's namespace.
 	Iface string `json:"iface"`
 	// Bridge is the bridge the wireless interface joins (bridged APs: the

@@ -62,6 +62,8 @@ var blocks5 = map[int][]int{
 
 // ModeBands lists the bands each mode may use.
 var ModeBands = map[string][]string{
+	WiFiModeA:  {Band5},
+	WiFiModeB:  {Band24},
 	WiFiModeG:  {Band24},
 	WiFiModeN:  {Band24, Band5},
 	WiFiModeAC: {Band5},
@@ -71,6 +73,8 @@ var ModeBands = map[string][]string{
 
 // ModeWidths lists the channel widths each mode may use.
 var ModeWidths = map[string][]int{
+	WiFiModeA:  {20},
+	WiFiModeB:  {20}, // 22 MHz of DSSS, on a 20 MHz channel's plan
 	WiFiModeG:  {20},
 	WiFiModeN:  {20, 40},
 	WiFiModeAC: {20, 40, 80, 160},
@@ -79,7 +83,7 @@ var ModeWidths = map[string][]int{
 }
 
 // WiFiModes in documentation order.
-var WiFiModes = []string{WiFiModeG, WiFiModeN, WiFiModeAC, WiFiModeAX, WiFiModeBE}
+var WiFiModes = []string{WiFiModeA, WiFiModeB, WiFiModeG, WiFiModeN, WiFiModeAC, WiFiModeAX, WiFiModeBE}
 
 // ResolveChannel checks a channel for a mode and returns it with its
 // frequency and centre channel, or a message saying what would be valid.

@@ -167,9 +167,15 @@ func writeAPBSS(b *confBuf, ap *topo.WiFiAP, ch topo.WiFiChannel, ctrlDir string
 	}
 	b.kv("country_code", ap.Country)
 	b.kv("ieee80211d", "1")
-	if ch.Band == topo.Band24 {
+	switch {
+	case ap.Mode == topo.WiFiModeB:
+		b.kv("hw_mode", "b")
+		if ap.ShortPreamble {
+			b.kv("preamble", "1")
+		}
+	case ch.Band == topo.Band24:
 		b.kv("hw_mode", "g")
-	} else {
+	default:
 		b.kv("hw_mode", "a")
 	}
 	if ch.Band == topo.Band6 {
@@ -179,11 +185,12 @@ func writeAPBSS(b *confBuf, ap *topo.WiFiAP, ch topo.WiFiChannel, ctrlDir string
 	b.kv("auth_algs", "1")
 
 	mode := ap.Mode
-	ht := mode != topo.WiFiModeG && ch.Band != topo.Band6
+	legacy := mode == topo.WiFiModeA || mode == topo.WiFiModeB || mode == topo.WiFiModeG
+	ht := !legacy && ch.Band != topo.Band6
 	vht := (mode == topo.WiFiModeAC || mode == topo.WiFiModeAX || mode == topo.WiFiModeBE) && ch.Band == topo.Band5
 	he := mode == topo.WiFiModeAX || mode == topo.WiFiModeBE
 	eht := mode == topo.WiFiModeBE
-	if mode != topo.WiFiModeG {
+	if !legacy {
 		b.kv("wmm_enabled", "1")
 	}
 	if ht {

@@ -59,6 +59,14 @@ func TestHostapdConfigGolden(t *testing.T) {
 		{"hostapd-g-wpa2.conf", func(t *testing.T) *topo.WiFiAP {
 			return testAP(t, topo.WiFiModeG, topo.WiFiWPA2, ch(t, "g", "2.4", 6, 20))
 		}},
+		{"hostapd-a-open.conf", func(t *testing.T) *topo.WiFiAP {
+			return testAP(t, topo.WiFiModeA, topo.WiFiOpen, ch(t, "a", "5", 36, 20))
+		}},
+		{"hostapd-b-short-wpa2.conf", func(t *testing.T) *topo.WiFiAP {
+			ap := testAP(t, topo.WiFiModeB, topo.WiFiWPA2, ch(t, "b", "2.4", 1, 20))
+			ap.ShortPreamble = true
+			return ap
+		}},
 		{"hostapd-n20-open.conf", func(t *testing.T) *topo.WiFiAP {
 			ap := testAP(t, topo.WiFiModeN, topo.WiFiOpen, ch(t, "n", "2.4", 11, 20))
 			ap.Bridge, ap.Routed = "", true

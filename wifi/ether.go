@@ -192,6 +192,9 @@ func newEtherMedium(cfg MediumConfig, ifindex []int) (*EtherMedium, error) {
 		s.m.LearnAddr(r.MAC, i)
 		if r.AP < 0 {
 			s.ideal[i] = newIdealTable(r.Mode, bandOfFreq(r.FreqMHz), r.WidthMHz)
+			if r.ShortPreamble {
+				s.ideal[i].shortPreamble()
+			}
 		}
 		for _, j := range r.ESS {
 			if j < 0 || j >= len(cfg.Radios) || cfg.Radios[j].AP >= 0 {
@@ -206,6 +209,10 @@ func newEtherMedium(cfg MediumConfig, ifindex []int) (*EtherMedium, error) {
 
 func modelMode(m string) model.Mode {
 	switch m {
+	case "a":
+		return model.ModeA
+	case "b":
+		return model.ModeB
 	case "g":
 		return model.ModeG
 	case "ac":

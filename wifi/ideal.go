@@ -23,12 +23,21 @@ type idealTable struct {
 	thr   []float64    // SNR thresholds, dB
 }
 
-// idealRates lists a BSS's rates for the ideal manager: DSSS/CCK and OFDM
-// for mode g; one spatial stream's HT/VHT/HE MCSs at the channel width
-// and an 800 ns guard interval for n, ac and ax (and be, timed as ax).
+// idealRates lists a BSS's rates for the ideal manager: DSSS/CCK for
+// mode b, OFDM for a, both for g; one spatial stream's HT/VHT/HE MCSs at
+// the channel width and an 800 ns guard interval for n, ac and ax (and
+// be, timed as ax).
 func idealRates(mode string, band model.Band, width int) []model.Rate {
 	var out []model.Rate
 	switch mode {
+	case "b":
+		for _, k := range model.DSSSRates {
+			out = append(out, model.Rate{Class: model.DSSS, Kbps: k})
+		}
+	case "a":
+		for _, k := range model.LegacyOFDMRates {
+			out = append(out, model.Rate{Class: model.OFDM, Kbps: k})
+		}
 	case "g":
 		if band == model.Band2G4 {
 			for _, k := range model.DSSSRates {
@@ -75,6 +84,17 @@ func newIdealTable(mode string, band model.Band, width int) *idealTable {
 		t.thr = append(t.thr, berThreshold(r))
 	}
 	return t
+}
+
+// shortPreamble gives the DSSS/CCK rates above 1 Mbit/s the short PLCP
+// preamble (an 802.11b BSS with preamble: short; 1 Mbit/s always has the
+// long one).
+func (t *idealTable) shortPreamble() {
+	for i, r := range t.rates {
+		if r.Class == model.DSSS && r.Kbps != 1000 {
+			t.rates[i].ShortPreamble = true
+		}
+	}
 }
 
 // berThreshold is the SNR (dB) at which one bit at r is in error with

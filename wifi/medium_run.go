@@ -47,8 +47,11 @@ type MediumRadio struct {
 	Mode     string  `json:"mode,omitempty"` // g, n, ac, ax (be is timed as ax)
 	FreqMHz  int     `json:"freq_mhz,omitempty"`
 	WidthMHz int     `json:"width_mhz,omitempty"`
-	// QoS: the BSS uses QoS data frames (WMM; every mode but g).
+	// QoS: the BSS uses QoS data frames (WMM; every mode but a, b, g).
 	QoS bool `json:"qos,omitempty"`
+	// ShortPreamble: an 802.11b BSS's 2-11 Mbit/s frames use the short
+	// PLCP preamble.
+	ShortPreamble bool `json:"short_preamble,omitempty"`
 	// ESS: a station of a network of several access points (one SSID)
 	// roams between them (their radio indexes, AP among them) as Roam
 	// says (ether_roam.go).

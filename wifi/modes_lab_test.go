@@ -77,6 +77,8 @@ func TestLabWiFiModes(t *testing.T) {
 	t.Run("golden-configs-parse", func(t *testing.T) { parseGoldens(t, tools) })
 
 	cases := []labCase{
+		{"a-ch36-open", topo.WiFiModeA, topo.WiFiOpen, topo.Band5, 36, 20},
+		{"b-ch1-wpa2", topo.WiFiModeB, topo.WiFiWPA2, topo.Band24, 1, 20},
 		{"g-ch6-wpa2", topo.WiFiModeG, topo.WiFiWPA2, topo.Band24, 6, 20},
 		{"n-ch36-40-open", topo.WiFiModeN, topo.WiFiOpen, topo.Band5, 36, 40},
 		{"ac-ch36-80-wpa2", topo.WiFiModeAC, topo.WiFiWPA2, topo.Band5, 36, 80},
@@ -230,6 +232,15 @@ func runLabCase(t *testing.T, tools Tools, idx int, c labCase) {
 	}
 	check("AP", apPeers, staInfo.MAC)
 	check("station", staPeers, apInfo.MAC)
+	// legacy BSSs: the rates 802.11a (6-54 Mbit/s OFDM) and 802.11b (1-11
+	// Mbit/s DSSS/CCK) have, as minstrel picks them
+	if top := map[string]int64{topo.WiFiModeA: 54000, topo.WiFiModeB: 11000}[c.mode]; top > 0 {
+		for _, p := range append(apPeers, staPeers...) {
+			if p.TxBitrateKbps > top || p.RxBitrateKbps > top {
+				t.Errorf("mode %s: a peer's rates %d / %d kbit/s exceed the mode's %d", c.mode, p.TxBitrateKbps, p.RxBitrateKbps, top)
+			}
+		}
+	}
 
 	for _, x := range []struct {
 		ns    *namedNS

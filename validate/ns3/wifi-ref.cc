@@ -17,8 +17,8 @@
 
 #include <cmath>
 #include <iomanip>
-#include <iostream>
 #include <map>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -205,6 +205,13 @@ DataMode(const std::string& standard, const std::string& rate)
         }
         return "";
     }
+    if (standard == "b")
+    {
+        static const std::map<std::string, std::string> dsss{
+            {"1", "DsssRate1Mbps"}, {"2", "DsssRate2Mbps"}, {"5.5", "DsssRate5_5Mbps"}, {"11", "DsssRate11Mbps"}};
+        auto it = dsss.find(rate);
+        return it == dsss.end() ? "" : it->second;
+    }
     static const std::vector<std::string> legacy{"6", "9", "12", "18", "24", "36", "48", "54"};
     for (const auto& r : legacy)
     {
@@ -304,7 +311,7 @@ main(int argc, char* argv[])
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("scenario", "label printed in the JSON line", scenario);
-    cmd.AddValue("standard", "a | g | n", standard);
+    cmd.AddValue("standard", "a | b | g | n", standard);
     cmd.AddValue("rate", "6..54 (a, g) or mcs0..mcs7 (n)", rate);
     cmd.AddValue("stations", "number of saturated uplink stations", stations);
     cmd.AddValue("proto", "udp | tcp", proto);
@@ -385,6 +392,13 @@ main(int argc, char* argv[])
         wifi.SetStandard(WIFI_STANDARD_80211a);
         phy.Set("ChannelSettings", StringValue("{36, 20, BAND_5GHZ, 0}"));
         g.band = WIFI_PHY_BAND_5GHZ;
+    }
+    else if (standard == "b")
+    {
+        wifi.SetStandard(WIFI_STANDARD_80211b);
+        phy.Set("ChannelSettings", StringValue("{1, 22, BAND_2_4GHZ, 0}")); // DSSS: 22 MHz
+        g.band = WIFI_PHY_BAND_2_4GHZ;
+        control = "DsssRate1Mbps";
     }
     else if (standard == "g")
     {

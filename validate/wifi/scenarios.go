@@ -61,6 +61,16 @@ func scenarios() []scenario {
 			checked: udp,
 		})
 	}
+	// (b) 802.11b UDP, one station, every DSSS/CCK rate (long preamble,
+	// ns-3's only)
+	for _, r := range []string{"1", "2", "5.5", "11"} {
+		s = append(s, scenario{
+			name:    "b-udp-" + r,
+			ns3:     []string{"--standard=b", "--rate=" + r, "--time=" + measureS},
+			ours:    []string{"--mode", "b", "--rate", r + "mbit", "--qos", "off", "--retry-limit", "7"},
+			checked: udp,
+		})
+	}
 	s = append(s, scenario{
 		name:    "g-udp-54",
 		ns3:     []string{"--standard=g", "--rate=54", "--time=" + measureS},

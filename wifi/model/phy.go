@@ -416,6 +416,9 @@ func ParseRate(mode Mode, s string, width, nss int, gi time.Duration) (Rate, err
 	} else {
 		r = Rate{Class: DSSS, Kbps: k}
 		if mode != ModeB && mode != ModeG {
+			if mode == ModeA {
+				return Rate{}, fmt.Errorf("rate %q: mode a has 6, 9, 12, 18, 24, 36, 48, 54 Mbit/s (OFDM)", s)
+			}
 			return Rate{}, fmt.Errorf("rate %q: mode %s has 6, 9, 12, 18, 24, 36, 48, 54 Mbit/s (or mcsN)", s, mode)
 		}
 	}

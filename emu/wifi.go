@@ -120,9 +120,6 @@ func wifiPreflight(spec *topo.Spec) []string {
 				}
 			}
 		}
-		if n.Station != nil && len(n.Station.ESS) > 1 && !engine {
-			errs = append(errs, fmt.Sprintf("%s: station %s names a network of several access points (%s) and would roam between them: roaming is modelled on the engine backend (wifi: {backend: engine}), not yet with mac80211_hwsim's wpa_supplicant; or name one access point (ap: NAME)", n.Station.Pos, n.Name, strings.Join(n.Station.ESS, ", ")))
-		}
 		if n.Station != nil {
 			ap := spec.Node(n.Station.AP)
 			if ap != nil && ap.AP != nil && !engine {

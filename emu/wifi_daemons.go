@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -103,6 +104,13 @@ func (d *deployer) startWpaSupplicant(n *node, wpas wifi.Tool) error {
 	}
 	ap := d.spec.Node(st.AP).AP
 	freqs := wifi.APFreqs(ap)
+	for _, name := range st.ESS { // a network of several APs: all their channels
+		for _, f := range wifi.APFreqs(d.spec.Node(name).AP) {
+			if !slices.Contains(freqs, f) {
+				freqs = append(freqs, f)
+			}
+		}
+	}
 	if ap.MLO() && !st.MLO {
 		// a station without multi-link joins an AP MLD on its first link
 		// (link 0): which one is then no choice of wpa_supplicant's

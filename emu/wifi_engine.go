@@ -134,14 +134,7 @@ func essRadios(spec *topo.Spec, wnodes []*node, radios []wifi.MediumRadio) {
 		if st == nil || len(st.ESS) < 2 {
 			continue
 		}
-		r := &radios[i]
-		for _, name := range st.ESS {
-			for j, m := range wnodes {
-				if m.spec.Name == name {
-					r.ESS = append(r.ESS, j)
-				}
-			}
-		}
+		r := &radios[i] // its network's radios: mediumRadios
 		best := r.AP
 		for _, j := range r.ESS {
 			if cfg.Link(j, i).SNRdB > cfg.Link(best, i).SNRdB {

@@ -75,6 +75,11 @@ func (d *deployer) mediumRadios(wnodes []*node) []wifi.MediumRadio {
 				r.Fixed = &x
 			}
 		}
+		if mode != "" && links == nil {
+			// the BSS's mode and channel: its channel's timing on the
+			// medium (legacy modes have no QoS) and its AP's range
+			r.Mode, r.FreqMHz, r.WidthMHz, r.QoS = mode, ch.FreqMHz, ch.Width, !topo.LegacyMode(mode)
+		}
 		if links != nil {
 			r.MLO, r.Mode = true, mode
 			for _, l := range links {
@@ -88,6 +93,30 @@ func (d *deployer) mediumRadios(wnodes []*node) []wifi.MediumRadio {
 			}
 		}
 		out = append(out, r)
+	}
+	// an AP's radio has no AP (the engine's convention; RangeM), a
+	// station's is its AP's
+	for i, n := range wnodes {
+		out[i].AP = -1
+		if st := n.spec.Station; st != nil {
+			for j, m := range wnodes {
+				if m.spec.Name == st.AP {
+					out[i].AP = j
+				}
+			}
+		}
+	}
+	// a station of a network of several APs: their radios (it roams)
+	for i, n := range wnodes {
+		if st := n.spec.Station; st != nil && len(st.ESS) > 1 {
+			for _, name := range st.ESS {
+				for j, m := range wnodes {
+					if m.spec.Name == name {
+						out[i].ESS = append(out[i].ESS, j)
+					}
+				}
+			}
+		}
 	}
 	return out
 }

@@ -229,6 +229,24 @@ func WiFiStatus(st *State) []WiFiNodeStatus {
 			s.Error = err.Error()
 		}
 		unix.Close(fd)
+		if n.Station != nil && len(n.Station.ESS) > 1 {
+			// wpa_supplicant roams: its AP is the one whose BSSID it has
+			s.Network = n.Station.ESS
+			for _, name := range n.Station.ESS {
+				if a := st.Spec.Node(name); a != nil && a.AP != nil {
+					if ifc := findIface(a, a.AP.Iface); ifc != nil && strings.EqualFold(ifc.MAC, s.BSSID) {
+						s.AP = name
+					}
+				}
+			}
+			if ms != nil {
+				for _, h := range ms.Handovers {
+					if h.Station == n.Name {
+						s.Handovers = append(s.Handovers, h)
+					}
+				}
+			}
+		}
 		out = append(out, s)
 	}
 	return out

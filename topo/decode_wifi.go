@@ -21,7 +21,7 @@ const (
 var (
 	apWiFiKeys  = []string{"ssid", "mode", "band", "channel", "width", "security", "passphrase", "txpower", "country", "links", "routed", "rate", "preamble"}
 	staWiFiKeys = []string{"ap", "ssid", "mlo", "txpower", "link", "rate", "roaming"}
-	roamingKeys = []string{"hysteresis", "scan", "off_air"}
+	roamingKeys = []string{"hysteresis", "scan", "off_air", "bgscan"}
 	mloLinkKeys = []string{"band", "channel", "width", "link"}
 	securities  = []string{WiFiOpen, WiFiWPA2, WiFiWPA3}
 	bands       = []string{Band24, Band5, Band6}
@@ -199,6 +199,14 @@ func (d *dec) wifiBlock(n *yaml.Node, path string, isAP bool, keyLoc loc) *rawWi
 					if v, ok := d.decibels(f.V, fp, 0, 40); ok {
 						w.roam.HysteresisDB = v
 					}
+				case "bgscan":
+					if s, ok := d.str(f.V, fp, `a wpa_supplicant bgscan module such as "simple:2:-70:30" or "learn:2:-70:30"`); ok {
+						if !validBgscan(s) {
+							d.errorf(at(f.V, fp), "bgscan %q: want simple:SHORT:SIGNAL:LONG or learn:SHORT:SIGNAL:LONG (seconds, dBm, seconds), as wpa_supplicant's bgscan=", clip(s))
+							continue
+						}
+						w.roam.Bgscan = s
+					}
 				case "scan", "off_air":
 					v, ok := d.duration(f.V, fp, "a duration such as 50ms")
 					if ok && (v < 0 || v > 10*time.Second) {
@@ -221,6 +229,19 @@ func (d *dec) wifiBlock(n *yaml.Node, path string, isAP bool, keyLoc loc) *rawWi
 		}
 	}
 	return w
+}
+
+// validBgscan: wpa_supplicant's simple or learn module with a short
+// interval (s), a signal threshold (dBm) and a long interval (s).
+func validBgscan(s string) bool {
+	p := strings.Split(s, ":")
+	if len(p) != 4 || p[0] != "simple" && p[0] != "learn" {
+		return false
+	}
+	short, e1 := strconv.Atoi(p[1])
+	sig, e2 := strconv.Atoi(p[2])
+	long, e3 := strconv.Atoi(p[3])
+	return e1 == nil && e2 == nil && e3 == nil && short >= 1 && long >= short && sig <= -30 && sig >= -100
 }
 
 // band decodes 2.4, 5 or 6 (GHz; "2.4GHz" and "5ghz" are accepted).

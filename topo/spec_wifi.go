@@ -143,7 +143,15 @@ type WiFiRoaming struct {
 	// air instead.
 	Scan   time.Duration `json:"scan_ns,omitempty"`
 	OffAir time.Duration `json:"off_air_ns,omitempty"`
+	// Bgscan is wpa_supplicant's background scan module on the hwsim
+	// backend (its network's bgscan=), where wpa_supplicant roams as on
+	// hardware; "" is DefaultBgscan.
+	Bgscan string `json:"bgscan,omitempty"`
 }
+
+// DefaultBgscan: wpa_supplicant's simple module scanning every 2 s while
+// the signal is below -70 dBm, every 30 s above it.
+const DefaultBgscan = "simple:2:-70:30"
 
 // DefaultRoamingHysteresisDB is a station's hysteresis unless it names one.
 const DefaultRoamingHysteresisDB = 3

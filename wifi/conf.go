@@ -327,6 +327,15 @@ func WpaSupplicantConfig(sta *topo.WiFiStation, ctrlDir string, freqs []int) ([]
 		b.line("\tieee80211w=2")
 		b.line("\tsae_password=" + quote(sta.Passphrase))
 	}
+	if len(sta.ESS) > 1 && sta.Roaming != nil {
+		// a network of several APs: wpa_supplicant scans in the
+		// background and roams as on hardware
+		bg := sta.Roaming.Bgscan
+		if bg == "" {
+			bg = topo.DefaultBgscan
+		}
+		b.line("\tbgscan=" + quote(bg))
+	}
 	if len(freqs) > 0 {
 		fs := make([]string, len(freqs))
 		for i, f := range freqs {

@@ -170,6 +170,11 @@ func TestWpaSupplicantConfigGolden(t *testing.T) {
 		{"wpas-wpa3.conf", sta(topo.WiFiWPA3), []int{5180}},
 		{"wpas-wpa3-6ghz.conf", sta(topo.WiFiWPA3), []int{6135}},
 		{"wpas-mlo.conf", func() *topo.WiFiStation { s := sta(topo.WiFiWPA3); s.MLO = true; return s }(), APFreqs(mloAP(t))},
+		{"wpas-roaming.conf", func() *topo.WiFiStation {
+			s := sta(topo.WiFiWPA2)
+			s.ESS, s.Roaming = []string{"ap1", "ap2"}, &topo.WiFiRoaming{HysteresisDB: 3}
+			return s
+		}(), []int{2412, 2437}},
 		{"wpas-anyfreq-hexssid.conf", func() *topo.WiFiStation { s := sta(topo.WiFiOpen); s.SSID = "café \"x\""; return s }(), nil},
 	}
 	for _, c := range cases {

@@ -195,12 +195,32 @@ type MediumServer struct {
 	cookie uint64
 	ideal  map[[2]int]*idealTable // by {band, width}: multi-link radios' rates
 	reo    *reorder[hwRx]         // the receivers' reorder buffers (medium_reorder.go)
+	// roam: stations of networks of several APs, their APs' addresses,
+	// and the handovers seen (medium_roam.go)
+	roam      map[int]*hwRoam
+	bssids    map[[6]byte]int
+	handovers []Handover
 }
 
 // NewMediumServer prepares a medium on a registered socket.
 func NewMediumServer(sock *MediumSocket, cfg MediumConfig) (*MediumServer, error) {
+	// each band's channel timing is its BSSs' mode's (802.11b's 20 µs
+	// slots, no QoS in legacy modes); 802.11n's where no radio says
+	macs := map[model.Band]model.MAC{}
+	for _, r := range cfg.Radios {
+		if b := bandOfFreq(r.FreqMHz); r.Mode != "" && r.FreqMHz != 0 && !r.MLO {
+			if _, ok := macs[b]; !ok {
+				macs[b] = model.DefaultMAC(modelMode(r.Mode), b, r.QoS)
+			}
+		}
+	}
 	core, err := newCore(cfg, model.MediumConfig{
-		MAC:   func(b model.Band) model.MAC { return model.DefaultMAC(model.ModeN, b, true) },
+		MAC: func(b model.Band) model.MAC {
+			if m, ok := macs[b]; ok {
+				return m
+			}
+			return model.DefaultMAC(model.ModeN, b, true)
+		},
 		AMPDU: cfg.AMPDU,
 		Seed:  cfg.Seed,
 	})
@@ -221,6 +241,7 @@ func NewMediumServer(sock *MediumSocket, cfg MediumConfig) (*MediumServer, error
 			s.m.LearnAddr(a, i)
 		}
 	}
+	s.watchRoaming()
 	return s, nil
 }
 
@@ -388,6 +409,9 @@ func (s *MediumServer) submit(now time.Duration, f *HwFrame) {
 	}
 	b := bandOfFreq(f.Freq)
 	s.band[i] = b
+	if s.roam != nil {
+		s.sawFrame(now, i, f.Data)
+	}
 	mf := &model.MediumFrame{Radio: i, Cookie: s.nextCookie(f), Freq: f.Freq, Data: f.Data, NoAck: f.Flags&hwsimTxCtlNoAck != 0}
 	c := chain{rates: f.Rates, flags: f.Flags, cookie: f.Cookie}
 	// A fixed rate applies to unicast data frames, as `iw set bitrates`

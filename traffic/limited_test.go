@@ -43,7 +43,7 @@ links:
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			c.f.Duration, c.f.Sock.CC = 8*time.Second, "cubic"
+			c.f.Duration, c.f.Sock.CC = 6*time.Second, "cubic"
 			var l *analysis.LimitedBy
 			var g float64
 			// A timing test on a shared 2-core machine: one more try

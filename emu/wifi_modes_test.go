@@ -1,14 +1,11 @@
 package emu_test
 
 import (
-	"context"
 	"math"
 	"testing"
 	"time"
 
-	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/internal/testutil"
-	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/traffic"
 	"github.com/emuctl/emuctl/units"
 	"github.com/emuctl/emuctl/wifi/model"
@@ -36,7 +33,7 @@ func TestWiFiEngineModesAB(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			name := "twm" + c.name[:1] + c.name[len(c.name)-1:]
-			spec, err := topo.Load(name+".yaml", []byte(`name: `+name+`
+			upLab(t, `name: `+name+`
 wifi: {backend: engine, medium: {retry_limit: 7, seed: 3}}
 nodes:
   ap1: {kind: ap, wifi: `+c.ap+`}
@@ -44,18 +41,7 @@ nodes:
   srv: {}
 links:
   - {endpoints: [ap1, srv]}
-`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := emu.Deploy(context.Background(), spec, emu.Options{}); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if err := emu.Down(name, nil); err != nil {
-					t.Error(err)
-				}
-			})
+`)
 			// the model: the same channel, saturated, no errors (5 m)
 			mac := model.DefaultMAC(c.mode, c.band, false)
 			mac.RetryLimit = 7

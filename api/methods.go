@@ -86,6 +86,17 @@ func init() {
 			}
 			return l.Links()
 		}),
+		"machines": handle("machines", func(ctx context.Context, s *session, p onLab) (any, error) {
+			l, err := s.open(p.Lab)
+			if err != nil {
+				return nil, err
+			}
+			out := map[string]any{"machines": []topo.Machine{}, "nodes": map[string]string{}}
+			if c := l.Spec().Cluster; c != nil {
+				out["machines"], out["nodes"] = c.Machines, c.Nodes
+			}
+			return out, nil
+		}),
 		"topology": handle("topology", func(ctx context.Context, s *session, p onLab) (any, error) {
 			l, err := s.open(p.Lab)
 			if err != nil {

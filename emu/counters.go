@@ -29,7 +29,9 @@ type DirCounters struct {
 
 // Counters reads every link's counters (wireless hops included), at
 // time t. A link whose end cannot be read is reported with state
-// "missing".
+// "missing", one whose A end is on another machine of a lab over several
+// machines with state "remote" and no counters (not read through the
+// machines' workers yet).
 func Counters(lab string) (time.Time, []LinkCounters, error) {
 	st, err := ReadState(lab)
 	if err != nil {
@@ -44,7 +46,11 @@ func Counters(lab string) (time.Time, []LinkCounters, error) {
 		if s, ok := stats[i]; ok {
 			c.Engine = &s
 		}
-		if st.Spec.Here(a.Node) {
+		if c2 := st.Spec.Cluster; c2 != nil && (c2.Slice == "" || !st.Spec.Here(a.Node)) {
+			// on a machine of the lab (the controller's own namespaces
+			// hold none): its counters are not read from here
+			c.StateA = "remote"
+		} else {
 			readCounters(st, a, &c)
 		}
 		out = append(out, c)

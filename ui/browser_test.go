@@ -334,3 +334,75 @@ func TestUIBrowserWiFi(t *testing.T) {
 	}
 	screenshot(t, ctx, "wifi-ranges")
 }
+
+// TestUIBrowserMachines: a lab over two machines (two local machines of
+// topologies/cluster-linear.yaml): the page frames each machine's nodes
+// with its name — every node inside its machine's frame and no other —
+// from the API's machines method.
+func TestUIBrowserMachines(t *testing.T) {
+	testutil.NeedRoot(t)
+	ctx := browser(t)
+	b, err := os.ReadFile("../topologies/cluster-linear.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := lab.Up(context.Background(), lab.YAML("tuimach.yaml", []byte(strings.Replace(string(b), "name: cluster-linear", "name: tuimach", 1))), lab.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := l.Down(); err != nil {
+			t.Errorf("down: %v", err)
+		}
+	})
+	s := serve(t, ui.Options{Lab: l.Name()})
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS(`#topo .machine`))); err != nil {
+		t.Fatal(err)
+	}
+	type frame struct {
+		Name  string   `json:"name"`
+		Label string   `json:"label"`
+		Nodes []string `json:"nodes"` // the nodes whose centre is inside the frame
+	}
+	frames, err := chromedp.Run(ctx, chromedp.Evaluate[[]frame](`(() => {
+	  const nodes = [...document.querySelectorAll('#topo .node')].map(g => ({ name: g.dataset.node, b: g.getBBox(), t: g.transform.baseVal.consolidate().matrix }));
+	  return [...document.querySelectorAll('#topo .machine')].map(f => {
+	    const r = f.querySelector('rect').getBBox();
+	    const inside = nodes.filter(n => n.t.e >= r.x && n.t.e <= r.x + r.width && n.t.f >= r.y && n.t.f <= r.y + r.height).map(n => n.name).sort();
+	    return { name: f.dataset.machine, label: f.querySelector('text').textContent, nodes: inside };
+	  });
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "machines")
+	place := l.Spec().Cluster.Nodes
+	t.Logf("placement %v; frames %+v", place, frames)
+	if len(frames) != 2 {
+		t.Fatalf("frames %+v, want one per machine (2)", frames)
+	}
+	// the links' ends are on the machines, not here: said, not drawn down
+	time.Sleep(600 * time.Millisecond) // a counters event or two
+	states, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#links tbody tr td:last-child')].map(td => td.textContent)`))
+	downs, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#topo .link.down').length`))
+	for _, s := range states {
+		if s != "remote" {
+			t.Errorf("a link's state on the page: %q (want remote: its ends are on the machines)", s)
+		}
+	}
+	if downs != 0 {
+		t.Errorf("%d links drawn down", downs)
+	}
+	for _, f := range frames {
+		var want []string
+		for n, m := range place {
+			if m == f.Name {
+				want = append(want, n)
+			}
+		}
+		sort.Strings(want)
+		if !slices.Equal(f.Nodes, want) || f.Label != "machine "+f.Name+" (local)" {
+			t.Errorf("frame %s (%q) holds %v, want %v", f.Name, f.Label, f.Nodes, want)
+		}
+	}
+}

@@ -62,7 +62,7 @@ type Options struct {
 // add/del, traffic, capture, test) is refused: a page shows a lab and
 // changes its links, nothing more.
 var (
-	readMethods   = map[string]bool{"nodes": true, "links": true, "topology": true, "wifi.show": true}
+	readMethods   = map[string]bool{"nodes": true, "links": true, "machines": true, "topology": true, "wifi.show": true}
 	changeMethods = map[string]bool{"link.set": true, "link.up": true, "link.down": true, "wifi.move": true}
 )
 

@@ -19,8 +19,12 @@ const state = {
   wifi: null,     // API "wifi.show"
   wframe: null,   // the Wi-Fi map's metres -> pixels
   drag: null,     // the station being dragged
+  machines: null, // API "machines": a lab over several machines
   updates: 0,
 };
+
+// machineOf is the machine a node runs on ('' in a lab on one machine).
+function machineOf(name) { return (state.machines && state.machines.nodes[name]) || ''; }
 
 function $(id) { return document.getElementById(id); }
 
@@ -96,7 +100,8 @@ function loadColour(bps, rate) {
 // layout places the nodes with a small force simulation (springs along
 // links, repulsion between nodes), from a deterministic circle.
 function layout() {
-  const names = state.nodes.map(n => n.name);
+  // a lab over several machines starts with each machine's nodes together
+  const names = state.nodes.map(n => n.name).sort((a, b) => machineOf(a).localeCompare(machineOf(b)));
   const n = names.length;
   const P = {};
   names.forEach((name, i) => {
@@ -119,6 +124,18 @@ function layout() {
       const dx = P[b].x - P[a].x, dy = P[b].y - P[a].y;
       const d = Math.max(Math.hypot(dx, dy), 1), f = (d - ideal) / d / 2;
       F[a].x += dx * f; F[a].y += dy * f; F[b].x -= dx * f; F[b].y -= dy * f;
+    }
+    // each machine's nodes drawn to their centre, so its frame holds them
+    const C = {};
+    for (const k of names) {
+      const m = machineOf(k);
+      if (!m) continue;
+      const c = C[m] || (C[m] = { x: 0, y: 0, n: 0 });
+      c.x += P[k].x; c.y += P[k].y; c.n++;
+    }
+    for (const k of names) {
+      const c = C[machineOf(k)];
+      if (c) { F[k].x += (c.x / c.n - P[k].x) * 0.3; F[k].y += (c.y / c.n - P[k].y) * 0.3; }
     }
     const step = 0.5 * (1 - it / 300);
     for (const k of names) {
@@ -165,8 +182,9 @@ function draw() {
     const x0 = Math.min(...xs) - pad, y0 = Math.min(...ys) - pad;
     svg.setAttribute('viewBox', [x0, y0, Math.max(...xs) - x0 + pad, Math.max(...ys) - y0 + pad].join(' '));
   }
-  const gl = el('svg:g'), gn = el('svg:g');
-  svg.append(gl, gn);
+  const gm = el('svg:g'), gl = el('svg:g'), gn = el('svg:g');
+  svg.append(gm, gl, gn);
+  drawMachines(gm);
   for (const l of state.links) {
     const a = P[nodeOf(l.a)], b = P[nodeOf(l.b)];
     if (!a || !b) continue;
@@ -212,6 +230,23 @@ function draw() {
   markSelection();
 }
 
+// drawMachines frames each machine's nodes, with the machine's name and
+// how it is reached (a lab over several machines).
+function drawMachines(g) {
+  const ms = (state.machines && state.machines.machines) || [];
+  for (const m of ms) {
+    const ps = state.nodes.filter(n => machineOf(n.name) === m.name).map(n => state.pos[n.name]).filter(Boolean);
+    if (!ps.length) continue;
+    const pad = 45;
+    const x0 = Math.min(...ps.map(p => p.x)) - pad, y0 = Math.min(...ps.map(p => p.y)) - pad;
+    const x1 = Math.max(...ps.map(p => p.x)) + pad, y1 = Math.max(...ps.map(p => p.y)) + pad;
+    const f = el('svg:g', { class: 'machine', 'data-machine': m.name });
+    f.append(el('svg:rect', { x: x0, y: y0, width: x1 - x0, height: y1 - y0, rx: 8 }));
+    f.append(el('svg:text', { x: x0 + 8, y: y0 + 16 }, 'machine ' + m.name + ' (' + m.ssh + ')'));
+    g.append(f);
+  }
+}
+
 function drawTable() {
   const tb = $('links').tBodies[0];
   tb.replaceChildren();
@@ -255,6 +290,7 @@ function paintLive() {
       const rate = Math.max((l.a_to_b && l.a_to_b.Rate) || 0, (l.b_to_a && l.b_to_a.Rate) || 0);
       g.querySelector('line.wire').style.stroke = loadColour(bps, rate);
       g.classList.toggle('down', c.state_a === 'down' || c.state_a === 'missing');
+      g.classList.toggle('remote', c.state_a === 'remote');
       const ab = $('svg-ab-' + l.index), ba = $('svg-ba-' + l.index);
       if (ab) ab.style.fill = loadColour(c.a_to_b_bps, l.a_to_b && l.a_to_b.Rate);
       if (ba) ba.style.fill = loadColour(c.b_to_a_bps, l.b_to_a && l.b_to_a.Rate);
@@ -653,7 +689,8 @@ function connect() {
 }
 
 async function reload() {
-  const [nodes, links] = await Promise.all([call('nodes'), call('links')]);
+  const [nodes, links, machines] = await Promise.all([call('nodes'), call('links'), call('machines')]);
+  state.machines = machines.machines.length ? machines : null;
   const shape = JSON.stringify(nodes.map(n => n.name)) + JSON.stringify(links.map(l => l.a + l.b));
   const old = JSON.stringify(state.nodes.map(n => n.name)) + JSON.stringify(state.links.map(l => l.a + l.b));
   state.nodes = nodes; state.links = links;

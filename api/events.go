@@ -24,7 +24,9 @@ import (
 //	  every interval: per link and direction bytes, packets, drops, the
 //	  rate since the last sample (bit/s: frames as on the wire, from the
 //	  engine of a userspace link), and a userspace link's engine counters
-//	  (queue now, drops by cause)
+//	  (queue now, drops by cause), or a kernel-shaped link's qdiscs'
+//	  ("kernel": per direction packets and bytes queued, drops, AQM
+//	  drops and marks, netem's loss drops)
 //
 // The lab is read as it stands on the host (its state and interfaces), so
 // changes made by any process — the CLI, another session — are seen.

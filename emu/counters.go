@@ -3,6 +3,7 @@ package emu
 import (
 	"time"
 
+	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/tc/engine"
 	"github.com/emuctl/emuctl/topo"
 )
@@ -18,6 +19,72 @@ type LinkCounters struct {
 	AtoB   DirCounters   `json:"a_to_b"`
 	BtoA   DirCounters   `json:"b_to_a"`
 	Engine *engine.Stats `json:"engine,omitempty"`
+	// Kernel is a kernel-shaped link's queues now, per direction, from
+	// the qdiscs on each end's egress (a->b on A's, b->a on B's).
+	Kernel *[2]KernelQueue `json:"kernel,omitempty"`
+}
+
+// KernelQueue is one direction of a kernel-shaped link, read from its
+// qdiscs: the packets and bytes waiting at its rate limiter (tbf; or at
+// its queue discipline where there is no rate), the drops there
+// (overflow and a discipline's own), the packets an AQM marked instead,
+// and netem's drops (its random loss).
+type KernelQueue struct {
+	Packets   uint32 `json:"packets"`
+	Bytes     uint32 `json:"bytes"`
+	Drops     uint32 `json:"drops"`
+	AQMDrops  uint32 `json:"aqm_drops,omitempty"`
+	Marks     uint32 `json:"marks,omitempty"`
+	LossDrops uint32 `json:"loss_drops,omitempty"`
+}
+
+// kernelQueue sums up one egress tree (parents first).
+func kernelQueue(qs []tc.Qdisc) KernelQueue {
+	var q KernelQueue
+	queued := false
+	for _, x := range qs {
+		s := x.Stats
+		if s == nil {
+			continue
+		}
+		switch x.Kind {
+		case "netem":
+			q.LossDrops += s.Drops
+		default:
+			// the first qdisc below netem holds the queue: tbf's counts
+			// cover its child's (its backlog and its drops)
+			if !queued {
+				q.Packets, q.Bytes, q.Drops, queued = s.QLen, s.Backlog, s.Drops, true
+			}
+			q.Marks += s.Marks
+			q.AQMDrops += s.AQMDrops()
+		}
+	}
+	return q
+}
+
+// readKernelQueues reads both directions' trees of a kernel-shaped link
+// (nil when an end cannot be read).
+func readKernelQueues(st *State, a, b topo.Endpoint) *[2]KernelQueue {
+	var out [2]KernelQueue
+	for k, ep := range []topo.Endpoint{a, b} {
+		ns, h, name, err := openEnd(st, ep)
+		if err != nil {
+			return nil
+		}
+		link, err := h.LinkByName(name)
+		var qs []tc.Qdisc
+		if err == nil {
+			qs, err = tc.ReadTree(ns, link)
+		}
+		h.Close()
+		ns.Close()
+		if err != nil {
+			return nil
+		}
+		out[k] = kernelQueue(qs)
+	}
+	return &out
 }
 
 // DirCounters are one direction's totals.
@@ -52,6 +119,9 @@ func Counters(lab string) (time.Time, []LinkCounters, error) {
 			c.StateA = "remote"
 		} else {
 			readCounters(st, a, &c)
+			if ls, shaped := findLinkState(st.Links, i); shaped && (ls.Backend == BackendNetem || ls.Backend == BackendShaper) {
+				c.Kernel = readKernelQueues(st, a, b)
+			}
 		}
 		out = append(out, c)
 	}

@@ -265,7 +265,16 @@ function drawTable() {
 function drops(c) {
   let d = (c.a_to_b.drops || 0) + (c.b_to_a.drops || 0);
   if (c.engine) for (const s of [c.engine.AToB, c.engine.BToA]) d += (s.LossDrops || 0) + (s.QueueDrops || 0) + (s.AQMDrops || 0);
+  if (c.kernel) for (const s of c.kernel) d += (s.drops || 0) + (s.loss_drops || 0);
   return d;
+}
+
+// queueText is a link's queues now, in packets per direction: a
+// userspace link's engine, or a kernel-shaped link's qdiscs.
+function queueText(c) {
+  if (c.engine) return c.engine.AToB.QueueLen + ' / ' + c.engine.BToA.QueueLen;
+  if (c.kernel) return c.kernel[0].packets + ' / ' + c.kernel[1].packets;
+  return '–';
 }
 
 // paintLive writes the last counters into the drawing and the table.
@@ -280,9 +289,7 @@ function paintLive() {
     set('svg-ab-' + l.index, fwd + fmtRate(c.a_to_b_bps));
     set('svg-ba-' + l.index, back + fmtRate(c.b_to_a_bps));
     set('drops-' + l.index, String(drops(c)));
-    // a userspace link's queue now, in packets per direction (the kernel's
-    // qdiscs are not read yet)
-    set('queue-' + l.index, c.engine ? c.engine.AToB.QueueLen + ' / ' + c.engine.BToA.QueueLen : '–');
+    set('queue-' + l.index, queueText(c));
     set('state-' + l.index, c.state_a);
     const g = $('link-' + l.index);
     if (g) {

@@ -406,3 +406,76 @@ func TestUIBrowserMachines(t *testing.T) {
 		}
 	}
 }
+
+// TestUIBrowserLargeLab: a lab of 129 nodes (a core switch, 8 edge
+// switches, 15 hosts on each): the page draws each edge switch's hosts as
+// one group node (15 hosts), so 17 nodes and 16 wires instead of 129 and
+// 128 (the table keeps every link); a click on a group draws its hosts one by one; the wheel zooms
+// around the pointer and a double click on the background fits the
+// drawing again.
+func TestUIBrowserLargeLab(t *testing.T) {
+	testutil.NeedRoot(t)
+	ctx := browser(t)
+	topo := lab.NewTopology("tuibig").Switch("core")
+	for s := 1; s <= 8; s++ {
+		sw := fmt.Sprintf("e%d", s)
+		topo.Switch(sw).Link(sw, "core")
+		for h := 1; h <= 15; h++ {
+			name := fmt.Sprintf("h%d_%d", s, h)
+			topo.Host(name).Link(name, sw)
+		}
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	l, err := lab.Up(cctx, topo, lab.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := l.Down(); err != nil {
+			t.Errorf("down: %v", err)
+		}
+	})
+	s := serve(t, ui.Options{Lab: l.Name()})
+	t0 := time.Now()
+	if err := chromedp.Do(ctx, chromedp.Navigate(s.URL()), chromedp.WaitVisible(chromedp.CSS(`#topo .group`))); err != nil {
+		t.Fatal(err)
+	}
+	drawn := time.Since(t0)
+	count := func(sel string) int {
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('`+sel+`').length`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	nodes, groups, wires, rows := count(`#topo .node`), count(`#topo .group`), count(`#topo line.wire`), count(`#links tbody tr`)
+	label, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#topo .group[data-group="e3"] text:last-of-type').textContent`))
+	t.Logf("drawn in %v: %d nodes (%d groups), %d wires; the table %d links; e3's group: %q", drawn.Round(time.Millisecond), nodes, groups, wires, rows, label)
+	if nodes != 17 || groups != 8 || wires != 16 || rows != 128 || label != "15 hosts on e3" {
+		t.Errorf("drawn: %d nodes, %d groups, %d wires, %d table rows, label %q; want 17, 8, 16, 128, \"15 hosts on e3\"", nodes, groups, wires, rows, label)
+	}
+	// open one group
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#topo .group[data-group="e3"]`)), chromedp.WaitVisible(chromedp.CSS(`#topo .node[data-node="h3_15"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if n, g := count(`#topo .node`), count(`#topo .group`); n != 17-1+15 || g != 7 {
+		t.Errorf("after opening e3's group: %d nodes, %d groups; want 31, 7", n, g)
+	}
+	screenshot(t, ctx, "large-lab")
+	// zoom in around the middle, then fit again
+	vb := func() []float64 {
+		v, _ := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`document.getElementById('topo').getAttribute('viewBox').split(' ').map(Number)`))
+		return v
+	}
+	before := vb()
+	chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const s = document.getElementById('topo'), r = s.getBoundingClientRect();
+	  s.dispatchEvent(new WheelEvent('wheel', { deltaY: -100, clientX: r.left + r.width / 2, clientY: r.top + r.height / 2, bubbles: true, cancelable: true })); return true })()`))
+	zoomed := vb()
+	chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const s = document.getElementById('topo'); s.dispatchEvent(new MouseEvent('dblclick', { bubbles: true })); return true })()`))
+	fitted := vb()
+	t.Logf("viewBox %v → zoomed %v → fitted %v", before, zoomed, fitted)
+	if len(zoomed) != 4 || math.Abs(zoomed[2]-before[2]/1.25) > 0.01*before[2] || !slices.Equal(fitted, before) {
+		t.Errorf("zoom: %v → %v → %v; want the width / 1.25, then back", before, zoomed, fitted)
+	}
+}

@@ -20,8 +20,45 @@ const state = {
   wframe: null,   // the Wi-Fi map's metres -> pixels
   drag: null,     // the station being dragged
   machines: null, // API "machines": a lab over several machines
+  group: {},      // a large lab: leaf host name -> the switch its group hangs on
+  groups: {},     // switch -> {count, hosts}: the groups drawn
+  expanded: {},   // switch -> true: its group opened by a click
+  view: null,     // the drawing's viewBox after zoom or pan (null: fit)
   updates: 0,
 };
+
+// A lab larger than GROUP_OVER nodes draws the hosts that hang on one
+// switch (or router) by their only link as one group node, when there are
+// GROUP_MIN of them; a click on a group opens it.
+const GROUP_OVER = 60, GROUP_MIN = 3;
+
+// groupHosts fills state.group and state.groups for the lab as it stands.
+function groupHosts() {
+  state.group = {}; state.groups = {};
+  if (state.nodes.length <= GROUP_OVER) return;
+  const kind = {}, deg = {}, peer = {};
+  for (const n of state.nodes) kind[n.name] = kindOf(n);
+  for (const l of state.links) {
+    const a = nodeOf(l.a), b = nodeOf(l.b);
+    deg[a] = (deg[a] || 0) + 1; deg[b] = (deg[b] || 0) + 1;
+    peer[a] = b; peer[b] = a;
+  }
+  const leaves = {};
+  for (const n of state.nodes) {
+    const p = peer[n.name];
+    if (kind[n.name] === 'host' && deg[n.name] === 1 && p && /switch|router/.test(kind[p] || '') && !state.expanded[p]) {
+      (leaves[p] = leaves[p] || []).push(n.name);
+    }
+  }
+  for (const [sw, hosts] of Object.entries(leaves)) {
+    if (hosts.length < GROUP_MIN) continue;
+    state.groups[sw] = { count: hosts.length, hosts };
+    for (const h of hosts) state.group[h] = sw;
+  }
+}
+
+// shown is the name a node is drawn under: its group's, or its own.
+function shown(name) { return state.group[name] ? 'group:' + state.group[name] : name; }
 
 // machineOf is the machine a node runs on ('' in a lab on one machine).
 function machineOf(name) { return (state.machines && state.machines.nodes[name]) || ''; }
@@ -100,15 +137,19 @@ function loadColour(bps, rate) {
 // layout places the nodes with a small force simulation (springs along
 // links, repulsion between nodes), from a deterministic circle.
 function layout() {
+  groupHosts();
   // a lab over several machines starts with each machine's nodes together
-  const names = state.nodes.map(n => n.name).sort((a, b) => machineOf(a).localeCompare(machineOf(b)));
+  const names = state.nodes.filter(n => !state.group[n.name]).map(n => n.name)
+    .concat(Object.keys(state.groups).map(sw => 'group:' + sw))
+    .sort((a, b) => machineOf(a).localeCompare(machineOf(b)));
   const n = names.length;
   const P = {};
   names.forEach((name, i) => {
     const a = 2 * Math.PI * i / Math.max(n, 1);
     P[name] = { x: Math.cos(a) * 200, y: Math.sin(a) * 200 };
   });
-  const edges = state.links.map(l => [nodeOf(l.a), nodeOf(l.b)]).filter(([a, b]) => P[a] && P[b]);
+  const edges = state.links.map(l => [shown(nodeOf(l.a)), shown(nodeOf(l.b))]).filter(([a, b], i, all) =>
+    P[a] && P[b] && all.findIndex(([c, d]) => c === a && d === b) === i);
   const ideal = 140;
   for (let it = 0; it < 300; it++) {
     const F = {};
@@ -177,14 +218,19 @@ function draw() {
   svg.replaceChildren();
   const P = state.pos;
   const xs = Object.values(P).map(p => p.x), ys = Object.values(P).map(p => p.y);
-  if (xs.length) {
+  if (xs.length && !state.view) {
     const pad = 70;
     const x0 = Math.min(...xs) - pad, y0 = Math.min(...ys) - pad;
-    svg.setAttribute('viewBox', [x0, y0, Math.max(...xs) - x0 + pad, Math.max(...ys) - y0 + pad].join(' '));
+    state.fit = [x0, y0, Math.max(...xs) - x0 + pad, Math.max(...ys) - y0 + pad];
   }
+  if (state.view || state.fit) svg.setAttribute('viewBox', (state.view || state.fit).join(' '));
   const gm = el('svg:g'), gl = el('svg:g'), gn = el('svg:g');
   svg.append(gm, gl, gn);
   drawMachines(gm);
+  for (const sw of Object.keys(state.groups)) { // one wire per group
+    const a = P['group:' + sw], b = P[sw];
+    if (a && b) gl.append(el('svg:line', { class: 'wire group-wire', x1: a.x, y1: a.y, x2: b.x, y2: b.y, stroke: '#bdbdbd', 'stroke-width': 3 }));
+  }
   for (const l of state.links) {
     const a = P[nodeOf(l.a)], b = P[nodeOf(l.b)];
     if (!a || !b) continue;
@@ -215,6 +261,7 @@ function draw() {
   }
   for (const n of state.nodes) {
     const p = P[n.name];
+    if (!p) continue; // in a group
     const kind = kindOf(n);
     const g = el('svg:g', { class: 'node', transform: 'translate(' + p.x + ',' + p.y + ')' });
     g.dataset.node = n.name;
@@ -223,6 +270,17 @@ function draw() {
     const k = el('svg:title', {}, kind + ' ' + n.name);
     g.append(t, k);
     g.addEventListener('click', () => select({ node: n.name }));
+    gn.append(g);
+  }
+  for (const [sw, grp] of Object.entries(state.groups)) {
+    const p = P['group:' + sw];
+    if (!p) continue;
+    const g = el('svg:g', { class: 'node group', transform: 'translate(' + p.x + ',' + p.y + ')' });
+    g.dataset.group = sw;
+    g.append(el('svg:circle', { r: 16, fill: '#eeeeee', stroke: '#424242', 'stroke-dasharray': '3 2' }));
+    g.append(el('svg:text', { y: 4 }, String(grp.count)), el('svg:text', { y: 34 }, grp.count + ' hosts on ' + sw));
+    g.append(el('svg:title', {}, grp.hosts.join(', ') + ' (click to draw them one by one)'));
+    g.addEventListener('click', () => { state.expanded[sw] = true; layout(); draw(); });
     gn.append(g);
   }
   drawTable();
@@ -245,6 +303,40 @@ function drawMachines(g) {
     f.append(el('svg:text', { x: x0 + 8, y: y0 + 16 }, 'machine ' + m.name + ' (' + m.ssh + ')'));
     g.append(f);
   }
+}
+
+// zoomSetup: the wheel zooms the drawing around the pointer, a drag on
+// its background pans it, a double click on the background fits it again.
+function zoomSetup() {
+  const svg = $('topo');
+  svg.addEventListener('wheel', ev => {
+    ev.preventDefault();
+    const v = (state.view || state.fit || [0, 0, 1000, 600]).slice();
+    const r = svg.getBoundingClientRect();
+    const fx = (ev.clientX - r.left) / r.width, fy = (ev.clientY - r.top) / r.height;
+    const k = ev.deltaY > 0 ? 1.25 : 1 / 1.25;
+    const w = v[2] * k, h = v[3] * k;
+    state.view = [v[0] + (v[2] - w) * fx, v[1] + (v[3] - h) * fy, w, h];
+    svg.setAttribute('viewBox', state.view.join(' '));
+  }, { passive: false });
+  let pan = null;
+  svg.addEventListener('pointerdown', ev => {
+    if (ev.target !== svg) return;
+    pan = { x: ev.clientX, y: ev.clientY, v: (state.view || state.fit || [0, 0, 1000, 600]).slice() };
+    svg.setPointerCapture(ev.pointerId);
+  });
+  svg.addEventListener('pointermove', ev => {
+    if (!pan) return;
+    const r = svg.getBoundingClientRect();
+    state.view = [pan.v[0] - (ev.clientX - pan.x) * pan.v[2] / r.width, pan.v[1] - (ev.clientY - pan.y) * pan.v[3] / r.height, pan.v[2], pan.v[3]];
+    svg.setAttribute('viewBox', state.view.join(' '));
+  });
+  svg.addEventListener('pointerup', () => { pan = null; });
+  svg.addEventListener('dblclick', ev => {
+    if (ev.target !== svg) return;
+    state.view = null;
+    if (state.fit) svg.setAttribute('viewBox', state.fit.join(' '));
+  });
 }
 
 function drawTable() {
@@ -812,6 +904,7 @@ async function main() {
   $('mode').textContent = state.info.allow_changes ? 'changes allowed' : 'read-only';
   termSetup();
   wifiSetup();
+  zoomSetup();
   if (state.info.suite) {
     // the lab exists only while a run is made: pollSuite follows it
     $('suite').hidden = false;

@@ -107,6 +107,7 @@ bench: build
 	./$(BIN) bench --scale tree,4,10
 	./$(BIN) bench --machines 2 --reps 5
 	./$(BIN) bench --change
+	./$(BIN) bench --ui
 	./$(BIN) bench --mininet-script
 	$(GO) run ./analysis/cmd/ackbench
 	$(GO) test -run '^$$' -bench 'Engine|Pipeline|Segment' -benchtime 2s ./tc/engine/

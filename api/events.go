@@ -109,13 +109,16 @@ type rateCounters struct {
 func watch(ctx context.Context, s *session, id, lab string, every time.Duration, counters bool) {
 	var prev *emu.State
 	var last []emu.LinkCounters
+	reader := emu.NewCounterReader() // keeps the namespaces' handles between ticks
+	defer reader.Close()
 	var lastT time.Time
 	seen := -1 // handovers already told (-1: not read yet)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	var states emu.StateCache // the state file is read again only when it changed
 	for {
 		now := time.Now().UTC().Format(time.RFC3339Nano)
-		st, err := emu.ReadState(lab)
+		st, err := states.Read(lab)
 		if err != nil || st.Status == emu.StatusDown {
 			if errors.Is(err, emu.ErrNoLab) || err == nil {
 				s.notify("event", event{Subscription: id, Type: "lab-down", T: now})
@@ -136,7 +139,7 @@ func watch(ctx context.Context, s *session, id, lab string, every time.Duration,
 				seen = handoverEvents(s, id, lab, seen)
 			}
 			if counters {
-				t, cs, err := emu.Counters(lab)
+				t, cs, err := reader.Read(lab)
 				if err == nil {
 					out := make([]rateCounters, len(cs))
 					for i, c := range cs {

@@ -3,6 +3,10 @@ package emu
 import (
 	"time"
 
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
 	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/tc/engine"
 	"github.com/emuctl/emuctl/topo"
@@ -100,7 +104,68 @@ type DirCounters struct {
 // machines with state "remote" and no counters (not read through the
 // machines' workers yet).
 func Counters(lab string) (time.Time, []LinkCounters, error) {
-	st, err := ReadState(lab)
+	r := NewCounterReader()
+	defer r.Close()
+	return r.Read(lab)
+}
+
+// CounterReader reads a lab's counters again and again (an event
+// stream's ticks), keeping each namespace's netlink handle open between
+// reads: opening them is most of a read's cost in a lab of hundreds of
+// nodes. Not safe for concurrent use.
+type CounterReader struct {
+	open  map[string]*nsConn
+	state StateCache
+}
+
+type nsConn struct {
+	ns netns.NsHandle
+	h  *netlink.Handle
+}
+
+// NewCounterReader returns a reader; Close releases its handles.
+func NewCounterReader() *CounterReader { return &CounterReader{open: map[string]*nsConn{}} }
+
+// Close releases every namespace handle.
+func (r *CounterReader) Close() {
+	for k, c := range r.open {
+		c.h.Close()
+		c.ns.Close()
+		delete(r.open, k)
+	}
+}
+
+// conn is the namespace's handle, opened once.
+func (r *CounterReader) conn(path string) (*nsConn, error) {
+	if c, ok := r.open[path]; ok {
+		return c, nil
+	}
+	ns, err := netns.GetFromPath(path)
+	if err != nil {
+		return nil, err
+	}
+	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
+	if err != nil {
+		ns.Close()
+		return nil, err
+	}
+	c := &nsConn{ns, h}
+	r.open[path] = c
+	return c, nil
+}
+
+// drop forgets a namespace whose handle failed (it may be gone).
+func (r *CounterReader) drop(path string) {
+	if c, ok := r.open[path]; ok {
+		c.h.Close()
+		c.ns.Close()
+		delete(r.open, path)
+	}
+}
+
+// Read reads every link's counters now.
+func (r *CounterReader) Read(lab string) (time.Time, []LinkCounters, error) {
+	st, err := r.state.Read(lab)
 	if err != nil {
 		return time.Time{}, nil, err
 	}
@@ -118,7 +183,7 @@ func Counters(lab string) (time.Time, []LinkCounters, error) {
 			// hold none): its counters are not read from here
 			c.StateA = "remote"
 		} else {
-			readCounters(st, a, &c)
+			r.readCounters(st, a, &c)
 			if ls, shaped := findLinkState(st.Links, i); shaped && (ls.Backend == BackendNetem || ls.Backend == BackendShaper) {
 				c.Kernel = readKernelQueues(st, a, b)
 			}
@@ -128,15 +193,15 @@ func Counters(lab string) (time.Time, []LinkCounters, error) {
 	return t, out, nil
 }
 
-func readCounters(st *State, ep topo.Endpoint, c *LinkCounters) {
-	ns, h, name, err := openEnd(st, ep)
+func (r *CounterReader) readCounters(st *State, ep topo.Endpoint, c *LinkCounters) {
+	path, name := EndpointNetns(st, ep.Node, ep.Iface)
+	conn, err := r.conn(path)
 	if err != nil {
 		return
 	}
-	defer ns.Close()
-	defer h.Close()
-	l, err := h.LinkByName(name)
+	l, err := conn.h.LinkByName(name)
 	if err != nil {
+		r.drop(path) // gone, or a namespace made again under the name
 		return
 	}
 	c.StateA = l.Attrs().OperState.String()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 	"time"
 
 	"github.com/emuctl/emuctl/netcfg"
@@ -220,4 +221,38 @@ func flockRun(name string, how int) (func(), error) {
 // removeLockFile removes the lock file of a lab that is gone.
 func removeLockFile(lab string) {
 	os.Remove(filepath.Join(RunDir(), "."+lab+".lock"))
+}
+
+// StateCache reads a lab's state again only when its file changed (a
+// save replaces the file: another inode, modification time or size), for
+// readers that look many times a second (an event stream). The State it
+// returns is shared between calls: read it, never change it.
+type StateCache struct {
+	ino  uint64
+	mod  time.Time
+	size int64
+	st   *State
+}
+
+// Read returns the lab's state, from the last read when the file has not
+// changed since.
+func (c *StateCache) Read(lab string) (*State, error) {
+	fi, err := os.Stat(statePath(lab))
+	if err != nil {
+		c.st = nil
+		return ReadState(lab) // its error, or a state saved meanwhile
+	}
+	var ino uint64
+	if s, ok := fi.Sys().(*syscall.Stat_t); ok {
+		ino = s.Ino
+	}
+	if c.st != nil && ino == c.ino && fi.ModTime().Equal(c.mod) && fi.Size() == c.size {
+		return c.st, nil
+	}
+	st, err := ReadState(lab)
+	if err != nil {
+		return nil, err
+	}
+	c.ino, c.mod, c.size, c.st = ino, fi.ModTime(), fi.Size(), st
+	return st, nil
 }

@@ -74,6 +74,7 @@ type Server struct {
 	slots  chan struct{}  // one per page watching events
 	shells chan struct{}  // one per terminal open
 	active sync.WaitGroup // terminals (hijacked: Shutdown does not wait for them)
+	hub    hub            // the pages' one subscription (events.go)
 }
 
 // CookieName is the cookie that keeps the token: one per port, since a

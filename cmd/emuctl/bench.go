@@ -38,6 +38,7 @@ func newBenchCmd() *cobra.Command {
 		asJSON      bool   // bench_json.go
 		machines    int    // bench_machines.go
 		change      bool   // bench_change.go
+		uiPages     bool   // bench_ui.go
 		mnScript    bool   // bench_mininet.go
 		shellsTopo  string
 	)
@@ -57,6 +58,9 @@ func newBenchCmd() *cobra.Command {
 			}
 			if change {
 				return benchChange(reps, shellsTopo, mininet, asJSON)
+			}
+			if uiPages {
+				return benchUI(asJSON)
 			}
 			if machines > 0 {
 				t := "tree,3,10"
@@ -170,6 +174,7 @@ func newBenchCmd() *cobra.Command {
 	cmd.Flags().StringVar(&scale, "scale", "", "instead of the comparison rows: the scale row for one large topology (e.g. tree,4,10: 11,111 nodes) — up, down, peak memory, first host to last host, kernel cleanup, against the targets")
 	cmd.Flags().IntVar(&reps, "reps", 3, "repetitions per topology (best is reported; with --machines, the median)")
 	cmd.Flags().BoolVar(&change, "change", false, "instead of the comparison rows: a lab that changes while it runs — a host and its link added to a running 100-node lab and pinged, removed, Cmd(\"true\") through a node's shell, a shell on every node of --shells-topo — beside Mininet's API doing the same (when installed)")
+	cmd.Flags().BoolVar(&uiPages, "ui", false, "instead of the comparison rows: emuctl ui's server CPU while 3 pages watch a 200-node lab under a shaped TCP flow, and the flow's goodput with and without them")
 	cmd.Flags().BoolVar(&mnScript, "mininet-script", false, "instead of the comparison rows: one Mininet Python script (a 100-host tree built, pingAll(), stopped; a 5 Mbit/s 15 ms TCLink path measured by iperf and ping) run by Debian's Mininet and by emuctl mininet, side by side")
 	cmd.Flags().StringVar(&shellsTopo, "shells-topo", "tree,2,32", "with --change: the lab whose every node gets a shell (tree,2,32 is Mininet's tree1024: 1,057 nodes)")
 	cmd.Flags().IntVar(&machines, "machines", 0, "instead of the comparison rows: up and down of tree,3,10 (or the one --topo) on one machine vs over N local machines (automatic placement, cut links = VXLAN), and, unless --traffic=false, TCP goodput (iperf3) and ping RTT across a cut link vs a veth")

@@ -17,14 +17,17 @@ import (
 // the shortest round trip (t4 - t1) - (t3 - t2), the least disturbed by
 // queueing. Every machine answers on its underlay address, UDP port
 // clockPort, while it probes its peers, and until each peer has asked
-// clockProbes times (or clockWait has passed): the machines probe each
-// other at once. One-way delays measured across two machines need this
+// clockProbes times (or clockStart has passed): the machines probe each
+// other at about the same time, which on slow machines (an emulated VM
+// reached over SSH) can be seconds apart, so a peer's first reply is
+// awaited for clockStart, then the exchanges take at most clockWait. One-way delays measured across two machines need this
 // offset; it is kept with the underlay's round trips (State.Underlay).
 
 const (
 	clockPort   = 4788
 	clockProbes = 20
 	clockWait   = 3 * time.Second
+	clockStart  = 20 * time.Second
 )
 
 // clockResponder answers clock requests until stopped; asked counts the
@@ -100,7 +103,10 @@ func clockOffset(peer netip.Addr, n int) (offset, rtt time.Duration, err error) 
 	best := time.Duration(-1)
 	got := 0
 	buf := make([]byte, 64)
-	for deadline := time.Now().Add(clockWait); got < n && time.Now().Before(deadline); {
+	// the first reply may take the peer's start (clockStart); the
+	// exchanges then clockWait
+	deadline := time.Now().Add(clockStart)
+	for got < n && time.Now().Before(deadline) {
 		req := make([]byte, 8)
 		t1 := time.Now().UnixNano()
 		binary.BigEndian.PutUint64(req, uint64(t1))
@@ -122,6 +128,9 @@ func clockOffset(peer netip.Addr, n int) (offset, rtt time.Duration, err error) 
 			continue
 		}
 		t2, t3 := int64(binary.BigEndian.Uint64(buf[8:])), int64(binary.BigEndian.Uint64(buf[16:]))
+		if got == 0 {
+			deadline = time.Now().Add(clockWait)
+		}
 		got++
 		if r := time.Duration((t4 - t1) - (t3 - t2)); best < 0 || r < best {
 			best = r

@@ -263,6 +263,6 @@ func workerProbe(count int, addrs []string) error {
 		}
 		fmt.Fprintf(os.Stdout, "%s %d %d %d %d %d %s %d %d\n", a, int64(med), int64(sigma), len(rtts), int64(off), int64(crtt), ifname, speed, int64(rtts[0]))
 	}
-	resp.waitAsked(peers, clockProbes, clockWait)
+	resp.waitAsked(peers, clockProbes, clockStart)
 	return nil
 }

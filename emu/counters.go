@@ -69,21 +69,21 @@ func kernelQueue(qs []tc.Qdisc) KernelQueue {
 
 // readKernelQueues reads both directions' trees of a kernel-shaped link
 // (nil when an end cannot be read).
-func readKernelQueues(st *State, a, b topo.Endpoint) *[2]KernelQueue {
+func (r *CounterReader) readKernelQueues(st *State, a, b topo.Endpoint) *[2]KernelQueue {
 	var out [2]KernelQueue
 	for k, ep := range []topo.Endpoint{a, b} {
-		ns, h, name, err := openEnd(st, ep)
+		path, name := EndpointNetns(st, ep.Node, ep.Iface)
+		conn, err := r.conn(path)
 		if err != nil {
 			return nil
 		}
-		link, err := h.LinkByName(name)
+		link, err := conn.h.LinkByName(name)
 		var qs []tc.Qdisc
 		if err == nil {
-			qs, err = tc.ReadTree(ns, link)
+			qs, err = tc.ReadTree(conn.ns, link)
 		}
-		h.Close()
-		ns.Close()
 		if err != nil {
+			r.drop(path)
 			return nil
 		}
 		out[k] = kernelQueue(qs)
@@ -185,7 +185,7 @@ func (r *CounterReader) Read(lab string) (time.Time, []LinkCounters, error) {
 		} else {
 			r.readCounters(st, a, &c)
 			if ls, shaped := findLinkState(st.Links, i); shaped && (ls.Backend == BackendNetem || ls.Backend == BackendShaper) {
-				c.Kernel = readKernelQueues(st, a, b)
+				c.Kernel = r.readKernelQueues(st, a, b)
 			}
 		}
 		out = append(out, c)

@@ -136,8 +136,7 @@ func Run(ctx context.Context, p *Plan, o Options) (*Outcome, error) {
 		s.Phase, s.Verdict, s.Interrupted = "finished", out.Verdict, out.Interrupted
 		s.Checks = s.Checks[:0]
 		for _, cr := range out.Checks {
-			s.Checks = append(s.Checks, CheckStatus{ID: cr.ID, Class: cr.Class, Title: cr.Title, Status: cr.Status,
-				Measured: cr.Measured, Gating: cr.Gating, Decided: true})
+			s.Checks = append(s.Checks, checkStatus(cr, true))
 		}
 		if err == nil {
 			s.Report = "report.md"

@@ -71,8 +71,12 @@ func (r *runner) watchChecks(pending map[string]int) []CheckStatus {
 	for i, cr := range ev.judgeAll() {
 		c := r.plan.Suite.Checks[i]
 		decided := !slices.ContainsFunc(ev.match(c.Where, nil), func(sc *Scenario) bool { return pending[sc.Name] > 0 })
-		out = append(out, CheckStatus{ID: cr.ID, Class: cr.Class, Title: cr.Title, Status: cr.Status,
-			Measured: cr.Measured, Gating: cr.Gating, Decided: decided})
+		out = append(out, checkStatus(cr, decided))
 	}
 	return out
+}
+
+// checkStatus is a judged check as a live view shows it.
+func checkStatus(cr *CheckResult, decided bool) CheckStatus {
+	return CheckStatus{ID: cr.ID, Class: cr.Class, Title: cr.Title, Status: cr.Status, Measured: cr.Measured, Gating: cr.Gating, Decided: decided}
 }

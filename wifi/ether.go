@@ -59,6 +59,7 @@ type EtherMedium struct {
 	// roam: the stations that roam between their network's access
 	// points, and the handovers so far (ether_roam.go)
 	roam      map[int]*roamer
+	roamOrder []int // the roaming stations, in radio order
 	handovers []Handover
 }
 

@@ -131,6 +131,7 @@ func (s *EtherMedium) initRoaming() {
 				s.roam = map[int]*roamer{}
 			}
 			s.roam[i] = &roamer{ho: -1}
+			s.roamOrder = append(s.roamOrder, i) // radio order
 		}
 	}
 }
@@ -172,7 +173,7 @@ func (s *EtherMedium) roamNow() {
 // how many did.
 func (s *EtherMedium) roamCheck(now time.Duration) int {
 	started := 0
-	for _, i := range s.roamers() {
+	for _, i := range s.roamOrder {
 		st := s.roam[i]
 		if st.offUntil > 0 {
 			continue // in a handover
@@ -203,16 +204,6 @@ func (s *EtherMedium) roamCheck(now time.Duration) int {
 // 4 dB of SNR), so it can be associated with it.
 func hears(l model.Link) bool {
 	return l.RxDBm >= model.DefaultDetectDBm && l.SNRdB >= model.DefaultDetectSNRdB
-}
-
-// roamers are the roaming stations in radio order.
-func (s *EtherMedium) roamers() []int {
-	out := make([]int, 0, len(s.roam))
-	for i := range s.roam {
-		out = append(out, i)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // handover takes station i off the air and makes it AP to's (under mu).
@@ -251,7 +242,10 @@ func (s *EtherMedium) nextBack() (time.Duration, bool) {
 // over (under mu): on their new AP's channel, with the frames held, and
 // the new AP's node told where the station is.
 func (s *EtherMedium) finishHandovers(now time.Duration) {
-	for _, i := range s.roamers() {
+	if t, ok := s.nextBack(); !ok || now < t {
+		return // nobody is back yet (the medium's every turn comes here)
+	}
+	for _, i := range s.roamOrder {
 		st := s.roam[i]
 		if st.offUntil == 0 || now < st.offUntil {
 			continue

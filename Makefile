@@ -108,6 +108,7 @@ bench: build
 	./$(BIN) bench --machines 2 --reps 5
 	./$(BIN) bench --change
 	./$(BIN) bench --ui
+	./$(BIN) bench --mobility
 	./$(BIN) bench --mininet-script
 	$(GO) run ./analysis/cmd/ackbench
 	$(GO) test -run '^$$' -bench 'Engine|Pipeline|Segment' -benchtime 2s ./tc/engine/

@@ -40,6 +40,7 @@ func newBenchCmd() *cobra.Command {
 		change      bool   // bench_change.go
 		uiPages     bool   // bench_ui.go
 		mnScript    bool   // bench_mininet.go
+		mobile      bool   // bench_mobility.go
 		shellsTopo  string
 	)
 	cmd := &cobra.Command{
@@ -61,6 +62,13 @@ func newBenchCmd() *cobra.Command {
 			}
 			if uiPages {
 				return benchUI(asJSON)
+			}
+			if mobile {
+				r := 5
+				if cmd.Flags().Changed("reps") {
+					r = reps
+				}
+				return benchMobility(asJSON, r)
 			}
 			if machines > 0 {
 				t := "tree,3,10"
@@ -174,6 +182,7 @@ func newBenchCmd() *cobra.Command {
 	cmd.Flags().StringVar(&scale, "scale", "", "instead of the comparison rows: the scale row for one large topology (e.g. tree,4,10: 11,111 nodes) — up, down, peak memory, first host to last host, kernel cleanup, against the targets")
 	cmd.Flags().IntVar(&reps, "reps", 3, "repetitions per topology (best is reported; with --machines, the median)")
 	cmd.Flags().BoolVar(&change, "change", false, "instead of the comparison rows: a lab that changes while it runs — a host and its link added to a running 100-node lab and pinged, removed, Cmd(\"true\") through a node's shell, a shell on every node of --shells-topo — beside Mininet's API doing the same (when installed)")
+	cmd.Flags().BoolVar(&mobile, "mobility", false, "instead of the comparison rows: the engine medium's CPU with 20 stations still and on random walks (placed at 20 Hz) under a 30 Mbit/s UDP download, in alternating rounds (--reps, default 5)")
 	cmd.Flags().BoolVar(&uiPages, "ui", false, "instead of the comparison rows: emuctl ui's server CPU while 3 pages watch a 200-node lab under a shaped TCP flow, and the flow's goodput with and without them")
 	cmd.Flags().BoolVar(&mnScript, "mininet-script", false, "instead of the comparison rows: one Mininet Python script (a 100-host tree built, pingAll(), stopped; a 5 Mbit/s 15 ms TCLink path measured by iperf and ping) run by Debian's Mininet and by emuctl mininet, side by side")
 	cmd.Flags().StringVar(&shellsTopo, "shells-topo", "tree,2,32", "with --change: the lab whose every node gets a shell (tree,2,32 is Mininet's tree1024: 1,057 nodes)")

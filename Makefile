@@ -175,7 +175,8 @@ test-suites: build
 # (scripts/kernel-lab). Every package whose tests import kernellab joins.
 # KERNELS: the Debian kernels to run them on, one VM run each: 6.1
 # (Debian 12's) and 6.12 (bookworm-backports'), e.g. make test-kernel
-# KERNELS="6.1 6.12".
+# KERNELS="6.1 6.12". In the other packages only the tests of files that
+# import kernellab run in the VM: the rest ran on the host (make test).
 KERNEL_LAB_PKGS ?= $(sort ./kernellab $(patsubst %/,%,$(dir $(shell grep -rl --include='*_test.go' --exclude-dir=bin --exclude-dir=.git '"github.com/emuctl/emuctl/kernellab"' .))))
 KERNEL_LAB_TESTFLAGS ?= -test.v -test.count=1 -test.timeout=20m
 KERNEL_LAB_BIN := bin/kernel-lab
@@ -189,7 +190,7 @@ test-kernel: kernel-lab-setup build
 	CGO_ENABLED=0 $(GO) test -c -o $(KERNEL_LAB_BIN)/ $(KERNEL_LAB_PKGS)
 	@failed=""; for k in $(KERNELS); do \
 	  echo "== kernel lab: Debian $$k"; \
-	  ./scripts/kernel-lab run --kernel $$k --timeout 1800 -- ./scripts/kernel-lab-gotest $(KERNEL_LAB_BIN) $(KERNEL_LAB_PKGS) -- $(KERNEL_LAB_TESTFLAGS) || failed="$$failed $$k"; \
+	  ./scripts/kernel-lab run --kernel $$k --timeout 1800 -- ./scripts/kernel-lab-gotest --lab-tests-only $(KERNEL_LAB_BIN) $(KERNEL_LAB_PKGS) -- $(KERNEL_LAB_TESTFLAGS) || failed="$$failed $$k"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "test-kernel: FAILED on kernel(s):$$failed"; exit 1; fi
 

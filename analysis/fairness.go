@@ -27,3 +27,23 @@ func JainFlows(flows []Flow, w Window) (float64, []float64) {
 	}
 	return JainIndex(x), x
 }
+
+// FairnessClass is the flows Jain's index of a run compares: its TCP and
+// MPTCP flows when it has any (the bulk transfers that share the path;
+// a paced UDP probe or a constant-rate UDP flow beside them is not
+// competing for the same share), else its UDP flows. Mixing the classes
+// would judge a 30 kbit/s probe unfair to a 12 Mbit/s transfer.
+func FairnessClass(flows []Flow) []Flow {
+	var tcp, udp []Flow
+	for _, f := range flows {
+		if f.Proto == "udp" {
+			udp = append(udp, f)
+		} else {
+			tcp = append(tcp, f)
+		}
+	}
+	if len(tcp) > 0 {
+		return tcp
+	}
+	return udp
+}

@@ -29,6 +29,7 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.X.Label.Text = x
 	p.Y.Label.Text = y
 	p.Add(plotter.NewGrid())
+	p.X.Tick.Marker, p.Y.Tick.Marker = roundTicks{}, roundTicks{}
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.TextStyle.Font.Size = vg.Points(9)
 	return p
@@ -45,6 +46,10 @@ func drawFigure(p *plot.Plot, c draw.Canvas) {
 		return
 	}
 	pad := vg.Points(8)
+	// a title wider than the area beside the legend is set smaller
+	for avail := c.Max.X - c.Min.X - lw - 2*pad; p.Title.TextStyle.Width(p.Title.Text) > avail && p.Title.TextStyle.Font.Size > vg.Points(8); {
+		p.Title.TextStyle.Font.Size *= 0.9
+	}
 	p.Legend = plot.NewLegend()
 	p.Draw(draw.Crop(c, 0, -(lw + 2*pad), 0, 0))
 	p.Legend = leg

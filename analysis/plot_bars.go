@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -48,6 +49,7 @@ func BarPlot(title, y string, bars []Bar) (*plot.Plot, error) {
 	eb.LineStyle.Width = vg.Points(1.2)
 	p.Add(eb)
 	p.NominalX(names...)
+	fitLabels(p, names)
 	p.X.Min, p.X.Max = -0.6, float64(len(bars))-0.4 // room for the outer bars
 	p.Y.Min = 0
 	top := 0.0
@@ -70,4 +72,33 @@ func barsLevel(bars []Bar) float64 {
 		}
 	}
 	return 0
+}
+
+// barArea is the width the bars share: the figure less the y axis and
+// its label (an estimate; legends are not drawn on bar charts).
+const barArea = FigWidth - 0.9*vg.Inch
+
+// fitLabels turns the x labels when they would not fit side by side:
+// 30° when each fits in its slot turned so, else upright (90°), where
+// each needs only the font's height.
+func fitLabels(p *plot.Plot, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	slot := barArea / vg.Length(len(names))
+	st := &p.X.Tick.Label
+	widest := vg.Length(0)
+	for _, n := range names {
+		widest = max(widest, st.Width(n))
+	}
+	h := st.FontExtents().Height
+	switch {
+	case widest <= 0.9*slot:
+		return
+	case h/vg.Length(math.Sin(math.Pi/6)) <= 0.9*slot && widest*vg.Length(math.Cos(math.Pi/6)) <= 3*slot:
+		st.Rotation = math.Pi / 6
+	default:
+		st.Rotation = math.Pi / 2
+	}
+	st.XAlign, st.YAlign = text.XRight, text.YCenter
 }

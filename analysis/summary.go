@@ -171,8 +171,8 @@ func (r *Result) Summarise(o Options) RunSummary {
 		rs.Common = Window{}
 	} else {
 		rs.AggregateBps = AggregateGoodput(r.Flows, rs.Common)
-		if len(r.Flows) >= 2 {
-			j, _ := JainFlows(r.Flows, rs.Common)
+		if fl := FairnessClass(r.Flows); len(fl) >= 2 {
+			j, _ := JainFlows(fl, rs.Common)
 			rs.Jain = ptr(j)
 		}
 	}

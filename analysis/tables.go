@@ -76,8 +76,9 @@ func FlowTable(title string, labels []string, sums []RunSummary) *Table {
 	return t.dropEmptyColumns()
 }
 
-// RunTable is one row per result: aggregate goodput and Jain's index over
-// the common steady-state window.
+// RunTable is one row per result: aggregate goodput and Jain's index
+// (over the flows of one class: FairnessClass) over the common
+// steady-state window.
 func RunTable(title string, labels []string, sums []RunSummary) *Table {
 	t := &Table{Title: title, Columns: []Column{
 		{Key: "run", Header: "run"},

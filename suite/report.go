@@ -69,10 +69,7 @@ func writeReport(o *Outcome, p *Plan, figs []figure, anaDir string, plotErr erro
 		referenceSection(&b, o)
 	}
 	details(&b, o)
-	scenarioTable(&b, o, p)
-	limitedTable(&b, o, p)
-	wifiTables(&b, o, p)
-	runTable(&b, o)
+	// the checks, then the plots, then the tables behind them
 	if len(figs) > 0 || plotErr != nil {
 		w("## Plots\n\n")
 		for _, f := range figs {
@@ -82,6 +79,10 @@ func writeReport(o *Outcome, p *Plan, figs []figure, anaDir string, plotErr erro
 			w("(plotting failed: %v)\n\n", plotErr)
 		}
 	}
+	scenarioTable(&b, o, p)
+	limitedTable(&b, o, p)
+	wifiTables(&b, o, p)
+	runTable(&b, o)
 	w("## The study and this reproduction\n\n")
 	if p.Suite.Source != "" {
 		w("Source: %s\n\n", p.Suite.Source)

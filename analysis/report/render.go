@@ -39,6 +39,8 @@ table{border-collapse:collapse;margin:.5em 0;font-size:90%%}
 th,td{border:1px solid #ccc;padding:.25em .6em}
 th{background:#f2f2f2}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
+td:first-child{white-space:nowrap}
+.scroll{overflow-x:auto}
 caption{font-weight:bold;text-align:left;padding:.3em 0}
 figure{margin:1em 0}
 img{max-width:100%%}
@@ -60,7 +62,7 @@ func (d *document) html(w io.Writer) error {
 			fmt.Fprintf(&b, "<p>%s</p>\n", esc(x.text))
 		case tableBlock:
 			t := x.t
-			b.WriteString("<table>\n")
+			b.WriteString("<div class=\"scroll\"><table>\n")
 			if t.Title != "" {
 				fmt.Fprintf(&b, "<caption>%s</caption>\n", esc(t.Title))
 			}
@@ -85,7 +87,7 @@ func (d *document) html(w io.Writer) error {
 				}
 				b.WriteString("</tr>\n")
 			}
-			b.WriteString("</table>\n")
+			b.WriteString("</table></div>\n")
 			fmt.Fprintf(&b, "<p class=\"links\"><a href=\"tables/%s.csv\">CSV</a> · <a href=\"tables/%s.json\">JSON</a></p>\n", esc(x.name), esc(x.name))
 		case figure:
 			fmt.Fprintf(&b, "<figure><img src=\"plots/%s.svg\" alt=\"%s\"><figcaption>%s (<a href=\"plots/%s.png\">PNG</a>)</figcaption></figure>\n",

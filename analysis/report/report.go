@@ -68,7 +68,9 @@ func Generate(dir, out string, o Options) (*Output, error) {
 			return nil, err
 		}
 	}
-	steps := []func() error{b.overview, b.repetitions, b.perRun, b.acks, b.conditions, b.definitions}
+	// what a person looks at first: the plots (across repetitions, then
+	// per run), then the tables
+	steps := []func() error{b.repetitions, b.perRun, b.overview, b.acks, b.conditions, b.definitions}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return nil, err
@@ -160,7 +162,7 @@ func (b *builder) overview() error {
 	if w == 0 {
 		w = analysis.DefaultWarmupS
 	}
-	d.p(fmt.Sprintf("Goodput is application bytes delivered to the receiver per second. \"Steady\" windows leave out the first %g s of each flow; aggregates and Jain's index use the window in which all flows of a run are active and past that warm-up. Utilisation is steady goodput over the bottleneck's capacity R × payload/frame (R × 1448/1514 for TCP with timestamps).", w))
+	d.p(fmt.Sprintf("Goodput is application bytes delivered to the receiver per second. \"Steady\" windows leave out the first %g s of each flow; aggregates and Jain's index use the window in which all flows of a run are active and past that warm-up; Jain's index compares the run's TCP and MPTCP flows (its UDP flows when it has no TCP), never a probe or a paced UDP flow with a bulk transfer. Utilisation is steady goodput over the bottleneck's capacity R × payload/frame (R × 1448/1514 for TCP with timestamps).", w))
 	d.table("run-summary", analysis.RunTable("Per-run aggregate (common steady-state window)", b.labels(), b.sums()))
 	d.table("flows", analysis.FlowTable("Per-flow metrics", b.labels(), b.sums()))
 	d.table("probes", analysis.ProbeTable("Latency probes (steady state)", b.labels(), b.sums()))
@@ -192,10 +194,6 @@ func (b *builder) repetitions() error {
 		text += fmt.Sprintf(" Ratios compare each scenario with the first (%q); their intervals use the delta method on the log ratio with Welch degrees of freedom.", scen[0].Name)
 	}
 	d.p(text)
-	d.table("repetitions", analysis.RepetitionTable("Across repetitions", scen, analysis.StandardMetrics, lvl))
-	if len(scen) >= 2 {
-		d.table("ratios", analysis.RatioTable("Ratio to the baseline scenario", scen, analysis.StandardMetrics, lvl))
-	}
 	for _, m := range analysis.StandardMetrics {
 		var bars []analysis.Bar
 		for _, s := range scen {
@@ -214,6 +212,10 @@ func (b *builder) repetitions() error {
 		if err := b.plot("bars-"+m.Key, m.Header+" per scenario, mean with confidence interval", p, err); err != nil {
 			return err
 		}
+	}
+	d.table("repetitions", analysis.RepetitionTable("Across repetitions", scen, analysis.StandardMetrics, lvl))
+	if len(scen) >= 2 {
+		d.table("ratios", analysis.RatioTable("Ratio to the baseline scenario", scen, analysis.StandardMetrics, lvl))
 	}
 	return nil
 }

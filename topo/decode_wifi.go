@@ -19,8 +19,8 @@ const (
 )
 
 var (
-	apWiFiKeys  = []string{"ssid", "mode", "band", "channel", "width", "security", "passphrase", "txpower", "country", "links", "routed", "rate", "preamble"}
-	staWiFiKeys = []string{"ap", "ssid", "mlo", "txpower", "link", "rate", "roaming"}
+	apWiFiKeys  = []string{"ssid", "mode", "band", "channel", "width", "security", "passphrase", "txpower", "country", "links", "routed", "rate", "preamble", "ip"}
+	staWiFiKeys = []string{"ap", "ssid", "mlo", "txpower", "link", "rate", "roaming", "ip"}
 	roamingKeys = []string{"hysteresis", "scan", "off_air", "bgscan"}
 	mloLinkKeys = []string{"band", "channel", "width", "link"}
 	securities  = []string{WiFiOpen, WiFiWPA2, WiFiWPA3}
@@ -60,6 +60,10 @@ type rawWiFi struct {
 	// roaming: how the station roams between its network's APs
 	roam    *WiFiRoaming
 	roamLoc loc
+	// ip: the wireless interface's addresses (stations, routed APs);
+	// none: the lab's plan gives them
+	ips   []rawAddr
+	ipLoc loc
 }
 
 type rawMLOLink struct {
@@ -223,6 +227,8 @@ func (d *dec) wifiBlock(n *yaml.Node, path string, isAP bool, keyLoc loc) *rawWi
 					}
 				}
 			}
+		case "ip":
+			w.ips, w.ipLoc = d.addrs(e.V, p), at(e.K, p)
 		case "link":
 			w.params, w.dirs, w.dirLocs = d.linkBlock(e.V, p, true)
 			w.parLoc, w.hasLink = at(e.K, p), true

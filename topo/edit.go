@@ -378,6 +378,62 @@ func pin(root *yaml.Node, s *Spec) error {
 			delKey(item, "ip")
 		}
 	}
+	return pinWireless(root, s)
+}
+
+// pinWireless writes out the addresses of stations' and routed access
+// points' wireless interfaces (wifi: {ip: [...]}): the plan numbers
+// wireless segments after every wired one, so a link added later would
+// otherwise take a wireless segment's subnet.
+func pinWireless(root *yaml.Node, s *Spec) error {
+	nodes := mapValue(root, "nodes")
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		var iface string
+		switch {
+		case n.Station != nil:
+			iface = n.Station.Iface
+		case n.AP != nil && n.AP.Routed:
+			iface = n.AP.Iface
+		default:
+			continue
+		}
+		ifc := n.Iface(iface)
+		if ifc == nil || len(ifc.Addrs) == 0 {
+			continue
+		}
+		if nodes == nil || nodes.Kind != yaml.MappingNode {
+			return fmt.Errorf("the lab's document: nodes: is not a mapping")
+		}
+		var entry *yaml.Node
+		for k := 0; k+1 < len(nodes.Content); k += 2 {
+			if nodes.Content[k].Value == n.Name {
+				if nodes.Content[k+1].Kind == yaml.AliasNode {
+					nodes.Content[k+1] = deepCopy(nodes.Content[k+1].Alias)
+				}
+				entry = nodes.Content[k+1]
+			}
+		}
+		if entry == nil || entry.Kind != yaml.MappingNode {
+			return fmt.Errorf("the lab's document: nodes.%s is not a mapping", n.Name)
+		}
+		w := mapValue(entry, "wifi")
+		if w == nil {
+			w = mergedValue(entry, "wifi") // from a << merge key
+		}
+		if w == nil || w.Kind != yaml.MappingNode {
+			w = &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
+			setNode(entry, "wifi", w)
+		} else if w.Kind == yaml.MappingNode {
+			w = deepCopy(w) // an anchor's block may be shared by several nodes
+			setNode(entry, "wifi", w)
+		}
+		var as []string
+		for _, a := range ifc.Addrs {
+			as = append(as, a.String())
+		}
+		setNode(w, "ip", strList(as))
+	}
 	return nil
 }
 
@@ -391,6 +447,12 @@ func unchanged(old, new *Spec) error {
 			continue
 		}
 		a, b := on, *nn
+		if a.AP != nil && b.AP != nil {
+			// the stations an AP has follow what is added and removed
+			apA, apB := *a.AP, *b.AP
+			apA.Stations, apB.Stations = nil, nil
+			a.AP, b.AP = &apA, &apB
+		}
 		a.Interfaces = keptIfaces(a.Interfaces, new, on.Name)
 		b.Interfaces = keptIfaces(b.Interfaces, old, on.Name)
 		a.Routes, b.Routes = explicitOnly(a.Routes), explicitOnly(b.Routes)
@@ -502,6 +564,27 @@ func mapValue(m *yaml.Node, key string) *yaml.Node {
 				// "nodes:" with nothing under it, or "h1:": a mapping to fill
 				*v = yaml.Node{Kind: yaml.MappingNode}
 			}
+			return v
+		}
+	}
+	return nil
+}
+
+// mergedValue is key's value in the mappings m merges (<<: *anchor, or
+// a list of them), the first that has it; nil when none does.
+func mergedValue(m *yaml.Node, key string) *yaml.Node {
+	src := mapValue(m, "<<")
+	if src == nil {
+		return nil
+	}
+	if src.Kind == yaml.MappingNode {
+		return mapValue(src, key)
+	}
+	for _, c := range src.Content {
+		if c.Kind == yaml.AliasNode {
+			c = c.Alias
+		}
+		if v := mapValue(c, key); v != nil {
 			return v
 		}
 	}

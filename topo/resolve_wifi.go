@@ -71,6 +71,13 @@ func (r *resolver) makeWiFi() {
 		}
 		rec := r.addIface(ni, Interface{Name: ap.Iface, Link: -1, Wireless: true, MTU: defaultMTU}, rn.wifi.loc)
 		r.wifiAP[rec] = ni
+		if len(rn.wifi.ips) > 0 {
+			if ap.Routed {
+				rec.addrs = rn.wifi.ips
+			} else {
+				r.d.errorf(rn.wifi.ipLoc, "a bridged access point has no address on its wireless side (its stations are on the wired segment it bridges to); give ip: to a routed one (routed: true), or to the stations")
+			}
+		}
 	}
 	for ni, rn := range r.doc.nodes {
 		if rn.wifiKind != kindStation || rn.wifi == nil {
@@ -150,7 +157,7 @@ func (r *resolver) makeWiFi() {
 		ap.Stations = append(ap.Stations, n.Name)
 		st.Iface = r.freeIfName(ni, wlanName(n.Name))
 		rec := r.addIface(ni, Interface{Name: st.Iface, Link: -1, Wireless: true, MTU: defaultMTU}, w.loc)
-		rec.addrs = nil
+		rec.addrs = w.ips // none: the lab's plan gives them
 		r.wifiAP[rec] = api
 	}
 	r.resolveMedium()   // resolve_medium.go

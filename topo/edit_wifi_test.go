@@ -1,0 +1,134 @@
+package topo
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+// wifiEditLab: a routed AP (its stations on a wireless segment of their
+// own, numbered after every wired link) and a bridged one (its station on
+// the wired segment it bridges to).
+const wifiEditLab = `name: wed
+nodes:
+  srv: {}
+  s1: {kind: switch}
+  ap1: {kind: ap, wifi: {ssid: one, channel: 1, routed: true}}
+  ap2: {kind: ap, wifi: {ssid: two, channel: 6}}
+  sta1: {kind: station, position: [5, 0], wifi: {ap: ap1}}
+  sta2: {kind: station, position: [0, 5], wifi: {ap: ap2}}
+links:
+  - endpoints: [srv, s1]
+  - endpoints: [ap1, s1]
+  - endpoints: [ap2, s1]
+`
+
+// TestEditWiFiLab: links and nodes added to a lab with Wi-Fi leave every
+// wireless address as it was (the document pins them: wifi: {ip: ...}),
+// a station added joins its AP with the segment's next address, and the
+// AP's station list follows without counting as a change to the AP.
+func TestEditWiFiLab(t *testing.T) {
+	s, err := Load("wed.yaml", []byte(wifiEditLab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sta1, ap1 := addr(t, s, "sta1", "sta1-wlan0"), addr(t, s, "ap1", "ap1-wlan0")
+	sta2 := addr(t, s, "sta2", "sta2-wlan0")
+	if sta1 == "" || ap1 == "" || sta2 == "" {
+		t.Fatalf("addresses: sta1 %q ap1 %q sta2 %q", sta1, ap1, sta2)
+	}
+	// a wired host and link: its segment is planned before the wireless
+	// ones, and would have taken sta1's subnet without the pins
+	s2, err := AddNode(s, NodeRequest{Name: "h9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3, err := AddLink(s2, LinkRequest{A: "h9", B: "srv"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := addr(t, s3, "sta1", "sta1-wlan0"); a != sta1 {
+		t.Errorf("sta1 renumbered: %s → %s", sta1, a)
+	}
+	if a := addr(t, s3, "ap1", "ap1-wlan0"); a != ap1 {
+		t.Errorf("ap1's wireless side renumbered: %s → %s", ap1, a)
+	}
+	h9 := netip.MustParsePrefix(addr(t, s3, "h9", "h9-eth0"))
+	if h9.Overlaps(netip.MustParsePrefix(sta1).Masked()) {
+		t.Errorf("h9's new link %s overlaps the wireless segment of %s", h9, sta1)
+	}
+	for _, want := range []string{"sta1: {kind: station, position: [5, 0], wifi: {ap: ap1, ip: [" + sta1 + "]}}", "ip: [" + ap1 + "]"} {
+		if !strings.Contains(string(s3.Document), want) {
+			t.Errorf("the document lacks %q:\n%s", want, s3.Document)
+		}
+	}
+	// a station added to each AP
+	s4, err := AddNode(s3, NodeRequest{Name: "sta3", Kind: "station", Entry: "{wifi: {ap: ap1}, position: [8, 0]}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s5, err := AddNode(s4, NodeRequest{Name: "sta4", Kind: "station", Entry: "{wifi: {ap: ap2}}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st3 := netip.MustParsePrefix(addr(t, s5, "sta3", "sta3-wlan0"))
+	if st3.Masked() != netip.MustParsePrefix(sta1).Masked() || st3.String() == sta1 || st3.String() == ap1 {
+		t.Errorf("sta3 got %s: want a new address in %s (sta1 %s, ap1 %s)", st3, netip.MustParsePrefix(sta1).Masked(), sta1, ap1)
+	}
+	st4 := netip.MustParsePrefix(addr(t, s5, "sta4", "sta4-wlan0"))
+	if st4.Masked() != netip.MustParsePrefix(sta2).Masked() || st4.String() == sta2 {
+		t.Errorf("sta4 got %s: want a new address in %s, beside sta2 %s", st4, netip.MustParsePrefix(sta2).Masked(), sta2)
+	}
+	if n := s5.Node("sta3"); n.Station == nil || n.Station.AP != "ap1" || n.Station.Position != [3]float64{8, 0, 0} {
+		t.Errorf("sta3: %+v", n.Station)
+	}
+	if got := s5.Node("ap1").AP.Stations; len(got) != 2 || got[1] != "sta3" {
+		t.Errorf("ap1's stations: %v", got)
+	}
+	// removed again: the rest as it was
+	s6, err := RemoveNode(s5, "sta3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s6.Node("ap1").AP.Stations; len(got) != 1 || got[0] != "sta1" {
+		t.Errorf("ap1's stations after removing sta3: %v", got)
+	}
+	back, err := Load("back.yaml", s6.Document)
+	if err != nil {
+		t.Fatalf("the document after the changes does not load: %v\n%s", err, s6.Document)
+	}
+	if a := addr(t, back, "sta4", "sta4-wlan0"); a != st4.String() {
+		t.Errorf("round trip: sta4 %s, was %s", a, st4)
+	}
+}
+
+// TestWiFiIP: a station's and a routed AP's wireless addresses can be
+// given (wifi: {ip: ...}); a bridged AP's cannot, and a station's must be
+// in its segment's subnet.
+func TestWiFiIP(t *testing.T) {
+	s, err := Load("ip.yaml", []byte(`name: ip
+nodes:
+  ap1: {kind: ap, wifi: {ssid: one, channel: 1, routed: true, ip: 10.77.0.1/24}}
+  sta1: {kind: station, wifi: {ap: ap1, ip: [10.77.0.9/24]}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := addr(t, s, "sta1", "sta1-wlan0"); a != "10.77.0.9/24" {
+		t.Errorf("sta1: %s", a)
+	}
+	if a := addr(t, s, "ap1", "ap1-wlan0"); a != "10.77.0.1/24" {
+		t.Errorf("ap1: %s", a)
+	}
+	for doc, want := range map[string]string{
+		"name: b\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one, channel: 1, ip: 10.77.0.1/24}}\n": "b.yaml:3:49: nodes.ap1.wifi.ip: a bridged access point has no address on its wireless side",
+		"name: c\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one, channel: 1, routed: true, ip: 10.77.0.1/24}}\n  sta1: {kind: station, wifi: {ap: ap1, ip: 10.78.0.9/24}}\n": "are on the same L2 segment but in different subnets",
+		"name: d\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one, channel: 1}}\n  sta1: {kind: station, wifi: {ap: ap1, ip: 10.78.0.9}}\n": "prefix",
+	} {
+		name := strings.Fields(doc)[1] + ".yaml"
+		_, err := Load(name, []byte(doc))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", name, err, want)
+		}
+	}
+}

@@ -224,6 +224,9 @@ type nodeAddParams struct {
 	Node json.RawMessage `json:"node,omitempty"`
 	// AllowExternal is up's --allow-external: a node of kind root.
 	AllowExternal bool `json:"allow_external,omitempty"`
+	// AP and Position: a station's access point and place (kind station).
+	AP       string      `json:"ap,omitempty"`
+	Position *[3]float64 `json:"position,omitempty"`
 }
 
 func nodeAdd(ctx context.Context, s *session, p nodeAddParams) (any, error) {
@@ -245,8 +248,16 @@ func nodeAdd(ctx context.Context, s *session, p nodeAddParams) (any, error) {
 		} else {
 			opt = append(opt, lab.AsSwitch(p.SwitchType))
 		}
+	case "station":
+		opt = append(opt, lab.AsStation(p.AP))
 	default:
-		return nil, newError(CodeInvalidParams, "node.add: kind %q (valid: host, router, switch)", p.Kind)
+		return nil, newError(CodeInvalidParams, "node.add: kind %q (valid: host, router, switch, station)", p.Kind)
+	}
+	if p.AP != "" && p.Kind != "station" {
+		return nil, newError(CodeInvalidParams, "node.add: ap is for kind station")
+	}
+	if p.Position != nil {
+		opt = append(opt, lab.AtPosition(p.Position[0], p.Position[1], p.Position[2]))
 	}
 	if p.Names != "" && p.Kind != "switch" {
 		return nil, newError(CodeInvalidParams, "node.add: names is for kind switch (switch_type ovs)")

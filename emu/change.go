@@ -185,6 +185,9 @@ func change(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) 
 	if err := ovsChangeRefused(st, diff); err != nil {
 		return nil, err
 	}
+	if err := wifiChangeRefused(st, old, spec, diff); err != nil { // wifi_change.go
+		return nil, err
+	}
 	if err := rootChangeRefused(spec, diff, opt); err != nil {
 		return nil, err
 	}
@@ -220,6 +223,9 @@ func change(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) 
 		if err := j.add("phase", "change-remove"); err != nil {
 			return nil, err
 		}
+	}
+	if err := removeStations(st, old, diff); err != nil { // off the medium first
+		return nil, err
 	}
 	if err := removeParts(st, spec, diff, links, log); err != nil {
 		return nil, err
@@ -280,8 +286,6 @@ func changeable(st *State) error {
 	switch {
 	case isController(st) || st.Spec.Cluster != nil:
 		return fmt.Errorf("lab %s runs over several machines: run-time changes are not supported there yet", st.Lab)
-	case st.Medium != nil || len(stations(st.Spec)) > 0:
-		return fmt.Errorf("lab %s has Wi-Fi nodes: run-time changes of Wi-Fi labs are not supported yet (their wireless hops are numbered after the wired links)", st.Lab)
 	}
 	return nil
 }
@@ -624,6 +628,7 @@ func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, lin
 	}
 	log.Debug("change failed, rolling back", "err", err)
 	var rerrs []error
+	rerrs = append(rerrs, undoStations(st, diff.addNodes)...) // wifi_change.go
 	if ovsPlan != nil { // rows first, then devices (ovs_change.go)
 		rerrs = append(rerrs, ovsUndoChange(st, ovsPlan, log)...)
 	}
@@ -719,6 +724,7 @@ func (d *deployer) runChange(ctx context.Context, old *topo.Spec) error {
 	}{
 		{"namespaces", d.namespaces},
 		{"links", d.links},
+		{"wifi", d.wifiChange}, // stations: ports, radios on the running medium (wifi_change.go)
 		{"shaping", d.shaping},
 		{"ovs", d.ovsChangeSwitches}, // OVS: new bridges and ports (ovs_change.go)
 		{"sysctls", d.sysctls},

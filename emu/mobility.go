@@ -3,6 +3,8 @@ package emu
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -64,7 +66,10 @@ type mobRunner struct {
 	pos   map[string][3]float64 // every Wi-Fi node's position as last set
 }
 
-// newMobRunner returns nil when no node of spec moves.
+// newMobRunner returns nil when spec has no Wi-Fi node (none can move,
+// nor be added: a station needs an access point); with Wi-Fi nodes and
+// none that moves, a runner with nothing to do, which stations added
+// while the lab runs may join (sync).
 func newMobRunner(spec *topo.Spec, move func(string, [3]float64) error) *mobRunner {
 	r := &mobRunner{move: move, pos: map[string][3]float64{}}
 	for _, n := range spec.Nodes {
@@ -75,26 +80,90 @@ func newMobRunner(spec *topo.Spec, move func(string, [3]float64) error) *mobRunn
 			r.pos[n.Name] = n.Station.Position
 		}
 	}
-	// a group member after its reference (topo refuses cycles)
-	done := map[string]bool{}
-	for len(r.nodes) < countMoving(spec) {
-		progress := false
+	if len(r.pos) == 0 && countMoving(spec) == 0 {
+		return nil
+	}
+	r.nodes = movingInOrder(spec, nil)
+	return r
+}
+
+// movingInOrder is spec's moving nodes but those in have, a group member
+// after its reference (topo refuses cycles).
+func movingInOrder(spec *topo.Spec, have map[string]bool) []*mobNode {
+	var out []*mobNode
+	done := maps.Clone(have)
+	if done == nil {
+		done = map[string]bool{}
+	}
+	for progress := true; progress; {
+		progress = false
 		for _, n := range spec.Nodes {
 			m := n.Mobility
 			if m == nil || done[n.Name] || m.Model == mobility.ReferencePoint && !refReady(spec, m.Reference, done) {
 				continue
 			}
 			done[n.Name], progress = true, true
-			r.nodes = append(r.nodes, &mobNode{name: n.Name, spec: m})
-		}
-		if !progress {
-			break
+			out = append(out, &mobNode{name: n.Name, spec: m})
 		}
 	}
-	if len(r.nodes) == 0 {
-		return nil
+	return out
+}
+
+// sync follows nodes added to and removed from the lab while it runs: a
+// new Wi-Fi node's position is known, a new moving one joins (its path
+// started now when its t0 is up), and a node the lab no longer has is
+// forgotten. It returns every moving node's status.
+func (r *mobRunner) sync(spec *topo.Spec) []MobilityStatus {
+	r.mu.Lock()
+	have := map[string]bool{}
+	kept := r.nodes[:0]
+	for _, n := range r.nodes {
+		if spec.Node(n.name) != nil {
+			kept = append(kept, n)
+			have[n.name] = true
+		}
 	}
-	return r
+	r.nodes = kept
+	for name := range r.pos {
+		if spec.Node(name) == nil {
+			delete(r.pos, name)
+		}
+	}
+	for _, n := range spec.Nodes {
+		if _, ok := r.pos[n.Name]; ok {
+			continue
+		}
+		switch {
+		case n.AP != nil:
+			r.pos[n.Name] = n.AP.Position
+		case n.Station != nil:
+			r.pos[n.Name] = n.Station.Position
+		}
+	}
+	added := movingInOrder(spec, have)
+	r.nodes = append(r.nodes, added...)
+	r.mu.Unlock()
+	for _, n := range added {
+		if n.spec.T0 == topo.T0Up {
+			if _, err := r.start(n.name, ""); err != nil {
+				r.mu.Lock()
+				n.err = err.Error()
+				r.mu.Unlock()
+			}
+		}
+	}
+	return r.status()
+}
+
+// forget drops a node removed from the lab (its path and position).
+func (r *mobRunner) forget(node string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nodes = slices.DeleteFunc(r.nodes, func(n *mobNode) bool { return n.name == node })
+	delete(r.pos, node)
 }
 
 func countMoving(spec *topo.Spec) int {
@@ -269,7 +338,13 @@ func (r *mobRunner) status() []MobilityStatus {
 
 // handle answers the mobility ops of the control socket.
 func (r *mobRunner) handle(req ctlRequest) ctlResponse {
-	if r == nil {
+	none := r == nil
+	if !none {
+		r.mu.Lock()
+		none = len(r.nodes) == 0
+		r.mu.Unlock()
+	}
+	if none {
 		return ctlResponse{Error: "no node of the lab has mobility"}
 	}
 	switch req.Op {

@@ -387,7 +387,7 @@ func (s *supervisor) startMedium(ms *MediumState) error {
 
 // ctlRequest is one request on the supervisor's control socket.
 type ctlRequest struct {
-	Op   string  `json:"op"` // "update" | "engines-sync" | "stats" | "medium" | "medium-stats" | "medium-move" | "medium-pair" | "medium-capture" | "daemon-start" | "daemons" | "schedule-start" | "schedule-stop" | "schedules" | "mobility-start" | "mobility-stop" | "mobility"
+	Op   string  `json:"op"` // "update" | "engines-sync" | "stats" | "medium" | "medium-stats" | "medium-move" | "medium-pair" | "medium-capture" | "medium-add" | "medium-remove" | "daemon-start" | "daemons" | "schedule-start" | "schedule-stop" | "schedules" | "mobility-start" | "mobility-stop" | "mobility" | "mobility-sync"
 	Link int     `json:"link"`
 	AtoB *tc.Dir `json:"a_to_b,omitempty"`
 	BtoA *tc.Dir `json:"b_to_a,omitempty"`
@@ -407,6 +407,11 @@ type ctlRequest struct {
 	What string   `json:"what,omitempty"`
 	Argv []string `json:"argv,omitempty"`
 	Log  string   `json:"log,omitempty"`
+	// medium-add: a station's Radio on its port Ifindex (wifi_change.go);
+	// medium-remove: Node's. mobility-sync: the lab's moving nodes as its
+	// state's topology has them now.
+	Radio   *wifi.MediumRadio `json:"radio,omitempty"`
+	Ifindex int               `json:"ifindex,omitempty"`
 }
 
 type ctlResponse struct {
@@ -420,6 +425,8 @@ type ctlResponse struct {
 	Schedules []ScheduleStatus `json:"schedules,omitempty"`
 	// Mobility: what mobility-start started, or every moving node.
 	Mobility []MobilityStatus `json:"mobility,omitempty"`
+	// Index: medium-add's radio.
+	Index *int `json:"index,omitempty"`
 }
 
 func (s *supervisor) serve(l net.Listener) {
@@ -451,6 +458,15 @@ func (s *supervisor) handle(req ctlRequest) ctlResponse {
 		return s.sched.handle(req) // its own lock: steps may take time
 	case "mobility-start", "mobility-stop", "mobility":
 		return s.mob.handle(req) // its own lock
+	case "mobility-sync":
+		st, err := ReadState(s.lab)
+		if err != nil {
+			return ctlResponse{Error: err.Error()}
+		}
+		if s.mob == nil {
+			return ctlResponse{Error: "the lab has no Wi-Fi nodes"}
+		}
+		return ctlResponse{Mobility: s.mob.sync(st.Spec)}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -506,6 +522,26 @@ func (s *supervisor) handle(req ctlRequest) ctlResponse {
 			return ctlResponse{Error: err.Error()}
 		}
 		return ctlResponse{}
+	case "medium-add", "medium-remove":
+		em, ok := s.medium.(*wifi.EtherMedium)
+		if !ok {
+			return ctlResponse{Error: "the lab's medium takes no stations while it runs (only the engine backend's does)"}
+		}
+		if req.Op == "medium-remove" {
+			if err := em.RemoveRadio(req.Node); err != nil {
+				return ctlResponse{Error: err.Error()}
+			}
+			s.mob.forget(req.Node)
+			return ctlResponse{}
+		}
+		if req.Radio == nil {
+			return ctlResponse{Error: "medium-add: no radio"}
+		}
+		i, err := em.AddRadio(*req.Radio, req.Ifindex)
+		if err != nil {
+			return ctlResponse{Error: err.Error()}
+		}
+		return ctlResponse{Index: &i}
 	case "medium-pair":
 		if s.medium == nil {
 			return ctlResponse{Error: "the lab has no medium"}

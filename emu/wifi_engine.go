@@ -228,6 +228,10 @@ func serveEtherMedium(ctx context.Context, ms *MediumState, started chan<- error
 	err = do(h, func() error {
 		ifindex := make([]int, len(ms.Radios))
 		for i, r := range ms.Radios {
+			if r.Gone { // removed while the lab ran: no port
+				ifindex[i] = -1
+				continue
+			}
 			ifc, err := net.InterfaceByName(r.Port)
 			if err != nil {
 				return fmt.Errorf("port %s of %s: %w", r.Port, r.Node, err)

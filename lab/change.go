@@ -23,6 +23,8 @@ type NodeKindOption struct {
 	ovsNames   string
 	keys       string
 	external   bool
+	ap         string
+	pos        *[3]float64
 }
 
 // AsRouter adds a router (a host with IP forwarding on).
@@ -40,6 +42,15 @@ func AsSwitch(typ string) NodeKindOption {
 func AsOVSSwitch(names string) NodeKindOption {
 	return NodeKindOption{kind: topo.KindSwitch, switchType: topo.SwitchOVS, ovsNames: names}
 }
+
+// AsStation adds a Wi-Fi station that joins access point ap ("": the
+// lab's one AP, or NodeKeys' wifi: {ap: ...}), on the engine backend
+// (elsewhere the change is refused, saying why). Its position, fixed
+// rate or mobility: AtPosition, NodeKeys("{wifi: {rate: 54mbit}}").
+func AsStation(ap string) NodeKindOption { return NodeKindOption{kind: "station", ap: ap} }
+
+// AtPosition places a Wi-Fi node (metres).
+func AtPosition(x, y, z float64) NodeKindOption { return NodeKindOption{pos: &[3]float64{x, y, z}} }
 
 // NodeKeys gives more of the node's keys, as the topology file writes
 // them, in a YAML (or JSON) flow mapping: `{fail_mode: secure, datapath:
@@ -61,7 +72,10 @@ func (l *Lab) AddNode(ctx context.Context, name string, kind ...NodeKindOption) 
 	for _, k := range kind {
 		opts.AllowExternal = opts.AllowExternal || k.external
 		if k.kind != "" {
-			req.Kind, req.SwitchType, req.OVSNames = k.kind, k.switchType, k.ovsNames
+			req.Kind, req.SwitchType, req.OVSNames, req.AP = k.kind, k.switchType, k.ovsNames, k.ap
+		}
+		if k.pos != nil {
+			req.Position = k.pos
 		}
 		if k.keys != "" {
 			req.Entry = k.keys

@@ -38,10 +38,15 @@ type NodeRequest struct {
 	// OVSNames is an ovs switch's names: key (unique, the default, or
 	// topology).
 	OVSNames string
+	// AP is a station's access point (Kind "station"; "" with one AP in
+	// the lab, or the entry's wifi: {ap: ...} or {ssid: ...}).
+	AP string
+	// Position is a station's (or any Wi-Fi node's) place in metres.
+	Position *[3]float64
 	// Entry is more of the node's keys as a YAML flow mapping, the
 	// file's syntax ({fail_mode: secure, datapath: netdev} for an ovs
-	// switch, {sysctls: {...}}, {tcp: {...}}); what it sets wins over
-	// the fields above.
+	// switch, {sysctls: {...}}, {tcp: {...}}, {wifi: {rate: 54mbit}}
+	// for a station); what it sets wins over the fields above.
 	Entry string
 }
 
@@ -89,8 +94,27 @@ func AddNode(s *Spec, req NodeRequest) (*Spec, error) {
 		if req.OVSNames != "" {
 			setStr(body, "names", req.OVSNames)
 		}
+		if req.Position != nil {
+			pos := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+			for _, v := range req.Position {
+				pos.Content = append(pos.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: strconv.FormatFloat(v, 'f', -1, 64)})
+			}
+			setNode(body, "position", pos)
+		}
 		if err := mergeEntry(body, req.Entry, call, "the node's", "{fail_mode: secure}"); err != nil {
 			return "", err
+		}
+		if req.AP != "" {
+			// the entry's own wifi: keys stay; ap: joins them unless it
+			// names the network (ssid:) or an AP itself
+			w := mapValue(body, "wifi")
+			if w == nil || w.Kind != yaml.MappingNode {
+				w = &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
+				setNode(body, "wifi", w)
+			}
+			if !hasKey(w, "ap") && !hasKey(w, "ssid") {
+				setStr(w, "ap", req.AP)
+			}
 		}
 		nodes.Content = append(nodes.Content, strNode(req.Name), body)
 		return "nodes." + keyPath(req.Name), nil

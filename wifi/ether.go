@@ -61,6 +61,8 @@ type EtherMedium struct {
 	roam      map[int]*roamer
 	roamOrder []int // the roaming stations, in radio order
 	handovers []Handover
+	// ctl: radios added and removed while it runs (ether_change.go)
+	ctl ctlQueue
 }
 
 // etherRx is one frame radio to received from radio from; it outlives
@@ -181,6 +183,9 @@ func newEtherMedium(cfg MediumConfig, ifindex []int) (*EtherMedium, error) {
 		ideal: map[int]*idealTable{}, seq: map[seqKey]uint16{}, recent: map[dupKey]*seqWindow{}, reo: newReorder[etherRx]()}
 	s.frames.New = func() any { return new(eframe) }
 	for i, r := range cfg.Radios {
+		if r.Gone {
+			continue // removed while it ran (ether_change.go): no port
+		}
 		if r.FreqMHz == 0 {
 			return nil, fmt.Errorf("engine medium: radio of %s has no channel", r.Node)
 		}
@@ -238,12 +243,15 @@ func (s *EtherMedium) Close() {
 func (s *EtherMedium) schedule(ctx context.Context) error {
 	realtime()
 	defer runtime.UnlockOSThread()
+	s.ctl.running.Store(true)
+	defer s.ctl.running.Store(false)
 	var in [][]byte
 	var from []int
 	for {
 		if ctx.Err() != nil {
 			return nil
 		}
+		s.runCtl()
 		in, from = in[:0], from[:0]
 		for {
 			n, err := s.sock.recv(func(raw []byte, ifindex int) {
@@ -507,6 +515,10 @@ func (s *EtherMedium) received(d etherRx) {
 }
 
 func (s *EtherMedium) deliver(r int, b []byte) {
+	if s.ifindex[r] < 0 {
+		s.stats.NoStation++ // a radio removed while it ran
+		return
+	}
 	s.sock.queue(b, s.ifindex[r])
 	s.stats.Deliveries++
 }

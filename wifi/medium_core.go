@@ -79,6 +79,9 @@ func (c *mediumCore) Stats() MediumStats {
 	st.Radios = map[string]model.RadioStats{}
 	st.PerLink = nil
 	for i, r := range c.cfg.Radios {
+		if r.Gone {
+			continue
+		}
 		if rs, ok := c.m.Stats(i); ok {
 			st.Radios[r.Node] = rs
 		}
@@ -99,6 +102,9 @@ func (c *mediumCore) Stats() MediumStats {
 	st.Positions = map[string][3]float64{}
 	st.Ranges = nil
 	for i, r := range c.cfg.Radios {
+		if r.Gone {
+			continue
+		}
 		st.Positions[r.Node] = r.Pos
 		if d, ok := c.cfg.RangeM(i); ok {
 			if st.Ranges == nil {
@@ -110,7 +116,7 @@ func (c *mediumCore) Stats() MediumStats {
 	st.Links = nil
 	for tx := range c.cfg.Radios {
 		for rx := range c.cfg.Radios {
-			if tx == rx {
+			if tx == rx || c.cfg.Radios[tx].Gone || c.cfg.Radios[rx].Gone {
 				continue
 			}
 			l := c.link(tx, rx)
@@ -138,7 +144,7 @@ func (c *mediumCore) wake() {
 
 func (c *mediumCore) radioIndex(node string) (int, bool) {
 	for i, r := range c.cfg.Radios {
-		if r.Node == node {
+		if r.Node == node && !r.Gone {
 			return i, true
 		}
 	}

@@ -60,6 +60,9 @@ type MediumRadio struct {
 	// CryptoBytes are added to every data MPDU (CCMP header and MIC: 16
 	// with WPA2 or WPA3).
 	CryptoBytes int `json:"crypto_bytes,omitempty"`
+	// Gone: a radio removed while the medium ran (EtherMedium.RemoveRadio):
+	// its slot stays, because ports are named by their index.
+	Gone bool `json:"gone,omitempty"`
 }
 
 // MediumLink is one link of a multi-link radio.

@@ -194,7 +194,7 @@ func completeWiFiNodes(n int) cobra.CompletionFunc {
 		}
 		var out []cobra.Completion
 		for _, r := range st.Medium.Radios {
-			if slices.Contains(args, r.Node) {
+			if r.Gone || slices.Contains(args, r.Node) {
 				continue
 			}
 			desc := "Wi-Fi node"

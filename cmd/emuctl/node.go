@@ -27,22 +27,29 @@ func newNodeCmd() *cobra.Command {
 }
 
 func newNodeAddCmd(lab *string) *cobra.Command {
-	var kind, switchType, names, keys string
+	var kind, switchType, names, keys, ap, position string
 	var allowExternal bool
 	cmd := &cobra.Command{
-		Use:   "add NAME [--kind host|router|switch] [--switch-type linux-bridge|ovs] [--names unique|topology] [--keys '{KEY: VALUE, ...}']",
+		Use:   "add NAME [--kind host|router|switch|station] [--switch-type linux-bridge|ovs] [--names unique|topology] [--ap AP] [--position X,Y[,Z]] [--keys '{KEY: VALUE, ...}']",
 		Short: "Add a node to a running lab (no links yet: link add gives it some)",
 		Long: `Adds a host (default), a router or a switch to the running lab, with the
 node's namespace, its bridge (a switch), sysctls and TCP profile, exactly
 as if it had been in the topology file. The name follows the topology's
 rules: a letter, then letters, digits, '-' or '_', and short enough for
-its interfaces' names (<node>-ethN, 15 bytes).`,
+its interfaces' names (<node>-ethN, 15 bytes).
+
+A station (--kind station) joins access point --ap (or the lab's only
+one) at --position, with its wireless interface <node>-wlan0 addressed
+from its AP's segment, on a new port of the running medium: the engine
+backend only (on mac80211_hwsim the change is refused, saying why).`,
 		Example: `  sudo emuctl node add h3
   sudo emuctl node add r9 --kind router
   sudo emuctl node add s9 --kind switch --switch-type ovs --keys '{fail_mode: secure, protocols: [OpenFlow13]}'
   sudo emuctl node add h4 --keys '{sysctls: {net.ipv4.tcp_ecn: 1}}'
   sudo emuctl node add s5 --kind switch
-  sudo emuctl node add s6 --kind switch --switch-type ovs --names topology`,
+  sudo emuctl node add s6 --kind switch --switch-type ovs --names topology
+  sudo emuctl node add sta3 --kind station --ap ap1 --position 3,4
+  sudo emuctl node add sta4 --kind station --keys '{wifi: {rate: 54mbit}, mobility: {model: random-walk, bounds: [[-5, -5], [5, 5]], speed: [1, 2]}}'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, ctx, stop, err := openLab(*lab)
@@ -64,11 +71,23 @@ its interfaces' names (<node>-ethN, 15 bytes).`,
 				} else {
 					opt = append(opt, golab.AsSwitch(switchType))
 				}
+			case "station":
+				opt = append(opt, golab.AsStation(ap))
 			default:
-				return fmt.Errorf("--kind %q: valid kinds are host, router, switch", kind)
+				return fmt.Errorf("--kind %q: valid kinds are host, router, switch, station", kind)
 			}
 			if switchType != "" && kind != "switch" {
 				return fmt.Errorf("--switch-type is for --kind switch")
+			}
+			if ap != "" && kind != "station" {
+				return fmt.Errorf("--ap is for --kind station")
+			}
+			if position != "" {
+				p, err := parsePosition(position)
+				if err != nil {
+					return fmt.Errorf("--position %q: %w", position, err)
+				}
+				opt = append(opt, golab.AtPosition(p[0], p[1], p[2]))
 			}
 			if keys != "" {
 				opt = append(opt, golab.NodeKeys(keys))
@@ -83,7 +102,9 @@ its interfaces' names (<node>-ethN, 15 bytes).`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&kind, "kind", "host", "host, router or switch")
+	cmd.Flags().StringVar(&kind, "kind", "host", "host, router, switch or station")
+	cmd.Flags().StringVar(&ap, "ap", "", "a station's access point (default: the lab's only one)")
+	cmd.Flags().StringVar(&position, "position", "", "a station's position in metres: X,Y or X,Y,Z")
 	cmd.Flags().StringVar(&switchType, "switch-type", "", "linux-bridge or ovs (default: the lab's)")
 	cmd.Flags().StringVar(&names, "names", "", "an ovs switch's device names on the host: unique (default) or topology")
 	cmd.Flags().BoolVar(&allowExternal, "allow-external", false, "a node of kind root (--keys '{kind: root}'): the machine's own namespace")

@@ -44,6 +44,11 @@ func TestSoak(t *testing.T) {
 	shaped := filepath.Join(dir, "shaped.yaml")
 	os.WriteFile(shaped, []byte("name: soak\nnodes: {h1: {}, h2: {}, s1: {kind: switch}}\nlinks:\n"+
 		"  - endpoints: [h1, s1]\n    link: {rate: 20mbit, delay: 2ms, backend: userspace}\n  - endpoints: [s1, h2]\n"), 0o644)
+	// Wi-Fi on the engine backend: h1 a station, h2 the wired server;
+	// its run-time changes add a station (or remove h1, a station)
+	wifiLab := filepath.Join(dir, "wifi.yaml")
+	os.WriteFile(wifiLab, []byte("name: soak\nwifi: {backend: engine}\nnodes: {ap1: {kind: ap, wifi: {mode: g, channel: 1}}, h1: {kind: station, position: [3, 0]}, h2: {}}\n"+
+		"links: [{endpoints: [ap1, h2]}]\n"), 0o644)
 	topos := []struct {
 		name       string
 		args       []string
@@ -52,6 +57,7 @@ func TestSoak(t *testing.T) {
 		{"linux-bridge", []string{"--topo", "linear,6"}, false},
 		{"shaped", []string{shaped}, true},
 		{"routed", []string{"topologies/routed.yaml"}, false},
+		{"wifi", []string{wifiLab}, true},
 	}
 	if _, err := exec.LookPath("ovs-vswitchd"); err == nil {
 		// and switches with the topology's names on the host (names:
@@ -96,7 +102,12 @@ func TestSoak(t *testing.T) {
 				t.Errorf("cycle %d: traffic printed no rate:\n%s%s", i, r.stdout, r.stderr)
 			}
 			// a run-time change, timed for the kill-change cycles
-			must(t, run(t, "", "node", "add", "-l", lab, "hx"), "node add")
+			if tp.name == "wifi" {
+				must(t, run(t, "", "node", "add", "-l", lab, "hx", "--kind", "station", "--position", "0,3"), "node add (station)")
+				must(t, run(t, "", "exec", "-l", lab, "hx", "--", "ping", "-c1", "-W2", "h2"), "ping from the added station")
+			} else {
+				must(t, run(t, "", "node", "add", "-l", lab, "hx"), "node add")
+			}
 			t0 = time.Now()
 			must(t, run(t, "", "link", "add", "-l", lab, "hx", "h1", "--rate", "10mbit", "--delay", "1ms"), "link add")
 			changeTime = max(changeTime, time.Since(t0))
@@ -148,9 +159,13 @@ func TestSoak(t *testing.T) {
 			at := time.Duration(rng.Float64() * float64(changeTime) * 1.5)
 			args := []string{"link", "add", "-l", lab, "hx", "h1", "--rate", "10mbit", "--delay", "1ms"}
 			what := "link add"
-			if rng.IntN(3) == 0 {
+			switch {
+			case rng.IntN(3) == 0:
 				args, what = []string{"node", "del", "-l", lab, "h1"}, "node del"
-			} else {
+			case tp.name == "wifi":
+				// a station joining the running medium
+				args, what = []string{"node", "add", "-l", lab, "hx", "--kind", "station", "--position", "0,3"}, "station add"
+			default:
 				must(t, run(t, "", "node", "add", "-l", lab, "hx"), "node add")
 			}
 			phase := killAt(t, at, args...)

@@ -190,6 +190,9 @@ func checkWiFiNode(st *emu.State, name string) error {
 	}
 	var names []string
 	for _, r := range st.Medium.Radios {
+		if r.Gone {
+			continue // removed while the lab ran
+		}
 		if r.Node == name {
 			return nil
 		}

@@ -71,6 +71,20 @@ func TestWiFiCLI(t *testing.T) {
 	must(t, run(t, "", "wifi", "move", "sta1", "3,0,0"))
 	must(t, run(t, "", "exec", "sta1", "--", "ping", "-c2", "-i0.2", "-W2", "srv"))
 
+	// a station joins while the lab runs, and leaves
+	must(t, run(t, "", "node", "add", "sta9", "--kind", "station", "--ap", "ap1", "--position", "2,2"))
+	must(t, run(t, "", "exec", "sta9", "--", "ping", "-c2", "-i0.2", "-W2", "srv"))
+	if out := must(t, run(t, "", "wifi", "show")).stdout; !strings.Contains(out, "sta9") {
+		t.Errorf("wifi show lacks the added station:\n%s", out)
+	}
+	if r := run(t, "", "node", "add", "sta8", "--ap", "ap1"); r.code == 0 || !strings.Contains(r.stderr, "--ap is for --kind station") {
+		t.Errorf("node add --ap without --kind station: exit %d, %s", r.code, r.stderr)
+	}
+	must(t, run(t, "", "node", "del", "sta9"))
+	if out := must(t, run(t, "", "wifi", "show")).stdout; strings.Contains(out, "sta9") {
+		t.Errorf("wifi show still lists the removed station:\n%s", out)
+	}
+
 	for _, bad := range [][]string{
 		{"wifi", "move", "ghost", "1,2"},
 		{"wifi", "move", "sta1", "1"},

@@ -71,3 +71,22 @@ def test_lab_wifi_mobility():
         assert m["running"], m
         with pytest.raises(BadInput):
             lab.wifi.start_mobility("")
+
+
+def test_lab_station_joins_and_leaves():
+    """A station added to a running Wi-Fi lab (engine backend) pings the
+    wired server through its AP and is on the medium at its position;
+    removed, the medium no longer has it."""
+    topo = {"name": "tpysta", "wifi": {"backend": "engine"},
+            "nodes": {"ap1": {"kind": "ap", "wifi": {"mode": "g", "channel": 1}},
+                      "sta1": {"kind": "station", "position": [5, 0]}, "srv": {}},
+            "links": [{"endpoints": ["ap1", "srv"]}]}
+    with Lab.up(topo) as lab:
+        sta2 = lab.add_station("sta2", ap="ap1", position=(0, 4))
+        assert sta2.IP().startswith("10.")
+        rtts = lab.ping("sta2", "srv", count=3)
+        assert len(rtts) >= 2, rtts
+        medium = lab.wifi.show()["medium"]
+        assert medium["positions"]["sta2"] == [0, 4, 0], medium["positions"]
+        lab.remove_node("sta2")
+        assert "sta2" not in lab.wifi.show()["medium"]["positions"]

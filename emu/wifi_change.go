@@ -1,0 +1,223 @@
+package emu
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/wifi"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+)
+
+// Run-time changes of labs with Wi-Fi. Wired nodes and links come and go
+// as in any lab (the document pins every wireless address: topo's
+// pinWireless). A station joins or leaves a running lab on the engine
+// backend: a new veth port in the medium namespace and a radio added to
+// the running medium (wifi.EtherMedium.AddRadio), or its radio taken off
+// the medium before its namespace goes; on hwsim, and for access points,
+// roaming, multi-link and shaped wireless hops, the change is refused
+// before anything is touched, saying why.
+
+// wifiChangeRefused says why a change cannot be made to a lab with Wi-Fi
+// (nil: it can).
+func wifiChangeRefused(st *State, old, spec *topo.Spec, diff labDiff) error {
+	for _, name := range diff.addNodes {
+		n := spec.Node(name)
+		switch {
+		case n.AP != nil:
+			return fmt.Errorf("node add %s: an access point cannot be added to a running lab yet (the medium's channels and rate tables are set at up); add it to the file and bring the lab up again; nothing was changed", name)
+		case n.Station != nil:
+			if err := stationChangeable(st, n, "node add"); err != nil {
+				return err
+			}
+		}
+	}
+	for _, name := range diff.delNodes {
+		n := old.Node(name)
+		switch {
+		case n.AP != nil:
+			return fmt.Errorf("node del %s: an access point cannot be removed from a running lab (its stations would be left without one); remove it from the file and bring the lab up again; nothing was changed", name)
+		case n.Station != nil:
+			if err := stationChangeable(st, n, "node del"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// stationChangeable: a station joins or leaves a running lab on the
+// engine backend, when it neither roams, nor is multi-link, nor has a
+// shaped wireless hop.
+func stationChangeable(st *State, n *topo.Node, call string) error {
+	sn := n.Station
+	switch {
+	case st.Medium == nil || st.Medium.Backend != WiFiEngine:
+		return fmt.Errorf("%s %s: stations join and leave a running lab on the engine backend only; this lab's Wi-Fi runs on mac80211_hwsim, where a station added at run time would need a new radio, its wpa_supplicant and the medium's registration, which are not supported yet: give the file wifi: {backend: engine}, or add the station to the file and bring the lab up again; nothing was changed", call, n.Name)
+	case len(sn.ESS) > 1:
+		return fmt.Errorf("%s %s: a roaming station (ssid: of a network of %d access points) cannot join or leave a running lab yet; nothing was changed", call, n.Name, len(sn.ESS))
+	case sn.MLO:
+		return fmt.Errorf("%s %s: a multi-link station cannot join the engine medium; nothing was changed", call, n.Name)
+	case sn.Params != nil:
+		return fmt.Errorf("%s %s: a station whose wireless hop is shaped (wifi: {link: ...}) cannot join or leave a running lab yet; nothing was changed", call, n.Name)
+	}
+	return nil
+}
+
+// wifiChange is a change's Wi-Fi phase: each station it adds gets its
+// port in the medium namespace and its radio on the running medium
+// (recorded in the state once the medium has it), then its routes; the
+// supervisor then follows the lab's mobility.
+func (d *deployer) wifiChange(ctx context.Context) error {
+	var added []*node
+	for _, n := range d.nodeList() {
+		if d.builds(n.spec.Name) && n.spec.Station != nil {
+			added = append(added, n)
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	slices.SortFunc(added, func(a, b *node) int { return strings.Compare(a.spec.Name, b.spec.Name) })
+	ms := d.st.Medium
+	mh, err := netns.GetFromPath(filepath.Join(NetnsDir, ms.Netns))
+	if err != nil {
+		return fmt.Errorf("wifi medium namespace: %w", err)
+	}
+	defer mh.Close()
+	mnh, err := netlink.NewHandleAt(mh)
+	if err != nil {
+		return err
+	}
+	defer mnh.Close()
+	for _, n := range added {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		i := len(ms.Radios) // ports are named by their radio's index
+		var ifindex int
+		if err := with(func() error {
+			var err error
+			ifindex, err = d.createEnginePort(mh, mnh, n, i)
+			return err
+		}, n); err != nil {
+			return err
+		}
+		r, err := d.addedRadio(n, ms)
+		if err != nil {
+			return err
+		}
+		r.Port = enginePort(i)
+		resp, err := supervisorCall(d.spec.Name, ctlRequest{Op: "medium-add", Radio: &r, Ifindex: ifindex})
+		if err != nil {
+			return fmt.Errorf("station %s: the medium: %w", n.spec.Name, err)
+		}
+		if resp.Index == nil || *resp.Index != i {
+			return fmt.Errorf("station %s: the medium gave it radio %v, its port is %s: the lab's state and its medium disagree (emuctl down, then up)", n.spec.Name, resp.Index, r.Port)
+		}
+		d.stMu.Lock()
+		ms.Radios = append(ms.Radios, r)
+		d.stMu.Unlock()
+		if err := d.save(); err != nil {
+			return err
+		}
+		d.log.Debug("station joined the medium", "node", n.spec.Name, "radio", i, "ap", n.spec.Station.AP)
+		if err := with(func() error {
+			for _, rt := range n.spec.Routes {
+				if err := replaceRoute(n.h, n.spec.Name, rt, n.index); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, n); err != nil {
+			return err
+		}
+	}
+	if _, err := supervisorCall(d.spec.Name, ctlRequest{Op: "mobility-sync"}); err != nil {
+		return fmt.Errorf("mobility: %w", err)
+	}
+	return nil
+}
+
+// addedRadio is a station's radio as the engine medium takes it: the
+// spec's (position, power, fixed rate), its AP's BSS (channel, mode,
+// framing, security), and its AP's radio index in ms.
+func (d *deployer) addedRadio(n *node, ms *MediumState) (wifi.MediumRadio, error) {
+	r := d.mediumRadios([]*node{n})[0]
+	st := n.spec.Station
+	r.AP = -1
+	for j, o := range ms.Radios {
+		if o.Node == st.AP && !o.Gone {
+			r.AP = j
+		}
+	}
+	apn := d.spec.Node(st.AP)
+	if r.AP < 0 || apn == nil || apn.AP == nil {
+		return r, fmt.Errorf("station %s: its access point %s has no radio on the medium", n.spec.Name, st.AP)
+	}
+	ap := apn.AP
+	if ifc := findIface(n.spec, st.Iface); ifc != nil {
+		if mac := parseMAC(ifc.MAC); len(mac) == 6 {
+			r.MAC = [6]byte(mac)
+		}
+	}
+	r.Mode, r.FreqMHz, r.WidthMHz = ap.Mode, ap.Channel.FreqMHz, ap.Channel.Width
+	r.QoS = !topo.LegacyMode(ap.Mode)
+	r.ShortPreamble = ap.ShortPreamble
+	if ap.Security != topo.WiFiOpen {
+		r.CryptoBytes = 16 // CCMP header (8) and MIC (8)
+	}
+	return r, nil
+}
+
+// removeStations takes the stations a change removes off the running
+// medium (before their namespaces go; the supervisor forgets their
+// mobility) and marks their radios Gone in the state.
+func removeStations(st *State, old *topo.Spec, diff labDiff) error {
+	removed := false
+	for _, name := range diff.delNodes {
+		n := old.Node(name)
+		if n == nil || n.Station == nil || st.Medium == nil {
+			continue
+		}
+		if _, err := supervisorCall(st.Lab, ctlRequest{Op: "medium-remove", Node: name}); err != nil {
+			return fmt.Errorf("node del %s: the medium: %w", name, err)
+		}
+		for i := range st.Medium.Radios {
+			if st.Medium.Radios[i].Node == name {
+				st.Medium.Radios[i].Gone = true
+			}
+		}
+		removed = true
+	}
+	if !removed {
+		return nil
+	}
+	return writeState(st)
+}
+
+// undoStations takes the stations an add put on the medium off it again
+// (a failed change's rollback).
+func undoStations(st *State, added []string) []error {
+	var errs []error
+	if st.Medium == nil {
+		return nil
+	}
+	for _, name := range added {
+		for i := range st.Medium.Radios {
+			r := &st.Medium.Radios[i]
+			if r.Node != name || r.Gone {
+				continue
+			}
+			if _, err := supervisorCall(st.Lab, ctlRequest{Op: "medium-remove", Node: name}); err != nil {
+				errs = append(errs, fmt.Errorf("station %s: the medium: %w", name, err))
+			}
+			r.Gone = true
+		}
+	}
+	return errs
+}

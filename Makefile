@@ -134,7 +134,10 @@ demo-labs: deps build
 # The quick profile of every built-in suite (what CI runs; ~18 min on two
 # cores). Each must pass its physics and behaviour checks; a suite that
 # fails is run once more (a busy machine can spoil one run) and fails the
-# target only if it fails again. Both verdicts are printed.
+# target only if it fails again. Both verdicts are printed. Then every
+# report is looked at in a headless chromium (ui's
+# TestSuiteReportsInBrowser: sections in order, every plot drawn; the
+# screenshots kept under results/ci/screenshots).
 SUITES ?= sack-reno asym-mptcp cc-mlo tack bufferbloat wifi-physics handover
 # The first runs take ~18 min here; a second run happens only while it fits
 # in this budget (seconds, from the first suite's start), so a bad day costs
@@ -166,6 +169,9 @@ test-suites: build
 	  fi; \
 	done; \
 	echo "test-suites: $$(( $$(date +%s) - start )) s (budget for second runs: $(SUITES_BUDGET) s)"; \
+	mkdir -p results/ci/screenshots && \
+	EMUCTL_SUITE_REPORTS=$(CURDIR)/results/ci $(GO) test -count=1 -run '^TestSuiteReportsInBrowser$$' -artifacts -outputdir $(CURDIR)/results/ci/screenshots ./ui \
+	  && echo "every report looked at in chromium (screenshots: results/ci/screenshots)" || failed="$$failed reports-in-browser"; \
 	./$(BIN) clean --check && echo "leak check: clean" || failed="$$failed leak-check"; \
 	if [ -n "$$failed" ]; then echo "test-suites: FAILED:$$failed (reports in results/ci/<suite>/latest/report.md)"; exit 1; fi; \
 	if [ -n "$$unjudged" ]; then echo "test-suites: passed, not judged (the machine lacked CPU):$$unjudged"; else echo "test-suites: all passed"; fi

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/analysis"
+	"github.com/emuctl/emuctl/internal/mdhtml"
 	"github.com/emuctl/emuctl/suite/expr"
 )
 
@@ -106,7 +108,16 @@ func writeReport(o *Outcome, p *Plan, figs []figure, anaDir string, plotErr erro
 	if len(figs) > 0 {
 		w("- `plots/`: every figure as SVG and PNG\n")
 	}
-	return os.WriteFile(filepath.Join(o.Dir, "report.md"), []byte(b.String()), 0o644)
+	w("- `report.html`: this report as a page (`emuctl report DIR --ui` serves it with the rest)\n")
+	md := []byte(b.String())
+	if err := os.WriteFile(filepath.Join(o.Dir, "report.md"), md, 0o644); err != nil {
+		return err
+	}
+	nav := `emuctl test ` + html.EscapeString(o.Suite)
+	if anaDir != "" {
+		nav += ` · <a href="` + html.EscapeString(anaDir) + `/report.html">the analysis report (every run's tables and plots)</a>`
+	}
+	return os.WriteFile(filepath.Join(o.Dir, "report.html"), mdhtml.Page(md, "", nav), 0o644)
 }
 
 const howToRead = `How to read this: **physics** checks hold for any correct emulator (goodput within capacity, RTT floor, queue bound, loss rate) — a failure means an emulator bug or an overloaded host; **fidelity** checks judge each run (CPU headroom, host stalls, link-engine timing, settings read back) and a failure makes that run *invalid*: it is left out of every other check and made again once; **behaviour** checks are what the study is about, on mainline Linux; **reference** rows put the study's own numbers beside ours and never gate. The exit code is non-zero when a physics or behaviour check fails. Scenario-level values are medians over the valid repetitions.

@@ -628,8 +628,10 @@ func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, lin
 	}
 	log.Debug("change failed, rolling back", "err", err)
 	var rerrs []error
-	rerrs = append(rerrs, undoStations(st, diff.addNodes)...) // wifi_change.go
-	if ovsPlan != nil { // rows first, then devices (ovs_change.go)
+	// stations off the medium (wifi_change.go); OVS rows first, then
+	// devices (ovs_change.go)
+	rerrs = append(rerrs, undoStations(st, diff.addNodes)...)
+	if ovsPlan != nil {
 		rerrs = append(rerrs, ovsUndoChange(st, ovsPlan, log)...)
 	}
 	for _, li := range diff.addLinks {

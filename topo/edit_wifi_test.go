@@ -121,9 +121,9 @@ nodes:
 		t.Errorf("ap1: %s", a)
 	}
 	for doc, want := range map[string]string{
-		"name: b\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one, channel: 1, ip: 10.77.0.1/24}}\n": "b.yaml:3:49: nodes.ap1.wifi.ip: a bridged access point has no address on its wireless side",
+		"name: b\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one, channel: 1, ip: 10.77.0.1/24}}\n":                                                                           "b.yaml:3:49: nodes.ap1.wifi.ip: a bridged access point has no address on its wireless side",
 		"name: c\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one, channel: 1, routed: true, ip: 10.77.0.1/24}}\n  sta1: {kind: station, wifi: {ap: ap1, ip: 10.78.0.9/24}}\n": "are on the same L2 segment but in different subnets",
-		"name: d\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one, channel: 1}}\n  sta1: {kind: station, wifi: {ap: ap1, ip: 10.78.0.9}}\n": "prefix",
+		"name: d\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one, channel: 1}}\n  sta1: {kind: station, wifi: {ap: ap1, ip: 10.78.0.9}}\n":                                    "prefix",
 	} {
 		name := strings.Fields(doc)[1] + ".yaml"
 		_, err := Load(name, []byte(doc))

@@ -99,7 +99,12 @@ func RemoveLink(ctx context.Context, lab string, i int, opt Options) (*State, er
 // RemoveNode removes a node and every link that ends on it from a
 // running lab: its processes stop, its namespace goes.
 func RemoveNode(ctx context.Context, lab, name string, opt Options) (*State, error) {
-	return change(ctx, lab, opt, func(s *topo.Spec) (*topo.Spec, error) { return topo.RemoveNode(s, name) })
+	return change(ctx, lab, opt, func(s *topo.Spec) (*topo.Spec, error) {
+		if n := s.Node(name); n != nil && n.AP != nil {
+			return nil, apRemovalRefused(name) // wifi_change.go
+		}
+		return topo.RemoveNode(s, name)
+	})
 }
 
 // labDiff is what an edit changes: by name, and by link index in the old

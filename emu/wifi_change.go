@@ -40,7 +40,7 @@ func wifiChangeRefused(st *State, old, spec *topo.Spec, diff labDiff) error {
 		n := old.Node(name)
 		switch {
 		case n.AP != nil:
-			return fmt.Errorf("node del %s: an access point cannot be removed from a running lab (its stations would be left without one); remove it from the file and bring the lab up again; nothing was changed", name)
+			return apRemovalRefused(name)
 		case n.Station != nil:
 			if err := stationChangeable(st, n, "node del"); err != nil {
 				return err
@@ -48,6 +48,10 @@ func wifiChangeRefused(st *State, old, spec *topo.Spec, diff labDiff) error {
 		}
 	}
 	return nil
+}
+
+func apRemovalRefused(name string) error {
+	return fmt.Errorf("node del %s: an access point cannot be removed from a running lab (its stations would be left without one); remove it from the file and bring the lab up again; nothing was changed", name)
 }
 
 // stationChangeable: a station joins or leaves a running lab on the
@@ -188,8 +192,13 @@ func removeStations(st *State, old *topo.Spec, diff labDiff) error {
 			return fmt.Errorf("node del %s: the medium: %w", name, err)
 		}
 		for i := range st.Medium.Radios {
-			if st.Medium.Radios[i].Node == name {
-				st.Medium.Radios[i].Gone = true
+			if r := &st.Medium.Radios[i]; r.Node == name && !r.Gone {
+				r.Gone = true
+				// its port now (the veth's other end would go only once
+				// the kernel has freed the station's namespace, later)
+				if err := deletePort(st.Medium.Netns, r.Port); err != nil {
+					return fmt.Errorf("node del %s: %w", name, err)
+				}
 			}
 		}
 		removed = true
@@ -198,6 +207,25 @@ func removeStations(st *State, old *topo.Spec, diff labDiff) error {
 		return nil
 	}
 	return writeState(st)
+}
+
+// deletePort deletes a radio's port in the medium namespace (and with it
+// the node's end of the veth pair); one already gone is no error.
+func deletePort(mediumNS, port string) error {
+	ns, h, err := openNamed(mediumNS)
+	if err != nil {
+		return fmt.Errorf("wifi medium namespace: %w", err)
+	}
+	defer ns.Close()
+	defer h.Close()
+	l, err := h.LinkByName(port)
+	if err != nil {
+		return nil
+	}
+	if err := h.LinkDel(l); err != nil {
+		return fmt.Errorf("delete port %s: %w", port, err)
+	}
+	return nil
 }
 
 // undoStations takes the stations an add put on the medium off it again
@@ -217,6 +245,9 @@ func undoStations(st *State, added []string) []error {
 				errs = append(errs, fmt.Errorf("station %s: the medium: %w", name, err))
 			}
 			r.Gone = true
+			if err := deletePort(st.Medium.Netns, r.Port); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errs

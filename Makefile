@@ -63,7 +63,8 @@ test-python: build
 # apt-get download and unpacked to a temporary directory) against emuctl's
 # Mininet layer; one line per test, then N passed, N failed, N skipped.
 # MININET_BUDGET bounds the run (seconds); a known-passing test that fails
-# fails the target. TESTS=... runs some (e.g. TESTS="emptynet popen").
+# fails the target. TESTS=... runs some (e.g. TESTS="emptynet popen");
+# MININET_SLOW=1 also runs the slow ones CI leaves out (treeping64).
 MININET_BUDGET ?= 900
 test-mininet: build
 	MININET_BUDGET=$(MININET_BUDGET) ./scripts/test-mininet $(TESTS)

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/emuctl/emuctl/emu"
 	golab "github.com/emuctl/emuctl/lab"
 )
 
@@ -66,22 +65,11 @@ func benchMobilityLab() string {
 // alike.
 func benchMobility(asJSON bool, rounds int) error {
 	ctx := context.Background()
-	emu.WaitNetnsSettled(30 * time.Second)
-	l, err := golab.Up(ctx, golab.YAML("benchmob.yaml", []byte(benchMobilityLab())), golab.Options{})
+	l, sup, err := benchLab(ctx, "benchmob.yaml", benchMobilityLab())
 	if err != nil {
 		return err
 	}
 	defer l.Down()
-	st, err := emu.ReadState(l.Name())
-	if err != nil {
-		return err
-	}
-	sup := 0
-	for _, p := range st.Procs {
-		if p.Command == "supervisor" {
-			sup = p.PID
-		}
-	}
 	if sup == 0 {
 		return fmt.Errorf("bench --mobility: the lab has no supervisor")
 	}

@@ -61,6 +61,27 @@ func benchUILab() string {
 	return b.String()
 }
 
+// benchLab brings a bench's lab up (once the kernel has freed earlier
+// labs' namespaces) and returns it with its supervisor's pid (0: none).
+func benchLab(ctx context.Context, file, doc string) (*golab.Lab, int, error) {
+	emu.WaitNetnsSettled(30 * time.Second)
+	l, err := golab.Up(ctx, golab.YAML(file, []byte(doc)), golab.Options{})
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := emu.ReadState(l.Name())
+	if err != nil {
+		l.Down()
+		return nil, 0, err
+	}
+	for _, p := range st.Procs {
+		if p.Command == "supervisor" {
+			return l, p.PID, nil
+		}
+	}
+	return l, 0, nil
+}
+
 // cpuTicks is a process's user + system time in clock ticks (100 Hz).
 func cpuTicks(pid int) float64 {
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
@@ -82,22 +103,11 @@ func cpuTicks(pid int) float64 {
 // a browser would), and the flow's goodput with and without them.
 func benchUI(asJSON bool) error {
 	ctx := context.Background()
-	emu.WaitNetnsSettled(30 * time.Second)
-	l, err := golab.Up(ctx, golab.YAML("benchui.yaml", []byte(benchUILab())), golab.Options{})
+	l, sup, err := benchLab(ctx, "benchui.yaml", benchUILab())
 	if err != nil {
 		return err
 	}
 	defer l.Down()
-	st, err := emu.ReadState(l.Name())
-	if err != nil {
-		return err
-	}
-	sup := 0
-	for _, p := range st.Procs {
-		if p.Command == "supervisor" {
-			sup = p.PID
-		}
-	}
 	b := uiBench{Nodes: len(l.Nodes()), Pages: 3}
 	flow := golab.Flow{Client: "h1_1", Server: "h14_13", Duration: 10 * time.Second}
 	measure := func() (float64, float64, error) {

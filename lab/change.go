@@ -65,7 +65,8 @@ func NodeKeys(mapping string) NodeKindOption { return NodeKindOption{keys: mappi
 func AllowExternal() NodeKindOption { return NodeKindOption{external: true} }
 
 // AddNode adds a node to the running lab: a host unless an option says
-// router or switch. It has no link until AddLink gives it one.
+// router, switch or station. It has no link until AddLink gives it one (a
+// station has its wireless hop to its access point at once).
 func (l *Lab) AddNode(ctx context.Context, name string, kind ...NodeKindOption) error {
 	req := topo.NodeRequest{Name: name, Kind: topo.KindHost}
 	opts := l.opts()

@@ -97,7 +97,7 @@ func AddNode(s *Spec, req NodeRequest) (*Spec, error) {
 		if req.Position != nil {
 			pos := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
 			for _, v := range req.Position {
-				pos.Content = append(pos.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: strconv.FormatFloat(v, 'f', -1, 64)})
+				pos.Content = append(pos.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: strconv.FormatFloat(v, 'f', -1, 64)})
 			}
 			setNode(body, "position", pos)
 		}

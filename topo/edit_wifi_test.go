@@ -85,6 +85,17 @@ func TestEditWiFiLab(t *testing.T) {
 	if got := s5.Node("ap1").AP.Stations; len(got) != 2 || got[1] != "sta3" {
 		t.Errorf("ap1's stations: %v", got)
 	}
+	// the request's own fields: its AP and position, written plainly
+	s7, err := AddNode(s5, NodeRequest{Name: "sta5", Kind: "station", AP: "ap2", Position: &[3]float64{1.5, 2, 0}, Entry: "{wifi: {rate: 54mbit}}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s7.Node("sta5"); n.Station == nil || n.Station.AP != "ap2" || n.Station.Position != [3]float64{1.5, 2, 0} || n.Station.Rate != "54mbit" {
+		t.Errorf("sta5: %+v", n.Station)
+	}
+	if want := "sta5: {kind: station, position: [1.5, 2, 0], wifi: {rate: 54mbit, ap: ap2"; !strings.Contains(string(s7.Document), want) {
+		t.Errorf("the document lacks %q:\n%s", want, s7.Document)
+	}
 	// removed again: the rest as it was
 	s6, err := RemoveNode(s5, "sta3")
 	if err != nil {

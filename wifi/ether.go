@@ -229,8 +229,10 @@ func modelMode(m string) model.Mode {
 	return model.ModeN
 }
 
-// Run serves until ctx ends or the socket fails.
+// Run serves until ctx ends or the socket fails. Radios added or removed
+// from now on wait for the medium's thread (ether_change.go).
 func (s *EtherMedium) Run(ctx context.Context) error {
+	s.ctl.running.Store(true)
 	return s.run(ctx, s.schedule, s.sock.close)
 }
 
@@ -243,8 +245,7 @@ func (s *EtherMedium) Close() {
 func (s *EtherMedium) schedule(ctx context.Context) error {
 	realtime()
 	defer runtime.UnlockOSThread()
-	s.ctl.running.Store(true)
-	defer s.ctl.running.Store(false)
+	defer s.ctl.running.Store(false) // changes are made directly again
 	var in [][]byte
 	var from []int
 	for {

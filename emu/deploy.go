@@ -637,14 +637,17 @@ func addAddrs(h *netlink.Handle, l netlink.Link, addrs []netip.Prefix) error {
 }
 
 func (d *deployer) routes(ctx context.Context) error {
-	return d.eachNode(ctx, func(n *node) bool { return len(n.spec.Routes) > 0 }, func(n *node) error {
-		for _, r := range n.spec.Routes {
-			if err := replaceRoute(n.h, n.spec.Name, r, n.index); err != nil {
-				return err
-			}
+	return d.eachNode(ctx, func(n *node) bool { return len(n.spec.Routes) > 0 }, nodeRoutes)
+}
+
+// nodeRoutes installs a node's routes (its handle held).
+func nodeRoutes(n *node) error {
+	for _, r := range n.spec.Routes {
+		if err := replaceRoute(n.h, n.spec.Name, r, n.index); err != nil {
+			return err
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // replaceRoute installs one route of a node (index caches its interfaces'

@@ -72,7 +72,20 @@ type mobRunner struct {
 // while the lab runs may join (sync).
 func newMobRunner(spec *topo.Spec, move func(string, [3]float64) error) *mobRunner {
 	r := &mobRunner{move: move, pos: map[string][3]float64{}}
+	r.placeNew(spec)
+	if len(r.pos) == 0 { // only Wi-Fi nodes move (topo)
+		return nil
+	}
+	r.nodes = movingInOrder(spec, nil)
+	return r
+}
+
+// placeNew records where spec puts each Wi-Fi node r has no position of.
+func (r *mobRunner) placeNew(spec *topo.Spec) {
 	for _, n := range spec.Nodes {
+		if _, ok := r.pos[n.Name]; ok {
+			continue
+		}
 		switch {
 		case n.AP != nil:
 			r.pos[n.Name] = n.AP.Position
@@ -80,11 +93,6 @@ func newMobRunner(spec *topo.Spec, move func(string, [3]float64) error) *mobRunn
 			r.pos[n.Name] = n.Station.Position
 		}
 	}
-	if len(r.pos) == 0 && countMoving(spec) == 0 {
-		return nil
-	}
-	r.nodes = movingInOrder(spec, nil)
-	return r
 }
 
 // movingInOrder is spec's moving nodes but those in have, a group member
@@ -129,17 +137,7 @@ func (r *mobRunner) sync(spec *topo.Spec) []MobilityStatus {
 			delete(r.pos, name)
 		}
 	}
-	for _, n := range spec.Nodes {
-		if _, ok := r.pos[n.Name]; ok {
-			continue
-		}
-		switch {
-		case n.AP != nil:
-			r.pos[n.Name] = n.AP.Position
-		case n.Station != nil:
-			r.pos[n.Name] = n.Station.Position
-		}
-	}
+	r.placeNew(spec)
 	added := movingInOrder(spec, have)
 	r.nodes = append(r.nodes, added...)
 	r.mu.Unlock()
@@ -164,16 +162,6 @@ func (r *mobRunner) forget(node string) {
 	defer r.mu.Unlock()
 	r.nodes = slices.DeleteFunc(r.nodes, func(n *mobNode) bool { return n.name == node })
 	delete(r.pos, node)
-}
-
-func countMoving(spec *topo.Spec) int {
-	k := 0
-	for _, n := range spec.Nodes {
-		if n.Mobility != nil {
-			k++
-		}
-	}
-	return k
 }
 
 // refReady: the reference does not move, or is placed already.

@@ -38,10 +38,9 @@ func wifiChangeRefused(st *State, old, spec *topo.Spec, diff labDiff) error {
 	}
 	for _, name := range diff.delNodes {
 		n := old.Node(name)
-		switch {
-		case n.AP != nil:
-			return apRemovalRefused(name)
-		case n.Station != nil:
+		// an access point's removal is refused before the edit
+		// (RemoveNode: the edit's own errors would name its stations)
+		if n.Station != nil {
 			if err := stationChangeable(st, n, "node del"); err != nil {
 				return err
 			}
@@ -130,14 +129,7 @@ func (d *deployer) wifiChange(ctx context.Context) error {
 			return err
 		}
 		d.log.Debug("station joined the medium", "node", n.spec.Name, "radio", i, "ap", n.spec.Station.AP)
-		if err := with(func() error {
-			for _, rt := range n.spec.Routes {
-				if err := replaceRoute(n.h, n.spec.Name, rt, n.index); err != nil {
-					return err
-				}
-			}
-			return nil
-		}, n); err != nil {
+		if err := with(func() error { return nodeRoutes(n) }, n); err != nil {
 			return err
 		}
 	}
@@ -163,45 +155,20 @@ func (d *deployer) addedRadio(n *node, ms *MediumState) (wifi.MediumRadio, error
 	if r.AP < 0 || apn == nil || apn.AP == nil {
 		return r, fmt.Errorf("station %s: its access point %s has no radio on the medium", n.spec.Name, st.AP)
 	}
-	ap := apn.AP
-	if ifc := findIface(n.spec, st.Iface); ifc != nil {
-		if mac := parseMAC(ifc.MAC); len(mac) == 6 {
-			r.MAC = [6]byte(mac)
-		}
-	}
-	r.Mode, r.FreqMHz, r.WidthMHz = ap.Mode, ap.Channel.FreqMHz, ap.Channel.Width
-	r.QoS = !topo.LegacyMode(ap.Mode)
-	r.ShortPreamble = ap.ShortPreamble
-	if ap.Security != topo.WiFiOpen {
-		r.CryptoBytes = 16 // CCMP header (8) and MIC (8)
-	}
+	engineBSS(&r, n.spec, apn.AP)
 	return r, nil
 }
 
 // removeStations takes the stations a change removes off the running
-// medium (before their namespaces go; the supervisor forgets their
-// mobility) and marks their radios Gone in the state.
+// medium (before their namespaces go) and records that in the state.
 func removeStations(st *State, old *topo.Spec, diff labDiff) error {
 	removed := false
 	for _, name := range diff.delNodes {
-		n := old.Node(name)
-		if n == nil || n.Station == nil || st.Medium == nil {
+		if n := old.Node(name); n == nil || n.Station == nil || st.Medium == nil {
 			continue
 		}
-		// a removal that failed after the medium let the radio go is
-		// tried again: the medium no longer having it is no error
-		if _, err := supervisorCall(st.Lab, ctlRequest{Op: "medium-remove", Node: name}); err != nil && !strings.Contains(err.Error(), "has no radio of node") {
-			return fmt.Errorf("node del %s: the medium: %w", name, err)
-		}
-		for i := range st.Medium.Radios {
-			if r := &st.Medium.Radios[i]; r.Node == name && !r.Gone {
-				r.Gone = true
-				// its port now (the veth's other end would go only once
-				// the kernel has freed the station's namespace, later)
-				if err := deletePort(st.Medium.Netns, r.Port); err != nil {
-					return fmt.Errorf("node del %s: %w", name, err)
-				}
-			}
+		if err := leaveMedium(st, name); err != nil {
+			return fmt.Errorf("node del %s: %w", name, err)
 		}
 		removed = true
 	}
@@ -209,6 +176,26 @@ func removeStations(st *State, old *topo.Spec, diff labDiff) error {
 		return nil
 	}
 	return writeState(st)
+}
+
+// leaveMedium takes a station's radio off the running medium (the
+// supervisor forgets its mobility), marks it Gone in st and deletes its
+// port now — the veth's other end would go only once the kernel has
+// freed the station's namespace, later. A radio the medium already let go
+// (a removal tried again) is no error.
+func leaveMedium(st *State, name string) error {
+	for i := range st.Medium.Radios {
+		r := &st.Medium.Radios[i]
+		if r.Node != name || r.Gone {
+			continue
+		}
+		if _, err := supervisorCall(st.Lab, ctlRequest{Op: "medium-remove", Node: name}); err != nil && !strings.Contains(err.Error(), "has no radio of node") {
+			return fmt.Errorf("the medium: %w", err)
+		}
+		r.Gone = true
+		return deletePort(st.Medium.Netns, r.Port)
+	}
+	return nil
 }
 
 // deletePort deletes a radio's port in the medium namespace (and with it
@@ -233,23 +220,13 @@ func deletePort(mediumNS, port string) error {
 // undoStations takes the stations an add put on the medium off it again
 // (a failed change's rollback).
 func undoStations(st *State, added []string) []error {
-	var errs []error
 	if st.Medium == nil {
 		return nil
 	}
+	var errs []error
 	for _, name := range added {
-		for i := range st.Medium.Radios {
-			r := &st.Medium.Radios[i]
-			if r.Node != name || r.Gone {
-				continue
-			}
-			if _, err := supervisorCall(st.Lab, ctlRequest{Op: "medium-remove", Node: name}); err != nil {
-				errs = append(errs, fmt.Errorf("station %s: the medium: %w", name, err))
-			}
-			r.Gone = true
-			if err := deletePort(st.Medium.Netns, r.Port); err != nil {
-				errs = append(errs, err)
-			}
+		if err := leaveMedium(st, name); err != nil {
+			errs = append(errs, fmt.Errorf("station %s: %w", name, err))
 		}
 	}
 	return errs

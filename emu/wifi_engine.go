@@ -90,10 +90,6 @@ func (d *deployer) wifiEngineSetup(ctx context.Context, mediumName string, mh ne
 	for i, n := range wnodes {
 		r := &radios[i]
 		r.Port, r.AP = enginePort(i), -1
-		ifc := findIface(n.spec, wirelessIface(n.spec))
-		if mac := parseMAC(ifc.MAC); len(mac) == 6 {
-			r.MAC = [6]byte(mac)
-		}
 		ap := n.spec.AP
 		if st := n.spec.Station; st != nil {
 			for j, m := range wnodes {
@@ -103,12 +99,7 @@ func (d *deployer) wifiEngineSetup(ctx context.Context, mediumName string, mh ne
 			}
 			ap = d.spec.Node(st.AP).AP
 		}
-		r.Mode, r.FreqMHz, r.WidthMHz = ap.Mode, ap.Channel.FreqMHz, ap.Channel.Width
-		r.QoS = !topo.LegacyMode(ap.Mode)
-		r.ShortPreamble = ap.ShortPreamble
-		if ap.Security != topo.WiFiOpen {
-			r.CryptoBytes = 16 // CCMP header (8) and MIC (8)
-		}
+		engineBSS(r, n.spec, ap)
 	}
 	essRadios(d.spec, wnodes, radios)
 	d.stMu.Lock()
@@ -118,6 +109,23 @@ func (d *deployer) wifiEngineSetup(ctx context.Context, mediumName string, mh ne
 		return err
 	}
 	return d.wirelessShaping(wnodes)
+}
+
+// engineBSS gives an engine radio its address on the air (its node's
+// wireless interface's MAC) and its BSS's channel and framing: ap's
+// mode, channel, QoS, preamble and security overhead.
+func engineBSS(r *wifi.MediumRadio, n *topo.Node, ap *topo.WiFiAP) {
+	if ifc := findIface(n, wirelessIface(n)); ifc != nil {
+		if mac := parseMAC(ifc.MAC); len(mac) == 6 {
+			r.MAC = [6]byte(mac)
+		}
+	}
+	r.Mode, r.FreqMHz, r.WidthMHz = ap.Mode, ap.Channel.FreqMHz, ap.Channel.Width
+	r.QoS = !topo.LegacyMode(ap.Mode)
+	r.ShortPreamble = ap.ShortPreamble
+	if ap.Security != topo.WiFiOpen {
+		r.CryptoBytes = 16 // CCMP header (8) and MIC (8)
+	}
 }
 
 // essRadios prepares the stations of networks of several access points

@@ -76,14 +76,7 @@ func benchMobility(asJSON bool, rounds int) error {
 	b := mobilityBench{Stations: benchMobStations, Rounds: rounds}
 	keep := false
 	flow := golab.Flow{Client: "srv", Server: "sta1", Proto: "udp", Rate: 30e6, Size: 1400, KeepPackets: &keep, Duration: 8 * time.Second}
-	measure := func() (float64, float64, error) {
-		c0, t0 := cpuTicks(sup), time.Now()
-		res, err := l.Traffic(ctx, flow)
-		if err != nil {
-			return 0, 0, err
-		}
-		return res.Summary[0].SteadyGoodputBps, (cpuTicks(sup) - c0) / time.Since(t0).Seconds(), nil
-	}
+	measure := func() (float64, float64, error) { return flowCPU(ctx, l, flow, sup) }
 	var incs []float64
 	var gStill, gMoving float64
 	b.MoveHz = math.Inf(1)

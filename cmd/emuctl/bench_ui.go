@@ -82,6 +82,17 @@ func benchLab(ctx context.Context, file, doc string) (*golab.Lab, int, error) {
 	return l, 0, nil
 }
 
+// flowCPU runs flow on l and returns its steady goodput (bit/s) and
+// process pid's CPU meanwhile (% of one core).
+func flowCPU(ctx context.Context, l *golab.Lab, flow golab.Flow, pid int) (float64, float64, error) {
+	c0, t0 := cpuTicks(pid), time.Now()
+	res, err := l.Traffic(ctx, flow)
+	if err != nil {
+		return 0, 0, err
+	}
+	return res.Summary[0].SteadyGoodputBps, (cpuTicks(pid) - c0) / time.Since(t0).Seconds(), nil
+}
+
 // cpuTicks is a process's user + system time in clock ticks (100 Hz).
 func cpuTicks(pid int) float64 {
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
@@ -110,14 +121,7 @@ func benchUI(asJSON bool) error {
 	defer l.Down()
 	b := uiBench{Nodes: len(l.Nodes()), Pages: 3}
 	flow := golab.Flow{Client: "h1_1", Server: "h14_13", Duration: 10 * time.Second}
-	measure := func() (float64, float64, error) {
-		c0, t0 := cpuTicks(sup), time.Now()
-		res, err := l.Traffic(ctx, flow)
-		if err != nil {
-			return 0, 0, err
-		}
-		return res.Summary[0].SteadyGoodputBps, (cpuTicks(sup) - c0) / time.Since(t0).Seconds(), nil
-	}
+	measure := func() (float64, float64, error) { return flowCPU(ctx, l, flow, sup) }
 	if b.GoodputAlone, b.SupervisorCPUAlone, err = measure(); err != nil {
 		return err
 	}

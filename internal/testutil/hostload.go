@@ -120,3 +120,57 @@ func cpuTotal() (busy, total uint64) {
 	}
 	return 0, 0
 }
+
+// Stall is a moment the test process was held off the CPU: a 2 ms timer
+// that woke Late late, at At.
+type Stall struct {
+	At   time.Time
+	Late time.Duration
+}
+
+// StallWatch records the stalls over 20 ms (HostLoad.Starved's bound)
+// while a timed measurement runs, so that a test can leave unjudged the
+// part of it that lacked CPU rather than the whole run.
+type StallWatch struct {
+	done   chan struct{}
+	stalls chan []Stall
+}
+
+// WatchStalls starts watching; Stop ends it and returns the stalls.
+func WatchStalls() *StallWatch {
+	w := &StallWatch{done: make(chan struct{}), stalls: make(chan []Stall, 1)}
+	go func() {
+		var out []Stall
+		const tick = 2 * time.Millisecond
+		for {
+			t := time.Now()
+			select {
+			case <-w.done:
+				w.stalls <- out
+				return
+			case <-time.After(tick):
+				if late := time.Since(t) - tick; late > 20*time.Millisecond {
+					out = append(out, Stall{At: t, Late: late})
+				}
+			}
+		}
+	}()
+	return w
+}
+
+// Stop ends the watch and returns the stalls seen, oldest first.
+func (w *StallWatch) Stop() []Stall {
+	close(w.done)
+	return <-w.stalls
+}
+
+// During returns the stalls that overlap [from, to).
+func During(stalls []Stall, from, to time.Time) []Stall {
+	var in []Stall
+	for _, s := range stalls {
+		if s.At.Before(to) && s.At.Add(s.Late+2*time.Millisecond).After(from) {
+			in = append(in, s)
+		}
+	}
+	return in
+}

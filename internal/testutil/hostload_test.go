@@ -27,3 +27,35 @@ func TestMeasureHost(t *testing.T) {
 		t.Error("a 25 ms stall is starved")
 	}
 }
+
+// During keeps exactly the stalls overlapping the window, and a watch
+// that saw no stall returns none.
+func TestStallsDuring(t *testing.T) {
+	t0 := time.Now()
+	stalls := []Stall{
+		{At: t0, Late: 30 * time.Millisecond},                              // [0, 32 ms)
+		{At: t0.Add(time.Second), Late: 50 * time.Millisecond},             // [1 s, 1.052 s)
+		{At: t0.Add(1990 * time.Millisecond), Late: 25 * time.Millisecond}, // spans 2 s
+	}
+	for _, c := range []struct {
+		from, to time.Duration
+		want     int
+	}{
+		{0, time.Second, 1},
+		{40 * time.Millisecond, time.Second, 0},
+		{time.Second, 2 * time.Second, 2},
+		{2 * time.Second, 3 * time.Second, 1},
+		{3 * time.Second, 4 * time.Second, 0},
+	} {
+		if got := During(stalls, t0.Add(c.from), t0.Add(c.to)); len(got) != c.want {
+			t.Errorf("During [%v, %v): %d stalls, want %d", c.from, c.to, len(got), c.want)
+		}
+	}
+	w := WatchStalls()
+	time.Sleep(50 * time.Millisecond)
+	for _, s := range w.Stop() {
+		if s.Late <= 20*time.Millisecond {
+			t.Errorf("a stall of %v recorded (only those over 20 ms are)", s.Late)
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -204,10 +206,23 @@ func TestAPIEndToEnd(t *testing.T) {
 		Summary []struct {
 			Steady float64 `json:"steady_goodput_bps"`
 		} `json:"summary"`
+		Captures []struct {
+			File string `json:"file"`
+		} `json:"captures"`
 	}
-	c.must("traffic", map[string]any{"flows": []any{map[string]any{"from": "h3", "to": "h2", "duration": "4s"}}}, &res)
+	c.must("traffic", map[string]any{"flows": []any{map[string]any{"from": "h3", "to": "h2", "duration": "4s"}}, "capture": []string{"h2:h2-eth0"}}, &res)
 	if len(res.Summary) != 1 {
 		t.Fatalf("traffic summary: %+v", res)
+	}
+	// the capture is named by an absolute path the caller can open, and
+	// holds the flow's packets (pcapng, more than 100 kB of it)
+	if len(res.Captures) != 1 || !filepath.IsAbs(res.Captures[0].File) {
+		t.Errorf("traffic captures %+v: want one, by absolute path", res.Captures)
+	} else {
+		if fi, err := os.Stat(res.Captures[0].File); err != nil || fi.Size() < 100e3 {
+			t.Errorf("capture %s: %v, %v (want the flow's frames, > 100 kB)", res.Captures[0].File, fi, err)
+		}
+		os.RemoveAll(filepath.Dir(res.Captures[0].File))
 	}
 	capacity := 10e6 * 1448 / 1514
 	if g := res.Summary[0].Steady / capacity; g < 0.95 || g > 1.02 {

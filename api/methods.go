@@ -592,11 +592,16 @@ func trafficMethod(ctx context.Context, s *session, p trafficParams) (any, error
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "emuctl-api-traffic")
-	if err != nil {
-		return nil, err
+	opt := lab.TrafficOptions{Captures: ff.Captures}
+	if len(ff.Captures) > 0 {
+		// the captures stay for the caller, named by absolute paths in
+		// the result (a run without captures leaves no directory behind)
+		dir, err := os.MkdirTemp("", "emuctl-api-traffic")
+		if err != nil {
+			return nil, err
+		}
+		opt.CaptureDir = dir
 	}
-	opt := lab.TrafficOptions{Captures: ff.Captures, CaptureDir: dir, ResultDir: dir}
 	return l.TrafficWith(ctx, opt, ff.Flows...)
 }
 

@@ -41,6 +41,9 @@ func browser(t *testing.T) context.Context {
 		chromedp.NoSandbox, // root
 		chromedp.WindowSize(1400, 900),
 		chromedp.UserDataDir(t.TempDir()),
+		// its singleton socket directory too: chromedp ends chromium with
+		// SIGKILL, which leaves it behind in the TMPDIR chromium was given
+		chromedp.Env("TMPDIR="+t.TempDir()),
 	)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)

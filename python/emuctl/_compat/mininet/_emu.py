@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -319,9 +320,20 @@ _processes: list["subprocess.Popen[bytes]"] = []  # programs the layer runs on t
 
 def track(p: "subprocess.Popen[bytes]") -> None:
     """Stop p (by pid) at exit and on SIGTERM/SIGHUP, if it still runs then."""
-    if not _watched and not _processes:
+    if not _watched and not _processes and not _dirs:
         _arm()
     _processes.append(p)
+
+
+_dirs: list[str] = []  # directories the layer made for them (a controller's run directory)
+
+
+def trackDir(path: str) -> None:
+    """Remove the directory path at exit and on SIGTERM/SIGHUP, after the
+    programs are stopped, if it is still there then."""
+    if not _watched and not _processes and not _dirs:
+        _arm()
+    _dirs.append(path)
 
 
 def _stopProcesses() -> None:
@@ -334,6 +346,9 @@ def _stopProcesses() -> None:
                 p.kill()
                 p.wait()
         _processes.remove(p)
+    for d in list(_dirs):
+        shutil.rmtree(d, ignore_errors=True)
+        _dirs.remove(d)
 
 
 def keptAtExit(s: "Session") -> bool:
@@ -409,6 +424,6 @@ def _arm() -> None:
 
 
 def _watch(s: Session) -> None:
-    if not _watched and not _processes:
+    if not _watched and not _processes and not _dirs:
         _arm()
     _watched.append(s)

@@ -26,7 +26,7 @@ import termios
 from subprocess import PIPE
 from typing import Any, Optional
 
-from mininet._emu import CompatError, current, track
+from mininet._emu import CompatError, current, track, trackDir
 from mininet.link import Intf, Link, TCIntf
 from mininet.log import debug, error, info, warn
 from mininet.util import callSetter, decode, encode, quietRun
@@ -1156,6 +1156,7 @@ class Controller(Node):
             args = "-O OpenFlow10 " + args
         if self.rundir is None:  # its control socket (OVS's default run directory may not exist)
             self.rundir = tempfile.mkdtemp(prefix="emuctl-mn-%s-" % self.name)
+            trackDir(self.rundir)  # gone at exit even when the script never stops its controller
         log = open("/tmp/%s.log" % self.name, "ab" if self.process is not None else "wb")
         try:
             p = subprocess.Popen([binary] + args.split(), stdin=subprocess.DEVNULL, stdout=log, stderr=log,

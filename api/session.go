@@ -24,11 +24,12 @@ type session struct {
 	lab    string
 	next   int
 	shells map[string]*lab.Shell
+	ttys   map[string]*lab.Terminal
 	subs   map[string]context.CancelFunc
 }
 
 func newSession(ctx context.Context, w io.Writer, opt Options) *session {
-	s := &session{ctx: ctx, opt: opt, lab: opt.Lab, shells: map[string]*lab.Shell{}, subs: map[string]context.CancelFunc{}}
+	s := &session{ctx: ctx, opt: opt, lab: opt.Lab, shells: map[string]*lab.Shell{}, ttys: map[string]*lab.Terminal{}, subs: map[string]context.CancelFunc{}}
 	if w != nil {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
@@ -99,11 +100,11 @@ func (s *session) shell(id string) (*lab.Shell, error) {
 	return sh, nil
 }
 
-// close ends the session's shells and subscriptions.
+// close ends the session's shells, terminals and subscriptions.
 func (s *session) close() {
 	s.mu.Lock()
-	shells, subs := s.shells, s.subs
-	s.shells, s.subs = map[string]*lab.Shell{}, map[string]context.CancelFunc{}
+	shells, ttys, subs := s.shells, s.ttys, s.subs
+	s.shells, s.ttys, s.subs = map[string]*lab.Shell{}, map[string]*lab.Terminal{}, map[string]context.CancelFunc{}
 	s.mu.Unlock()
 	for _, c := range subs {
 		c()
@@ -112,6 +113,10 @@ func (s *session) close() {
 	for _, sh := range shells {
 		wg.Add(1)
 		go func() { defer wg.Done(); sh.Close() }()
+	}
+	for _, t := range ttys {
+		wg.Add(1)
+		go func() { defer wg.Done(); t.Close() }()
 	}
 	wg.Wait()
 }

@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -196,23 +198,136 @@ func TestUIBrowser(t *testing.T) {
 	}
 	screenshot(t, ctx, "node-details")
 
-	// a terminal into that node: its shell over a WebSocket
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#btn-shell`)), chromedp.WaitVisible(chromedp.CSS(`#term-out .cmd`)),
-		chromedp.SendKeys(chromedp.CSS(`#term-in`), "hostname\r")); err != nil {
+	// a terminal into that node: bash on a pseudo-terminal, drawn by the
+	// page's own emulator (term.js), keys typed into it
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#btn-shell`)), chromedp.WaitVisible(chromedp.CSS(`#term-out .scr`))); err != nil {
 		t.Fatal(err)
 	}
 	node, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#term-node`)))
-	var termOut string
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if termOut, _ = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#term-out`))); strings.Contains(termOut, "$ hostname\n"+node+"\n") {
-			break
+	screen := func() []string {
+		// each row without its trailing blanks
+		lines, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#term-out .scr')].map(e => e.textContent.trimEnd())`))
+		return lines
+	}
+	count := func(want string) int { return strings.Count(strings.Join(screen(), "\n"), want) }
+	// waitScreen waits until the screen shows want more often than the
+	// had times it did (counted before the keys that print it), and says
+	// when
+	waitScreen := func(want string, had int, d time.Duration) time.Time {
+		t.Helper()
+		deadline := time.Now().Add(d)
+		for {
+			if count(want) > had {
+				return time.Now()
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the terminal did not show %q within %v; its screen:\n%q", want, d, screen())
+			}
+			time.Sleep(30 * time.Millisecond)
 		}
 	}
-	if node == "" || !strings.Contains(termOut, "$ hostname\n"+node+"\n") {
-		t.Errorf("terminal of %q: %q", node, termOut)
+	keys := func(k string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`#term-out`), k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	size := func() (int, int) {
+		v, _ := chromedp.Run(ctx, chromedp.Evaluate[[]int](`[+document.getElementById('term-out').dataset.rows, +document.getElementById('term-out').dataset.cols]`))
+		if len(v) != 2 {
+			return 0, 0
+		}
+		return v[0], v[1]
+	}
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(strings.Join(screen(), "\n"), "@"+node+" ("+l.Name()+")]"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no prompt naming %s in the terminal: %q", node, screen())
+		}
+	}
+	// its size is the panel's, as the page measured it
+	rows, cols := size()
+	if rows < 5 || cols < 40 {
+		t.Errorf("the terminal is %d × %d", rows, cols)
+	}
+	want := fmt.Sprintf("%s\n%d %d", node, rows, cols)
+	had := count(want)
+	keys("hostname; stty size\r")
+	waitScreen(want, had, 5*time.Second)
+	// output shows as it is printed, not when the command ends
+	keys("for i in 1 2 3; do echo tick$i; sleep 1; done\r")
+	t1 := waitScreen("tick1", 0, 5*time.Second)
+	t3 := waitScreen("tick3", 0, 5*time.Second)
+	if d := t3.Sub(t1); d < 1800*time.Millisecond {
+		t.Errorf("tick1 and tick3 showed %v apart: not as printed (want ≥ 1.8 s)", d)
+	}
+	// what a full-screen program sends: clear, cursor addressing, colour
+	keys(`clear; printf '\033[5;10HXY\033[1;31mRED\033[0m'; sleep 3` + "\r")
+	waitScreen("XYRED", 0, 5*time.Second)
+	type cell struct {
+		Row   int    `json:"row"`
+		Col   int    `json:"col"`
+		Color string `json:"color"`
+		Bold  string `json:"bold"`
+	}
+	red, err := chromedp.Run(ctx, chromedp.Evaluate[cell](`(() => {
+		const rows = [...document.querySelectorAll('#term-out .scr')];
+		const row = rows.findIndex(r => r.textContent.includes('XYRED'));
+		const span = [...rows[row].children].find(s => s.textContent.startsWith('RED'));
+		const cs = getComputedStyle(span);
+		return { row, col: rows[row].textContent.indexOf('XY'), color: cs.color, bold: cs.fontWeight };
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if red.Row != 4 || red.Col != 9 || red.Color != "rgb(255, 0, 0)" || red.Bold != "700" {
+		t.Errorf("after clear and \\033[5;10H: XY at row %d col %d (want 4, 9 from 0), RED in %s weight %s (want bold bright red)", red.Row, red.Col, red.Color, red.Bold)
 	}
 	screenshot(t, ctx, "terminal")
+	// Ctrl-C from the keyboard, through the terminal's line discipline
+	keys("sleep 30\r")
+	time.Sleep(300 * time.Millisecond)
+	if err := chromedp.Do(ctx, chromedp.KeyEvent("c", chromedp.KeyModifiers(chromedp.ModifierCtrl))); err != nil {
+		t.Fatal(err)
+	}
+	keys("echo rc=$?\r")
+	waitScreen("rc=130", 0, 5*time.Second)
+	// the panel resized: the page measures it again and bash is told
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1000, 700)); err != nil {
+		t.Fatal(err)
+	}
+	var rows2, cols2 int
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if rows2, cols2 = size(); rows2 != rows || cols2 != cols {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the terminal stayed %d × %d in a smaller window", rows, cols)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // the resize message on its way
+	want = fmt.Sprintf("%d %d", rows2, cols2)
+	had = count(want)
+	keys("stty size\r")
+	waitScreen(want, had, 5*time.Second)
+	t.Logf("terminal of %s: %d × %d, then %d × %d in a smaller window; ticks %v apart", node, rows, cols, rows2, cols2, t3.Sub(t1).Round(10*time.Millisecond))
+	// closed from the page: bash is hung up
+	info, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#term-info`)))
+	var pid int
+	if i := strings.Index(info, "bash pid "); i >= 0 {
+		fmt.Sscanf(info[i+len("bash pid "):], "%d", &pid)
+	}
+	if pid == 0 {
+		t.Fatalf("no pid in the terminal's header %q", info)
+	}
 	chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#term-close`)))
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("bash (pid %d) runs 3 s after the page closed its terminal: %v", pid, err)
+		}
+	}
+	chromedp.Do(ctx, chromedp.EmulateViewport(1400, 900))
 
 	// the lab goes down: the page says so and stays
 	if err := l.Down(); err != nil {

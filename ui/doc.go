@@ -2,8 +2,8 @@
 // topology, each link's configured parameters and measured throughput per
 // direction, drops and state, the lab's events — served over HTTP on
 // loopback behind a random token, and with --allow-changes a way to set a
-// link's parameters and pull or plug it, move a Wi-Fi station and run
-// commands in a node's shell from the page. The same page follows a
+// link's parameters and pull or plug it, move a Wi-Fi station and open a
+// terminal into a node from the page. The same page follows a
 // suite as it runs (emuctl test --ui: suite.go, a SuiteFeed the runner
 // sets; each run's lab as it comes and goes; the report at the end), and
 // a results directory is served on its own (emuctl report --ui:
@@ -12,8 +12,9 @@
 // What it owns: the HTTP server (server.go: the token, the method list a
 // page may call), the event stream to each page (events.go: server-sent
 // events, bounded clients, slow ones dropped), a node's terminal
-// (shell.go: the API's persistent shell over a WebSocket) and the page itself
-// (static/, our own small JavaScript and SVG, embedded with go:embed: no
+// (terminal.go: the API's tty — bash on a pseudo-terminal — over a
+// WebSocket) and the page itself (static/, our own small JavaScript and
+// SVG, its terminal emulator term.js included, embedded with go:embed: no
 // CDN, nothing fetched at build time).
 //
 // What it must not do: reach the lab any other way than through package

@@ -35,7 +35,7 @@ func TestToken(t *testing.T) {
 	if c.token != "s3cret" || !strings.HasPrefix(s.URL(), "http://127.0.0.1:") || !s.Loopback() {
 		t.Errorf("URL %s", s.URL())
 	}
-	for _, u := range []string{"/", "/index.html", "/app.js", "/api/info", "/api/events", "/api/shell", "/nope", "/?token=s3creT", "/?token="} {
+	for _, u := range []string{"/", "/index.html", "/app.js", "/api/info", "/api/events", "/api/tty", "/nope", "/?token=s3creT", "/?token="} {
 		resp, err := http.Get(c.base + u)
 		if err != nil {
 			t.Fatal(err)

@@ -186,7 +186,7 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("GET /api/info", s.info)
 	mux.HandleFunc("POST /api/call", s.call)
 	mux.HandleFunc("GET /api/events", s.events)
-	mux.HandleFunc("GET /api/shell", s.shell)
+	mux.HandleFunc("GET /api/tty", s.terminal)
 	if s.opt.Suite != nil {
 		mux.HandleFunc("GET /api/suite", s.suiteStatus)
 		mux.HandleFunc("GET /suite-report", s.suiteReport)

@@ -112,7 +112,7 @@ func TestUIServer(t *testing.T) {
 	if code, out := c.call("wifi.move", map[string]any{"node": "h1", "pos": []float64{1, 2, 0}}); code != http.StatusForbidden || !strings.Contains(string(out["error"]), "read-only") {
 		t.Errorf("wifi.move on a read-only page: %d %s", code, out["error"])
 	}
-	if code, _, _ := get(t, c.base+"/api/shell?node=h1", c.cookie+"="+c.token); code != http.StatusForbidden {
+	if code, _, _ := get(t, c.base+"/api/tty?node=h1", c.cookie+"="+c.token); code != http.StatusForbidden {
 		t.Errorf("a terminal from a read-only page: %d", code)
 	}
 	if code, out := c.call("exec", map[string]any{"node": "h1", "argv": []string{"true"}}); code != http.StatusForbidden {
@@ -239,8 +239,8 @@ func TestUIChanges(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 
-	// a terminal: the node's persistent shell over a WebSocket
-	wsURL := "ws" + strings.TrimPrefix(c.base, "http") + "/api/shell?node=h1"
+	// a terminal: bash on a pseudo-terminal in the node, over a WebSocket
+	wsURL := "ws" + strings.TrimPrefix(c.base, "http") + "/api/tty?node=h1&rows=30&cols=90"
 	cfg, _ := websocket.NewConfig(wsURL, c.base)
 	cfg.Header.Set("Cookie", c.cookie+"="+c.token)
 	ws, err := websocket.DialConfig(cfg)
@@ -248,34 +248,60 @@ func TestUIChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	type msg struct {
-		Type, Text string
-		Code       *int
+		Type, Text, Data string
+		Rows, Cols       int
+		Code             *int
 	}
-	recv := func() msg {
+	var printed strings.Builder
+	// until wants what the terminal printed (since the last match) to hold
+	until := func(want string) {
 		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(printed.String(), want) {
+			var m msg
+			ws.SetReadDeadline(deadline)
+			if err := websocket.JSON.Receive(ws, &m); err != nil {
+				t.Fatalf("waiting for %q: %v; the terminal printed:\n%s", want, err, printed.String())
+			}
+			if m.Type != "output" {
+				t.Fatalf("waiting for %q: %+v", want, m)
+			}
+			printed.WriteString(m.Data)
+		}
+		rest := printed.String()
+		rest = rest[strings.Index(rest, want)+len(want):]
+		printed.Reset()
+		printed.WriteString(rest)
+	}
+	keys := func(k string) { websocket.JSON.Send(ws, msg{Type: "input", Data: k}) }
+	var first msg
+	ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if err := websocket.JSON.Receive(ws, &first); err != nil || first.Type != "open" || first.Rows != 30 || first.Cols != 90 || !strings.Contains(first.Text, "terminal in h1") {
+		t.Errorf("terminal's first message: %+v, %v", first, err)
+	}
+	until("(tui2)]") // the prompt names node and lab
+	keys("cd /tmp; hostname; stty size\r")
+	until("h1\r\n30 90")
+	websocket.JSON.Send(ws, msg{Type: "resize", Rows: 12, Cols: 40})
+	keys("pwd; stty size\r")
+	until("/tmp\r\n12 40") // the shell kept its directory; the new size
+	keys("sleep 30\r")
+	time.Sleep(300 * time.Millisecond)
+	keys("\x03echo rc=$?\r") // Ctrl-C through the line discipline
+	until("rc=130")
+	keys("exit 4\r")
+	for {
 		var m msg
 		ws.SetReadDeadline(time.Now().Add(10 * time.Second))
 		if err := websocket.JSON.Receive(ws, &m); err != nil {
-			t.Fatal(err)
+			t.Fatalf("no end after exit 4: %v", err)
 		}
-		return m
-	}
-	run := func(line string) msg {
-		t.Helper()
-		websocket.JSON.Send(ws, msg{Type: "line", Text: line})
-		return recv()
-	}
-	if m := recv(); m.Type != "open" || !strings.Contains(m.Text, "shell in h1") {
-		t.Errorf("terminal's first message: %+v", m)
-	}
-	if m := run("cd /tmp; hostname"); m.Text != "h1\n" || m.Code == nil || *m.Code != 0 {
-		t.Errorf("hostname in the terminal: %+v", m)
-	}
-	if m := run("pwd"); m.Text != "/tmp\n" {
-		t.Errorf("the shell forgot its directory: %+v", m)
-	}
-	if m := run("false"); m.Code == nil || *m.Code != 1 {
-		t.Errorf("false in the terminal: %+v", m)
+		if m.Type == "ended" {
+			if m.Code == nil || *m.Code != 4 {
+				t.Errorf("ended: %+v, want code 4", m)
+			}
+			break
+		}
 	}
 	ws.Close()
 	cfg.Origin, _ = url.Parse("http://evil.example")

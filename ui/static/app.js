@@ -440,7 +440,7 @@ function showDetails() {
     d.append((n.routes || []).length ? table(n.routes.map(r => [r.dst, r.via || '', r.dev || '', r.auto ? 'auto' : ''])
       , ['destination', 'via', 'dev', '']) : el('p', { class: 'hint' }, 'none'));
     if (state.info && state.info.allow_changes) {
-      const b = el('button', { type: 'button', id: 'btn-shell' }, 'open a shell in ' + n.name);
+      const b = el('button', { type: 'button', id: 'btn-shell' }, 'open a terminal in ' + n.name);
       b.addEventListener('click', () => openTerm(n.name));
       d.append(b);
     }
@@ -677,60 +677,85 @@ function startDrag(ev, g, node, pos) {
 
 // ---- terminal -------------------------------------------------------
 
-// A node's shell over a WebSocket (api/shell: the API's persistent
-// shell): one command line at a time, its output and exit status; closed
-// with the page or the close button.
+// A node's terminal over a WebSocket (/api/tty: the API's tty — bash on a
+// pseudo-terminal in the node), drawn by term.js: keys go as an xterm
+// sends them, output comes as it is printed, the size follows the panel.
+// Hung up with the close button or when the page goes.
 
-let term = null;
+let term = null; // {ws, t}
 
-function termPrint(text, cls) {
+function termNote(text) {
   const out = $('term-out');
-  out.append(el('span', cls ? { class: cls } : {}, text));
+  out.append(el('div', { class: 'msg' }, text));
   out.scrollTop = out.scrollHeight;
 }
 
 function openTerm(node) {
   closeTerm();
   $('term').hidden = false;
+  document.body.classList.add('with-term'); // the page scrolls clear of the panel
   $('term-node').textContent = node;
-  $('term-out').replaceChildren();
-  const ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/api/shell?node=' + encodeURIComponent(node));
-  term = ws;
+  $('term-info').textContent = 'connecting';
+  const out = $('term-out');
+  out.replaceChildren();
+  const cur = { ws: null, t: null };
+  cur.t = new Term(out, data => { if (cur.ws && cur.ws.readyState === WebSocket.OPEN) cur.ws.send(JSON.stringify({ type: 'input', data })); });
+  const size = cur.t.fit();
+  cur.t.resize(size.rows, size.cols);
+  const ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/api/tty?node=' +
+    encodeURIComponent(node) + '&rows=' + size.rows + '&cols=' + size.cols);
+  cur.ws = ws;
+  term = cur;
   ws.onmessage = m => {
     const msg = JSON.parse(m.data);
-    if (msg.type === 'open') termPrint(msg.text + '\n', 'cmd');
-    else if (msg.type === 'error') termPrint(msg.text + '\n', 'err');
-    else {
-      termPrint(msg.text);
-      if (msg.code) termPrint('[exit ' + msg.code + ']\n', 'err');
-    }
+    if (msg.type === 'output') cur.t.write(msg.data);
+    else if (msg.type === 'open') $('term-info').textContent = msg.text + ', ' + msg.rows + '×' + msg.cols;
+    else if (msg.type === 'ended') { $('term-info').textContent = 'ended (exit status ' + msg.code + ')'; }
+    else if (msg.type === 'error') termNote(msg.text);
   };
-  ws.onclose = () => { if (term === ws) termPrint('[closed]\n', 'err'); };
-  $('term-in').focus();
+  ws.onclose = () => { if (term === cur) $('term-info').textContent += ' [closed]'; };
+  out.focus();
 }
 
 function closeTerm() {
-  if (term) { const t = term; term = null; t.close(); }
+  if (term) { const t = term; term = null; t.ws.close(); }
   $('term').hidden = true;
+  document.body.classList.remove('with-term');
+}
+
+function termResize() {
+  if (!term) return;
+  const size = term.t.fit();
+  if (size.rows === term.t.rows && size.cols === term.t.cols) return;
+  term.t.resize(size.rows, size.cols);
+  if (term.ws.readyState === WebSocket.OPEN) term.ws.send(JSON.stringify({ type: 'resize', rows: size.rows, cols: size.cols }));
+}
+
+function termSetup() {
+  const out = $('term-out');
+  out.addEventListener('keydown', ev => {
+    if (!term) return;
+    const k = term.t.key(ev);
+    if (k === null) return;
+    ev.preventDefault();
+    term.t.send(k);
+  });
+  out.addEventListener('paste', ev => {
+    if (!term) return;
+    ev.preventDefault();
+    term.t.send((ev.clipboardData.getData('text') || '').replace(/\r?\n/g, '\r'));
+  });
+  out.addEventListener('click', () => out.focus());
+  $('term-close').addEventListener('click', closeTerm);
+  let pending = null;
+  window.addEventListener('resize', () => { clearTimeout(pending); pending = setTimeout(termResize, 150); });
+  window.addEventListener('pagehide', closeTerm);
 }
 
 function wifiSetup() {
   $('wifi-fit-range').addEventListener('change', drawWiFi);
 }
 
-function termSetup() {
-  $('term-form').addEventListener('submit', ev => {
-    ev.preventDefault();
-    const line = $('term-in').value;
-    if (!term || term.readyState !== WebSocket.OPEN) return;
-    termPrint('$ ' + line + '\n', 'cmd');
-    term.send(JSON.stringify({ type: 'line', text: line }));
-    $('term-in').value = '';
-  });
-  $('term-int').addEventListener('click', () => { if (term) term.send(JSON.stringify({ type: 'interrupt' })); });
-  $('term-close').addEventListener('click', closeTerm);
-  window.addEventListener('pagehide', closeTerm);
-}
 
 // ---- events ---------------------------------------------------------
 

@@ -79,6 +79,36 @@ type LinkInfo struct {
 	Stats   *engine.Stats `json:"engine_stats,omitempty"`
 	Qdiscs  []string      `json:"qdiscs,omitempty"` // installed tree per end (kernel backends)
 	Warning string        `json:"warning,omitempty"`
+	// QueueLimits are the bottleneck queues' bounds in force, a->b and
+	// b->a: the parameters' own, else the defaults the backend applies
+	// (tc.Dir.QueueLimits; a trace's queue is its own, 0 = unbounded).
+	// Zero for a direction without a queue of emuctl's (no rate or trace;
+	// a wireless hop; an OVS port's QoS queue).
+	QueueLimits [2]QueueLimit `json:"queue_limits"`
+}
+
+// QueueLimit is one direction's queue bound: packets or bytes (0: none).
+type QueueLimit struct {
+	Packets int   `json:"packets,omitempty"`
+	Bytes   int64 `json:"bytes,omitempty"`
+}
+
+// queueLimits are the bounds in force of a wired link's two directions.
+func queueLimits(spec *topo.Spec, li int, a, b tc.Dir) [2]QueueLimit {
+	var out [2]QueueLimit
+	if li >= len(spec.Links) {
+		return out // a wireless hop: the medium's queues
+	}
+	mtu := LinkMTU(spec, li)
+	for k, d := range []tc.Dir{a, b} {
+		if d.Trace != nil {
+			out[k] = QueueLimit{Packets: d.QueuePackets, Bytes: int64(d.QueueBytes)}
+			continue
+		}
+		p, by := d.QueueLimits(mtu)
+		out[k] = QueueLimit{Packets: p, Bytes: by}
+	}
+	return out
 }
 
 // linkCount is the number of links of a Spec, wireless hops included.
@@ -342,6 +372,7 @@ func ShowLinks(lab string) ([]LinkInfo, error) {
 		kind := kindOf(st.Spec, st.Links, i)
 		li := LinkInfo{Index: i, Kind: kind.name(), A: a.String(), B: b.String(), Backend: "none"}
 		kind.show(st, i, &li, stats)
+		li.QueueLimits = queueLimits(st.Spec, i, li.AtoB, li.BtoA)
 		out = append(out, li)
 	}
 	return out, nil

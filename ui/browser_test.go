@@ -20,6 +20,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/emuctl/emuctl/internal/testutil"
 	"github.com/emuctl/emuctl/lab"
+	"github.com/emuctl/emuctl/traffic"
 	"github.com/emuctl/emuctl/ui"
 )
 
@@ -124,11 +125,19 @@ func TestUIBrowser(t *testing.T) {
 	var res *lab.Result
 	go func() {
 		var err error
-		res, err = l.Traffic(context.Background(), lab.Flow{Client: "h1", Server: "h2", Duration: 4 * time.Second})
+		// CUBIC: it fills the queue until a drop, and backs off to 0.7
+		res, err = l.Traffic(context.Background(), lab.Flow{Client: "h1", Server: "h2", Duration: 4 * time.Second, Sock: traffic.SockOpts{CC: "cubic"}})
 		done <- err
 	}()
 	time.Sleep(2500 * time.Millisecond) // past slow start
 	var shown []float64
+	type gauge struct {
+		Packets int     `json:"packets"`
+		Limit   int     `json:"limit"`
+		Width   float64 `json:"width"`
+		Table   string  `json:"table"`
+	}
+	var gauges []gauge
 	u0, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#updates`)))
 	for range 4 {
 		ab, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#ab-0`)))
@@ -136,6 +145,16 @@ func TestUIBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		shown = append(shown, mbit(ab))
+		// link 0's a->b queue gauge on the wire, and the table's number
+		g, err := chromedp.Run(ctx, chromedp.Evaluate[gauge](`(() => {
+			const f = document.getElementById('qf-ab-0');
+			return { packets: +f.dataset.packets, limit: +f.dataset.limit, width: +f.getAttribute('width'),
+				table: document.getElementById('queue-0').textContent };
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gauges = append(gauges, g)
 		time.Sleep(250 * time.Millisecond)
 	}
 	u1, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#updates`)))
@@ -147,6 +166,23 @@ func TestUIBrowser(t *testing.T) {
 	n1, _ := strconv.Atoi(u1)
 	t.Logf("updates on the page: %d -> %d in 1 s; link 0 a->b shown: %v Mbit/s; flow goodput %.3f Mbit/s (%.3f on the wire)",
 		n0, n1, shown, res.Summary[0].SteadyGoodputBps/1e6, res.Summary[0].SteadyGoodputBps*1514/1448/1e6)
+	// the gauge: the default queue of a 10 Mbit/s, 2 ms link (100
+	// packets: its BDP is 3.3), filled as the counters say, never past
+	// the limit and the one packet in transit; CUBIC keeps it over half
+	// full (after a drop it sends 0.7 of queue + BDP)
+	var pk []int
+	for _, g := range gauges {
+		pk = append(pk, g.Packets)
+		if g.Limit != 100 || g.Packets < 0 || g.Packets > g.Limit+1 || math.Abs(g.Width-30*min(1, float64(g.Packets)/float64(g.Limit))) > 0.01 ||
+			!strings.HasPrefix(g.Table, strconv.Itoa(g.Packets)+" / ") {
+			t.Errorf("link 0's a->b queue gauge: %+v (want limit 100, width 30 × packets/limit, the table's number)", g)
+		}
+	}
+	slices.Sort(pk)
+	t.Logf("link 0's a->b queue on the wire: %v packets of 100", pk)
+	if pk[len(pk)/2] < 50 {
+		t.Errorf("link 0's a->b queue under a CUBIC flow: %v packets, want a median ≥ 50 of 100", pk)
+	}
 	if n1-n0 < 2 {
 		t.Errorf("the page updated %d times in 1 s, want ≥ 2", n1-n0)
 	}

@@ -222,3 +222,56 @@ def test_layer_never_shadows_mininet():
         assert "No module named 'mininet'" in r.stdout
     else:
         assert "_compat" not in r.stdout, r.stdout
+
+
+KILLED_SCRIPT = textwrap.dedent('''
+    import os, sys, time
+    from mininet.node import Controller
+    c0 = Controller("c0", port=int(sys.argv[1]))
+    c0.start()
+    print("pids", os.getpid(), c0.process.pid, flush=True)
+    time.sleep(60)
+''')
+
+
+def test_controller_dies_with_a_killed_script(tmp_path):
+    """A script killed with SIGKILL (as pexpect's close() does 0.1 s after
+    its SIGHUP) takes its controller with it: the kernel sends it SIGTERM
+    (PR_SET_PDEATHSIG), so its port is free for the next run."""
+    import signal
+    import socket
+    import time
+    emuctl = os.environ["EMUCTL"]
+    script = tmp_path / "killed.py"
+    script.write_text(KILLED_SCRIPT)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = subprocess.Popen([emuctl, "mininet", str(script), str(port)], stdout=subprocess.PIPE, text=True)
+    ctl = 0
+    try:
+        line = p.stdout.readline().split()
+        assert line[:1] == ["pids"], line
+        script_pid, ctl = int(line[1]), int(line[2])
+        os.kill(ctl, 0)  # the controller runs
+        os.kill(script_pid, signal.SIGKILL)
+        deadline = time.time() + 3
+        while time.time() < deadline:
+            try:
+                os.kill(ctl, 0)
+            except ProcessLookupError:
+                break
+            # reap it if it is ours (it is the script's child, re-parented)
+            time.sleep(0.05)
+        else:
+            pytest.fail(f"the controller (pid {ctl}) outlived its script by 3 s")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", port))  # the port is free again
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+        try:
+            os.kill(ctl, signal.SIGKILL)  # only if the test failed: the controller we had started
+        except (ProcessLookupError, OSError):
+            pass

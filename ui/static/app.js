@@ -255,6 +255,18 @@ function draw() {
     if (len >= 130) {
       g.append(text(ra, { class: 'rate', id: 'svg-ab-' + l.index }, ''));
       g.append(text(rb, { class: 'rate', id: 'svg-ba-' + l.index }, ''));
+      // each direction's queue as a gauge on the wire, by the end it
+      // leaves from: filled to its occupancy over its limit
+      const lim = l.queue_limits || [];
+      [['ab', 0, 0.14], ['ba', 1, 0.86]].forEach(([dir, k, f]) => {
+        if (!lim[k] || !lim[k].packets) return;
+        const p = at(f, 9);
+        const q = el('svg:g', { class: 'queue', id: 'q-' + dir + '-' + l.index, transform: 'rotate(' + deg.toFixed(1) + ' ' + p.x + ' ' + p.y + ')' });
+        q.append(el('svg:rect', { class: 'qbg', x: p.x - 15, y: p.y - 7, width: 30, height: 6 }));
+        q.append(el('svg:rect', { class: 'qfill', id: 'qf-' + dir + '-' + l.index, x: p.x - 15, y: p.y - 7, width: 0, height: 6, 'data-limit': lim[k].packets }));
+        q.append(el('svg:title', { id: 'qt-' + dir + '-' + l.index }, (k ? 'b→a' : 'a→b') + ' queue, limit ' + lim[k].packets + ' packets'));
+        g.append(q);
+      });
     }
     g.addEventListener('click', () => select({ link: l.index }));
     gl.append(g);
@@ -361,12 +373,35 @@ function drops(c) {
   return d;
 }
 
-// queueText is a link's queues now, in packets per direction: a
-// userspace link's engine, or a kernel-shaped link's qdiscs.
+// queued is a link's queue now in one direction (0: a->b, 1: b->a), in
+// packets: a userspace link's engine, or a kernel-shaped link's qdiscs;
+// null when neither says.
+function queued(c, k) {
+  if (c.engine) return (k ? c.engine.BToA : c.engine.AToB).QueueLen;
+  if (c.kernel) return c.kernel[k].packets;
+  return null;
+}
+
+// queueText is a link's queues now, in packets per direction.
 function queueText(c) {
-  if (c.engine) return c.engine.AToB.QueueLen + ' / ' + c.engine.BToA.QueueLen;
-  if (c.kernel) return c.kernel[0].packets + ' / ' + c.kernel[1].packets;
-  return '–';
+  return queued(c, 0) === null ? '–' : queued(c, 0) + ' / ' + queued(c, 1);
+}
+
+// paintQueues fills a link's queue gauges: occupancy over the limit,
+// red from 90 % full.
+function paintQueues(l, c) {
+  ['ab', 'ba'].forEach((dir, k) => {
+    const f = $('qf-' + dir + '-' + l.index);
+    const n = queued(c, k);
+    if (!f || n === null) return;
+    const limit = +f.dataset.limit;
+    const frac = Math.min(1, n / limit);
+    f.setAttribute('width', (30 * frac).toFixed(2));
+    f.dataset.packets = n;
+    f.classList.toggle('full', frac >= 0.9);
+    const t = $('qt-' + dir + '-' + l.index);
+    if (t) t.textContent = (k ? 'b→a' : 'a→b') + ' queue: ' + n + ' of ' + limit + ' packets';
+  });
 }
 
 // paintLive writes the last counters into the drawing and the table.
@@ -382,6 +417,7 @@ function paintLive() {
     set('svg-ba-' + l.index, back + fmtRate(c.b_to_a_bps));
     set('drops-' + l.index, String(drops(c)));
     set('queue-' + l.index, queueText(c));
+    paintQueues(l, c);
     set('state-' + l.index, c.state_a);
     const g = $('link-' + l.index);
     if (g) {

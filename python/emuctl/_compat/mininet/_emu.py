@@ -394,6 +394,9 @@ def _onSignal(signum: int, _frame: Any) -> None:
     later); then the shells end and the signal takes its course."""
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(sig, signal.SIG_IGN)
+    for p in _processes:  # the controllers first: a SIGKILL may follow at once
+        if p.poll() is None:
+            p.terminate()
     downs = []
     for s in list(_watched):
         if s.lab is not None and not keptAtExit(s):

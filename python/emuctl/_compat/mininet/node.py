@@ -1060,6 +1060,23 @@ def _listening(ip: str, port: int) -> bool:
         return s.connect_ex((ip, port)) == 0
 
 
+def _dieWithScript() -> Any:
+    """A preexec_fn that has the kernel send the child SIGTERM when the
+    script's thread that starts it ends (PR_SET_PDEATHSIG), so that a
+    controller does not outlive a script killed with SIGKILL (pexpect's
+    close sends SIGHUP, then SIGKILL 0.1 s later) and hold its port
+    against the next run. Only from the main thread, which lives as long
+    as the script; None elsewhere."""
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def die() -> None:
+        import ctypes
+        ctypes.CDLL(None).prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+    return die
+
+
 class Controller(Node):
     """An OpenFlow controller on the host: Mininet's ``controller`` is
     Open vSwitch's test controller here (``ovs-testcontroller``, a
@@ -1160,7 +1177,8 @@ class Controller(Node):
         log = open("/tmp/%s.log" % self.name, "ab" if self.process is not None else "wb")
         try:
             p = subprocess.Popen([binary] + args.split(), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                 cwd=self.cdir, start_new_session=True, env=dict(os.environ, OVS_RUNDIR=self.rundir))
+                                 cwd=self.cdir, start_new_session=True, env=dict(os.environ, OVS_RUNDIR=self.rundir),
+                                 preexec_fn=_dieWithScript())
         finally:
             log.close()
         track(p)

@@ -66,11 +66,7 @@ func (l *Lab) Shell(ctx context.Context, node string) (*Shell, error) {
 	}
 	defer slave.Close()
 	cmd.Env = append(cmd.Env, "PS1="+string(status)+"$?"+string(prompt), "PS2=", "PROMPT_COMMAND=", "TERM=dumb", "HISTFILE=/dev/null")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	attr := *cmd.SysProcAttr
-	attr.Setsid, attr.Setctty, attr.Ctty = true, true, 0
-	cmd.SysProcAttr = &attr
-	if err := cmd.Start(); err != nil {
+	if err := startOn(cmd, slave); err != nil {
 		master.Close()
 		return nil, fmt.Errorf("shell in %s: %w", node, err)
 	}
@@ -87,6 +83,28 @@ func (l *Lab) Shell(ctx context.Context, node string) (*Shell, error) {
 // openPTY opens a pseudo-terminal pair, raw on output (no \r added) and
 // without echo, so what is read is what the commands print.
 func openPTY() (master, slave *os.File, err error) {
+	m, sl, err := ptyPair(50, 250)
+	if err != nil {
+		return nil, nil, err
+	}
+	fd := int(sl.Fd())
+	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err == nil {
+		t.Lflag &^= unix.ECHO | unix.ECHONL
+		t.Oflag &^= unix.OPOST
+		err = unix.IoctlSetTermios(fd, unix.TCSETS, t)
+	}
+	if err != nil {
+		m.Close()
+		sl.Close()
+		return nil, nil, fmt.Errorf("pty settings: %w", err)
+	}
+	return m, sl, nil
+}
+
+// ptyPair opens a pseudo-terminal pair of rows × cols with the line
+// discipline's defaults.
+func ptyPair(rows, cols int) (master, slave *os.File, err error) {
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pty: %w", err)
@@ -99,11 +117,10 @@ func openPTY() (master, slave *os.File, err error) {
 	r, _, errno := unix.Syscall(unix.SYS_IOCTL, m.Fd(), unix.TIOCGPTPEER, uintptr(unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC))
 	fd := int(r)
 	if errno != 0 {
-		err = errno
 		n, nerr := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
 		if nerr != nil {
 			m.Close()
-			return nil, nil, fmt.Errorf("pty peer: %w", err)
+			return nil, nil, fmt.Errorf("pty peer: %w", errno)
 		}
 		fd, err = unix.Open("/dev/pts/"+strconv.Itoa(n), unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -111,22 +128,34 @@ func openPTY() (master, slave *os.File, err error) {
 			return nil, nil, fmt.Errorf("pty peer: %w", err)
 		}
 	}
-	sl := os.NewFile(uintptr(fd), "pty")
-	t, err := unix.IoctlGetTermios(fd, unix.TCGETS)
-	if err == nil {
-		t.Lflag &^= unix.ECHO | unix.ECHONL
-		t.Oflag &^= unix.OPOST
-		err = unix.IoctlSetTermios(fd, unix.TCSETS, t)
-	}
-	if err == nil {
-		err = unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: 50, Col: 250})
-	}
-	if err != nil {
+	if err := unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(rows), Col: uint16(cols)}); err != nil {
 		m.Close()
-		sl.Close()
-		return nil, nil, fmt.Errorf("pty settings: %w", err)
+		unix.Close(fd)
+		return nil, nil, fmt.Errorf("pty size: %w", err)
 	}
-	return m, sl, nil
+	return m, os.NewFile(uintptr(fd), "pty"), nil
+}
+
+// startOn starts cmd as the leader of a new session whose controlling
+// terminal is tty (its stdin, stdout and stderr).
+func startOn(cmd *exec.Cmd, tty *os.File) error {
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	attr := *cmd.SysProcAttr
+	attr.Setsid, attr.Setctty, attr.Ctty = true, true, 0
+	cmd.SysProcAttr = &attr
+	return cmd.Start()
+}
+
+// hangUp ends a session whose leader is pid: SIGHUP to its process
+// group, SIGKILL after a second if done is not closed by then.
+func hangUp(pid int, done <-chan struct{}) {
+	syscall.Kill(-pid, syscall.SIGHUP)
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+		syscall.Kill(-pid, syscall.SIGKILL)
+		<-done
+	}
 }
 
 // Node is the node the shell runs in.
@@ -297,14 +326,7 @@ func (s *Shell) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
-	pid := s.cmd.Process.Pid
-	syscall.Kill(-pid, syscall.SIGHUP)
 	s.pty.Close()
-	select {
-	case <-s.done:
-	case <-time.After(time.Second):
-		syscall.Kill(-pid, syscall.SIGKILL)
-		<-s.done
-	}
+	hangUp(s.cmd.Process.Pid, s.done)
 	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/emuctl/emuctl/emu"
 	"golang.org/x/sys/unix"
@@ -65,18 +64,16 @@ func (l *Lab) Terminal(ctx context.Context, node string, rows, cols int) (*Termi
 	if err != nil {
 		return nil, err
 	}
-	master, slave, err := openTTY(rows, cols)
+	// as a terminal emulator opens one: the line discipline's defaults
+	// (echo, canonical input, Ctrl-C as SIGINT, \n written as \r\n)
+	master, slave, err := ptyPair(rows, cols)
 	if err != nil {
 		return nil, err
 	}
 	defer slave.Close()
 	cmd.Env = append(cmd.Env, "TERM="+TerminalTERM, "HISTFILE=/dev/null",
 		"LINES="+strconv.Itoa(rows), "COLUMNS="+strconv.Itoa(cols))
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	attr := *cmd.SysProcAttr
-	attr.Setsid, attr.Setctty, attr.Ctty = true, true, 0
-	cmd.SysProcAttr = &attr
-	if err := cmd.Start(); err != nil {
+	if err := startOn(cmd, slave); err != nil {
 		master.Close()
 		return nil, fmt.Errorf("terminal in %s: %w", node, err)
 	}
@@ -93,36 +90,6 @@ func (l *Lab) Terminal(ctx context.Context, node string, rows, cols int) (*Termi
 		close(t.done)
 	}()
 	return t, nil
-}
-
-// openTTY opens a pseudo-terminal pair as a terminal emulator would: the
-// line discipline's defaults (echo, canonical input, Ctrl-C as SIGINT,
-// \n written as \r\n) and the window size given.
-func openTTY(rows, cols int) (master, slave *os.File, err error) {
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil, fmt.Errorf("pty: %w", err)
-	}
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		m.Close()
-		return nil, nil, fmt.Errorf("pty unlock: %w", err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		m.Close()
-		return nil, nil, fmt.Errorf("pty number: %w", err)
-	}
-	fd, err := unix.Open("/dev/pts/"+strconv.Itoa(n), unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		m.Close()
-		return nil, nil, fmt.Errorf("pty peer: %w", err)
-	}
-	if err := unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(rows), Col: uint16(cols)}); err != nil {
-		m.Close()
-		unix.Close(fd)
-		return nil, nil, fmt.Errorf("pty size: %w", err)
-	}
-	return m, os.NewFile(uintptr(fd), "pty"), nil
 }
 
 // Node is the node the terminal runs in.
@@ -178,14 +145,7 @@ func (t *Terminal) Close() error {
 	}
 	t.closed = true
 	t.mu.Unlock()
-	pid := t.cmd.Process.Pid
-	syscall.Kill(-pid, syscall.SIGHUP)
-	select {
-	case <-t.done:
-	case <-time.After(time.Second):
-		syscall.Kill(-pid, syscall.SIGKILL)
-		<-t.done
-	}
+	hangUp(t.cmd.Process.Pid, t.done)
 	t.pty.Close()
 	return nil
 }

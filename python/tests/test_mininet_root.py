@@ -229,7 +229,7 @@ KILLED_SCRIPT = textwrap.dedent('''
     from mininet.node import Controller
     c0 = Controller("c0", port=int(sys.argv[1]))
     c0.start()
-    print("pids", os.getpid(), c0.process.pid, flush=True)
+    print("pids", os.getpid(), c0.process.pid, c0.rundir, flush=True)
     time.sleep(60)
 ''')
 
@@ -267,6 +267,13 @@ def test_controller_dies_with_a_killed_script(tmp_path):
             pytest.fail(f"the controller (pid {ctl}) outlived its script by 3 s")
         with socket.socket() as s:
             s.bind(("127.0.0.1", port))  # the port is free again
+        # what the killed script could not remove, mininet.clean does
+        rundir = line[3]
+        assert os.path.isdir(rundir), rundir
+        clean = tmp_path / "clean.py"
+        clean.write_text("from mininet.clean import cleanup\ncleanup()\n")
+        subprocess.run([emuctl, "mininet", str(clean)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+        assert not os.path.exists(rundir), f"{rundir} after mininet.clean.cleanup()"
     finally:
         if p.poll() is None:
             p.kill()

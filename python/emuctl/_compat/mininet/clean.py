@@ -39,6 +39,31 @@ def cleanCgroups() -> None:
                 pass
 
 
+def _running(pid: str) -> bool:
+    """Whether process pid runs (a zombie does not: it is gone but for
+    its exit status)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def cleanRundirs() -> None:
+    """Remove the controllers' run directories of scripts that are gone
+    (emuctl-mn-NAME-PID-XXXX in the temporary directory, PID no longer
+    running): a script killed outright cannot remove its own."""
+    import glob
+    import os
+    import shutil
+    import tempfile
+    for d in glob.glob(os.path.join(tempfile.gettempdir(), "emuctl-mn-*-*-*")):
+        pid = os.path.basename(d).rsplit("-", 2)[-2]
+        if pid.isdigit() and not _running(pid) and os.path.isdir(d):
+            shutil.rmtree(d, ignore_errors=True)
+            info(f"{d} ")
+
+
 def killprocs(pattern: str) -> None:
     """Killing processes by name is not done: emuctl stops what it started, by pid."""
 
@@ -62,6 +87,7 @@ class Cleanup:
         finally:
             c.close()
         cleanCgroups()
+        cleanRundirs()
         for callback in cls.callbacks:
             callback()
         info("\n*** Cleanup complete.\n")

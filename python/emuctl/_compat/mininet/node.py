@@ -1172,7 +1172,9 @@ class Controller(Node):
             # even after `dpctl del-flows` (from 1.3 on it is dropped)
             args = "-O OpenFlow10 " + args
         if self.rundir is None:  # its control socket (OVS's default run directory may not exist)
-            self.rundir = tempfile.mkdtemp(prefix="emuctl-mn-%s-" % self.name)
+            # named with the script's pid: mininet.clean.cleanup() removes
+            # those of scripts that are gone (one killed outright)
+            self.rundir = tempfile.mkdtemp(prefix="emuctl-mn-%s-%d-" % (self.name, os.getpid()))
             trackDir(self.rundir)  # gone at exit even when the script never stops its controller
         log = open("/tmp/%s.log" % self.name, "ab" if self.process is not None else "wb")
         try:

@@ -60,8 +60,8 @@ func ttyOpen(ctx context.Context, s *session, p ttyOpenParams) (any, error) {
 	if cols == 0 {
 		cols = 80
 	}
-	if rows < 2 || cols < 10 || rows > 500 || cols > 1000 {
-		return nil, newError(CodeInvalidParams, "tty.open: a terminal of %d rows × %d columns: want 2-500 rows and 10-1000 columns", rows, cols)
+	if err := lab.CheckTerminalSize(rows, cols); err != nil {
+		return nil, newError(CodeInvalidParams, "tty.open: %v", err)
 	}
 	t, err := l.Terminal(ctx, p.Node, rows, cols)
 	if err != nil {

@@ -42,8 +42,8 @@ const TerminalTERM = "xterm"
 // rows × cols. Read what it prints with Read, type with Write; Close ends
 // it (Down ends it too, with the node's processes).
 func (l *Lab) Terminal(ctx context.Context, node string, rows, cols int) (*Terminal, error) {
-	if rows < 2 || cols < 10 || rows > 500 || cols > 1000 {
-		return nil, fmt.Errorf("terminal of %d rows × %d columns: want 2-500 rows and 10-1000 columns", rows, cols)
+	if err := CheckTerminalSize(rows, cols); err != nil {
+		return nil, err
 	}
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -92,6 +92,15 @@ func (l *Lab) Terminal(ctx context.Context, node string, rows, cols int) (*Termi
 	return t, nil
 }
 
+// CheckTerminalSize refuses a size no terminal has: 2-500 rows and
+// 10-1000 columns are taken.
+func CheckTerminalSize(rows, cols int) error {
+	if rows < 2 || cols < 10 || rows > 500 || cols > 1000 {
+		return fmt.Errorf("terminal of %d rows × %d columns: want 2-500 rows and 10-1000 columns", rows, cols)
+	}
+	return nil
+}
+
 // Node is the node the terminal runs in.
 func (t *Terminal) Node() string { return t.node }
 
@@ -118,8 +127,8 @@ func (t *Terminal) Write(b []byte) (int, error) { return t.pty.Write(b) }
 // Resize tells the terminal (and so the program in it, by SIGWINCH) its
 // new size.
 func (t *Terminal) Resize(rows, cols int) error {
-	if rows < 2 || cols < 10 || rows > 500 || cols > 1000 {
-		return fmt.Errorf("terminal of %d rows × %d columns: want 2-500 rows and 10-1000 columns", rows, cols)
+	if err := CheckTerminalSize(rows, cols); err != nil {
+		return err
 	}
 	return unix.IoctlSetWinsize(int(t.pty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(rows), Col: uint16(cols)})
 }

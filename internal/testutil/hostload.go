@@ -41,26 +41,10 @@ func (l HostLoad) String() string {
 // MeasureHost runs fn and returns the host's load meanwhile.
 func MeasureHost(fn func()) HostLoad {
 	b0, t0 := cpuTotal()
-	done := make(chan struct{})
-	stall := make(chan time.Duration, 1)
-	go func() {
-		var worst time.Duration
-		const tick = 2 * time.Millisecond
-		for {
-			t := time.Now()
-			select {
-			case <-done:
-				stall <- worst
-				return
-			case <-time.After(tick):
-				worst = max(worst, time.Since(t)-tick)
-			}
-		}
-	}()
+	w := WatchStalls()
 	fn()
-	close(done)
+	l := HostLoad{Stall: w.stop().worst}
 	b1, t1 := cpuTotal()
-	l := HostLoad{Stall: <-stall}
 	if t1 > t0 {
 		l.Busy = float64(b1-b0) / float64(t1-t0)
 	}
@@ -132,25 +116,33 @@ type Stall struct {
 // while a timed measurement runs, so that a test can leave unjudged the
 // part of it that lacked CPU rather than the whole run.
 type StallWatch struct {
-	done   chan struct{}
-	stalls chan []Stall
+	done chan struct{}
+	res  chan watched
+}
+
+// watched is what a watch saw: the longest stall, and those over 20 ms.
+type watched struct {
+	worst  time.Duration
+	stalls []Stall
 }
 
 // WatchStalls starts watching; Stop ends it and returns the stalls.
 func WatchStalls() *StallWatch {
-	w := &StallWatch{done: make(chan struct{}), stalls: make(chan []Stall, 1)}
+	w := &StallWatch{done: make(chan struct{}), res: make(chan watched, 1)}
 	go func() {
-		var out []Stall
+		var r watched
 		const tick = 2 * time.Millisecond
 		for {
 			t := time.Now()
 			select {
 			case <-w.done:
-				w.stalls <- out
+				w.res <- r
 				return
 			case <-time.After(tick):
-				if late := time.Since(t) - tick; late > 20*time.Millisecond {
-					out = append(out, Stall{At: t, Late: late})
+				late := time.Since(t) - tick
+				r.worst = max(r.worst, late)
+				if late > 20*time.Millisecond {
+					r.stalls = append(r.stalls, Stall{At: t, Late: late})
 				}
 			}
 		}
@@ -159,9 +151,11 @@ func WatchStalls() *StallWatch {
 }
 
 // Stop ends the watch and returns the stalls seen, oldest first.
-func (w *StallWatch) Stop() []Stall {
+func (w *StallWatch) Stop() []Stall { return w.stop().stalls }
+
+func (w *StallWatch) stop() watched {
 	close(w.done)
-	return <-w.stalls
+	return <-w.res
 }
 
 // During returns the stalls that overlap [from, to).

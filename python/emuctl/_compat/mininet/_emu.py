@@ -320,8 +320,7 @@ _processes: list["subprocess.Popen[bytes]"] = []  # programs the layer runs on t
 
 def track(p: "subprocess.Popen[bytes]") -> None:
     """Stop p (by pid) at exit and on SIGTERM/SIGHUP, if it still runs then."""
-    if not _watched and not _processes and not _dirs:
-        _arm()
+    _arm()
     _processes.append(p)
 
 
@@ -331,8 +330,7 @@ _dirs: list[str] = []  # directories the layer made for them (a controller's run
 def trackDir(path: str) -> None:
     """Remove the directory path at exit and on SIGTERM/SIGHUP, after the
     programs are stopped, if it is still there then."""
-    if not _watched and not _processes and not _dirs:
-        _arm()
+    _arm()
     _dirs.append(path)
 
 
@@ -419,7 +417,15 @@ def _onSignal(signum: int, _frame: Any) -> None:
     os.kill(os.getpid(), signum)
 
 
+_armed = False
+
+
 def _arm() -> None:
+    """Clean up at exit and on SIGTERM/SIGHUP: set once."""
+    global _armed
+    if _armed:
+        return
+    _armed = True
     atexit.register(_cleanupAll)
     for sig in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(sig) in (signal.SIG_DFL, None):
@@ -427,6 +433,5 @@ def _arm() -> None:
 
 
 def _watch(s: Session) -> None:
-    if not _watched and not _processes and not _dirs:
-        _arm()
+    _arm()
     _watched.append(s)

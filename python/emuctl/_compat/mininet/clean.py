@@ -29,7 +29,7 @@ def cleanCgroups() -> None:
     import os
     for root in glob.glob("/sys/fs/cgroup/emuctl-mininet-*") + glob.glob("/sys/fs/cgroup/*/emuctl-mininet-*"):
         pid = root.rsplit("-", 1)[-1]
-        if pid.isdigit() and os.path.exists(f"/proc/{pid}"):
+        if pid.isdigit() and _running(pid):
             continue
         for d in sorted(glob.glob(root + "/*/"), reverse=True) + [root]:
             try:

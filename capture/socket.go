@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/capture/pcapng"
+	"github.com/emuctl/emuctl/internal/sockinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -108,16 +109,9 @@ func (s *socket) recv(buf, oob []byte) (frame, error) {
 			f.flags = pcapng.FlagInbound
 		}
 	}
-	if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
-		for _, m := range msgs {
-			if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SCM_TIMESTAMPNS {
-				if ns, ok := timespecNs(m.Data); ok {
-					f.tsNs = ns
-				}
-			}
-		}
-	}
-	if f.tsNs == 0 {
+	if ns, ok := sockinfo.RxTime(oob[:oobn]); ok {
+		f.tsNs = ns
+	} else {
 		f.tsNs = time.Now().UnixNano()
 	}
 	return f, nil

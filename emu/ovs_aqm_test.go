@@ -51,7 +51,7 @@ links: [{endpoints: [h1, s1]}, {endpoints: [h2, s1]}]
 	}
 	r := testutil.RetryStarved(t, "drop-head under OVS", true, func() run {
 		var loaded []time.Duration
-		got := bulk(t, "tovd", "h1", "h2", 6*time.Second, 2*time.Second, "cubic", func(until time.Time) {
+		got := bulkOnce(t, "tovd", "h1", "h2", 6*time.Second, 2*time.Second, "cubic", func(until time.Time) {
 			loaded = pingsUntil(t, "tovd", "h1", dst, 30, 100*time.Millisecond, until)
 		})
 		return run{got, loaded}

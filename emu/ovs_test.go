@@ -269,7 +269,7 @@ links: [{endpoints: [h1, s1]}, {endpoints: [h2, s1]}]
 	gap := 100 * time.Millisecond
 	npings := min(40, int(6*time.Second/(gap+physics)))
 	m := testutil.RetryStarved(t, fmt.Sprintf("N=%d", n), false, func() (m meas) {
-		m.got = bulk(t, "tovl", "h1", "h2", 9*time.Second, 3*time.Second, "cubic", func(until time.Time) {
+		m.got = bulkOnce(t, "tovl", "h1", "h2", 9*time.Second, 3*time.Second, "cubic", func(until time.Time) {
 			m.loaded = pingsUntil(t, "tovl", "h1", dst, npings, gap, until)
 		})
 		return m

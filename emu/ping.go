@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/internal/inet"
+	"github.com/emuctl/emuctl/internal/sockinfo"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -52,6 +53,9 @@ func pingIn(ctx context.Context, h netns.NsHandle, where string, dst netip.Addr,
 		return 0, fmt.Errorf("icmp socket in %s: %w", where, err)
 	}
 	defer unix.Close(fd)
+	// the reply's time is the kernel's (a reader woken late would add
+	// its own delay to the round trip)
+	unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
 	id := uint16(rand.Uint32())
 	seq := uint16(1)
 	pkt := make([]byte, 64)
@@ -79,7 +83,7 @@ func pingIn(ctx context.Context, h netns.NsHandle, where string, dst netip.Addr,
 	if err := unix.Sendto(fd, pkt, 0, sa); err != nil {
 		return 0, fmt.Errorf("send to %s: %w", dst, err)
 	}
-	buf := make([]byte, 1500)
+	buf, oob := make([]byte, 1500), make([]byte, sockinfo.RxTimeOOB)
 	for {
 		left := time.Until(deadline)
 		if left <= 0 {
@@ -87,7 +91,7 @@ func pingIn(ctx context.Context, h netns.NsHandle, where string, dst netip.Addr,
 		}
 		tv := unix.NsecToTimeval(min(left, 100*time.Millisecond).Nanoseconds())
 		unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
-		n, _, err := unix.Recvfrom(fd, buf, 0)
+		n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, 0)
 		if err != nil {
 			if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
 				if ctx.Err() != nil {
@@ -110,6 +114,11 @@ func pingIn(ctx context.Context, h netns.NsHandle, where string, dst netip.Addr,
 			continue
 		}
 		if binary.BigEndian.Uint16(b[4:]) == id && binary.BigEndian.Uint16(b[6:]) == seq {
+			if ns, ok := sockinfo.RxTime(oob[:oobn]); ok {
+				if rtt := time.Unix(0, ns).Sub(t0); rtt > 0 {
+					return rtt, nil
+				}
+			}
 			return time.Since(t0), nil
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/emuctl/emuctl/internal/sockinfo"
 	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/units"
@@ -262,14 +263,8 @@ func (p *probeSock) collect(stop <-chan struct{}, quiet time.Duration) []arrival
 			continue
 		}
 		at := time.Now()
-		if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
-			for _, m := range msgs {
-				if m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SO_TIMESTAMPNS && len(m.Data) >= 16 {
-					sec := int64(binary.NativeEndian.Uint64(m.Data[0:8]))
-					nsec := int64(binary.NativeEndian.Uint64(m.Data[8:16]))
-					at = time.Unix(sec, nsec)
-				}
-			}
+		if ns, ok := sockinfo.RxTime(oob[:oobn]); ok {
+			at = time.Unix(0, ns)
 		}
 		if n < 31 {
 			continue

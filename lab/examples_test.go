@@ -11,19 +11,23 @@ import (
 	"github.com/emuctl/emuctl/internal/testutil"
 )
 
-// runExample builds and runs a program of examples/ and returns its output.
+// runExample builds a program of examples/ and runs it, timed: a run
+// that lacked CPU (testutil.RetryStarved) is made once more, and one that
+// lacked it twice is not judged. It returns the program's output.
 func runExample(t *testing.T, name string, args ...string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), name)
 	if out, err := exec.Command("go", "build", "-o", bin, "../examples/"+name).CombinedOutput(); err != nil {
 		t.Fatalf("build %s: %v\n%s", name, err, out)
 	}
-	out, err := exec.Command(bin, args...).CombinedOutput()
-	t.Logf("%s %s:\n%s", name, strings.Join(args, " "), out)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return string(out)
+	return testutil.RetryStarved(t, name, true, func() string {
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		t.Logf("%s %s:\n%s", name, strings.Join(args, " "), out)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return string(out)
+	})
 }
 
 // The examples run, and measure what their links say.

@@ -1,7 +1,6 @@
 package traffic
 
 import (
-	"encoding/binary"
 	"net"
 	"net/netip"
 	"time"
@@ -51,25 +50,13 @@ func dialUDP(lab, node string, dst netip.AddrPort) (*net.UDPConn, error) {
 }
 
 // oobSize holds one SCM_TIMESTAMPNS control message.
-var oobSize = unix.CmsgSpace(16)
+var oobSize = sockinfo.RxTimeOOB
 
 // rxTime returns the kernel receive timestamp (SCM_TIMESTAMPNS,
 // CLOCK_REALTIME) from a control buffer, or now when there is none.
 func rxTime(oob []byte) int64 {
-	for len(oob) >= unix.SizeofCmsghdr {
-		l := int(binary.NativeEndian.Uint64(oob[0:]))
-		level := int32(binary.NativeEndian.Uint32(oob[8:]))
-		typ := int32(binary.NativeEndian.Uint32(oob[12:]))
-		if l < unix.SizeofCmsghdr || l > len(oob) {
-			break
-		}
-		if level == unix.SOL_SOCKET && typ == unix.SCM_TIMESTAMPNS && l >= unix.SizeofCmsghdr+16 {
-			d := oob[unix.SizeofCmsghdr:]
-			sec := int64(binary.NativeEndian.Uint64(d[0:]))
-			nsec := int64(binary.NativeEndian.Uint64(d[8:]))
-			return sec*1e9 + nsec
-		}
-		oob = oob[unix.CmsgSpace(l-unix.SizeofCmsghdr):]
+	if ns, ok := sockinfo.RxTime(oob); ok {
+		return ns
 	}
 	return time.Now().UnixNano()
 }

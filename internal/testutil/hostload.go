@@ -17,10 +17,23 @@ type HostLoad struct {
 	Busy float64
 	// Stall is the longest a 2 ms timer woke late.
 	Stall time.Duration
+	// Lost is how long the timer's goroutine was held off the CPU in
+	// all: the sum of its lateness over the wakes more than 5 ms late
+	// (many stalls under 20 ms add up: the queue of a shaped link holds
+	// a few ms, so each one empties it).
+	Lost time.Duration
+	// Steal is the largest share of one CPU's time the hypervisor gave to
+	// other machines (/proc/stat's steal): a vCPU held off runs nothing,
+	// and a timer on the other vCPU does not see it.
+	Steal float64
+	// Dur is how long the run took.
+	Dur time.Duration
 }
 
 // Starved reports whether the run lacked CPU — the machine more than
-// 90 % busy, or a stall over 20 ms (the suites' bounds) — and says how.
+// 90 % busy, a stall over 20 ms (the suites' bounds), more than 2 % of
+// the run lost to stalls, or more than 2 % of a CPU stolen by the
+// hypervisor (under half the 5 % a goodput bound allows) — and says how.
 // With fills, the measurement itself may keep every core busy (a flow
 // through the userspace link engine at tens of Mbit/s), so only a stall
 // makes it invalid.
@@ -30,23 +43,36 @@ func (l HostLoad) Starved(fills bool) (bool, string) {
 		return true, fmt.Sprintf("the machine was %.0f %% busy (all cores; > 90 %%)", 100*l.Busy)
 	case l.Stall > 20*time.Millisecond:
 		return true, fmt.Sprintf("a 2 ms timer woke %v late (> 20 ms)", l.Stall.Round(100*time.Microsecond))
+	case l.Dur > 0 && l.Lost > l.Dur/50:
+		return true, fmt.Sprintf("stalls took %v of the %v run (> 2 %%)", l.Lost.Round(100*time.Microsecond), l.Dur.Round(time.Millisecond))
+	case l.Steal > 0.02:
+		return true, fmt.Sprintf("the hypervisor stole %.1f %% of a CPU (> 2 %%)", 100*l.Steal)
 	}
 	return false, ""
 }
 
 func (l HostLoad) String() string {
-	return fmt.Sprintf("machine %.0f %% busy, longest stall %v", 100*l.Busy, l.Stall.Round(100*time.Microsecond))
+	return fmt.Sprintf("machine %.0f %% busy, longest stall %v, stalls %v in all, steal %.1f %%", 100*l.Busy,
+		l.Stall.Round(100*time.Microsecond), l.Lost.Round(100*time.Microsecond), 100*l.Steal)
 }
 
 // MeasureHost runs fn and returns the host's load meanwhile.
 func MeasureHost(fn func()) HostLoad {
-	b0, t0 := cpuTotal()
+	c0 := cpuTimes()
+	start := time.Now()
 	w := WatchStalls()
 	fn()
-	l := HostLoad{Stall: w.stop().worst}
-	b1, t1 := cpuTotal()
-	if t1 > t0 {
-		l.Busy = float64(b1-b0) / float64(t1-t0)
+	r := w.stop()
+	l := HostLoad{Stall: r.worst, Lost: r.lost, Dur: time.Since(start)}
+	c1 := cpuTimes()
+	if c1.total > c0.total {
+		l.Busy = float64(c1.busy-c0.busy) / float64(c1.total-c0.total)
+	}
+	for i := range min(len(c0.cpus), len(c1.cpus)) {
+		a, b := c0.cpus[i], c1.cpus[i]
+		if b.total > a.total {
+			l.Steal = max(l.Steal, float64(b.steal-a.steal)/float64(b.total-a.total))
+		}
 	}
 	return l
 }
@@ -67,9 +93,9 @@ func RetryStarved[T any](t testingT, what string, fills bool, fn func() T) T {
 			return v
 		}
 		if try == 2 {
-			t.Skipf("%s: invalid twice, not judged: %s (%v)", what, why, l)
+			t.Skipf("%s: invalid twice, not judged: %s (%v; it measured %v)", what, why, l, v)
 		}
-		t.Logf("%s: invalid (%s; %v): measuring once more", what, why, l)
+		t.Logf("%s: invalid (%s; %v; it measured %v): measuring once more", what, why, l, v)
 	}
 }
 
@@ -80,29 +106,45 @@ type testingT interface {
 	Skipf(format string, args ...any)
 }
 
-// cpuTotal is the machine's busy and total jiffies (/proc/stat's cpu line).
-func cpuTotal() (busy, total uint64) {
+// cpuStat is /proc/stat in jiffies: the machine's busy and total time,
+// and each CPU's steal and total time.
+type cpuStat struct {
+	busy, total uint64
+	cpus        []struct{ steal, total uint64 }
+}
+
+func cpuTimes() cpuStat {
+	var c cpuStat
 	f, err := os.Open("/proc/stat")
 	if err != nil {
-		return 0, 0
+		return c
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 || fields[0] != "cpu" {
+		if len(fields) < 9 || !strings.HasPrefix(fields[0], "cpu") {
 			continue
 		}
+		var busy, total uint64
 		for i, s := range fields[1:] {
 			v, _ := strconv.ParseUint(s, 10, 64)
+			if i >= 8 { // guest time is counted in user already
+				break
+			}
 			total += v
 			if i != 3 && i != 4 { // idle, iowait
 				busy += v
 			}
 		}
-		return busy, total
+		if fields[0] == "cpu" {
+			c.busy, c.total = busy, total
+			continue
+		}
+		steal, _ := strconv.ParseUint(fields[8], 10, 64)
+		c.cpus = append(c.cpus, struct{ steal, total uint64 }{steal, total})
 	}
-	return 0, 0
+	return c
 }
 
 // Stall is a moment the test process was held off the CPU: a 2 ms timer
@@ -120,10 +162,11 @@ type StallWatch struct {
 	res  chan watched
 }
 
-// watched is what a watch saw: the longest stall, and those over 20 ms.
+// watched is what a watch saw: the longest stall, the time lost to
+// those over 5 ms, and those over 20 ms.
 type watched struct {
-	worst  time.Duration
-	stalls []Stall
+	worst, lost time.Duration
+	stalls      []Stall
 }
 
 // WatchStalls starts watching; Stop ends it and returns the stalls.
@@ -141,6 +184,9 @@ func WatchStalls() *StallWatch {
 			case <-time.After(tick):
 				late := time.Since(t) - tick
 				r.worst = max(r.worst, late)
+				if late > 5*time.Millisecond {
+					r.lost += late
+				}
 				if late > 20*time.Millisecond {
 					r.stalls = append(r.stalls, Stall{At: t, Late: late})
 				}
@@ -167,4 +213,24 @@ func During(stalls []Stall, from, to time.Time) []Stall {
 		}
 	}
 	return in
+}
+
+// Timed reads a counter (bytes a kernel received, say) and the time of
+// the read: the middle of a read that took under 1 ms. A read the reader
+// was held off the CPU during is made again (up to 5 times; then the
+// last is returned): its time could be anywhere in the stall, and a goodput
+// window whose start was stamped 80 ms late read 1.027 × capacity.
+func Timed(read func() int64) (int64, time.Time) {
+	var n int64
+	var at time.Time
+	for range 5 {
+		t0 := time.Now()
+		n = read()
+		t1 := time.Now()
+		at = t0.Add(t1.Sub(t0) / 2)
+		if t1.Sub(t0) < time.Millisecond {
+			break
+		}
+	}
+	return n, at
 }

@@ -26,6 +26,21 @@ func TestMeasureHost(t *testing.T) {
 	if s, _ := (HostLoad{Stall: 25 * time.Millisecond}).Starved(true); !s {
 		t.Error("a 25 ms stall is starved")
 	}
+	if s, _ := (HostLoad{Stall: 15 * time.Millisecond, Lost: 70 * time.Millisecond, Dur: 3 * time.Second}).Starved(true); !s {
+		t.Error("70 ms of stalls in 3 s is starved")
+	}
+	if s, _ := (HostLoad{Stall: 15 * time.Millisecond, Lost: 50 * time.Millisecond, Dur: 3 * time.Second}).Starved(true); s {
+		t.Error("50 ms of stalls in 3 s is not starved")
+	}
+	if s, why := (HostLoad{Steal: 0.05}).Starved(true); !s || why == "" {
+		t.Error("5 % stolen is starved")
+	}
+	if s, _ := (HostLoad{Steal: 0.01}).Starved(true); s {
+		t.Error("1 % stolen is not starved")
+	}
+	if c := cpuTimes(); len(c.cpus) == 0 || c.total == 0 || c.busy > c.total {
+		t.Errorf("/proc/stat read as %+v", c)
+	}
 }
 
 // During keeps exactly the stalls overlapping the window, and a watch

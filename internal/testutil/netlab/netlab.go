@@ -25,6 +25,8 @@ import (
 
 	"github.com/emuctl/emuctl/internal/inet"
 	"github.com/emuctl/emuctl/internal/nsutil"
+	"github.com/emuctl/emuctl/internal/sockinfo"
+	"github.com/emuctl/emuctl/internal/testutil"
 	"github.com/emuctl/emuctl/kernellab"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -268,9 +270,9 @@ func Goodput(t testing.TB, src, dst *Node, dstIP string, warm, measure time.Dura
 	b := StartBulk(t, src, dst, dstIP, 5001)
 	defer b.Stop()
 	time.Sleep(warm)
-	b0, t0 := b.Arrived(), time.Now()
+	b0, t0 := testutil.Timed(b.Arrived)
 	time.Sleep(measure)
-	b1, t1 := b.Arrived(), time.Now()
+	b1, t1 := testutil.Timed(b.Arrived)
 	return float64(b1-b0) * 8 / t1.Sub(t0).Seconds()
 }
 
@@ -301,6 +303,11 @@ func NewPinger(t testing.TB, src *Node) *Pinger {
 		t.Fatalf("icmp socket: %v", err)
 	}
 	p := &Pinger{c: pc.(*net.IPConn), id: uint16(os.Getpid()), sent: map[uint16]time.Time{}, done: make(chan struct{})}
+	// replies are timed by the kernel: a receiver held off the CPU would
+	// add its own delay to the round trip
+	if rc, err := p.c.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) { unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) })
+	}
 	go p.receive()
 	t.Cleanup(func() { p.c.Close(); <-p.done })
 	return p
@@ -308,17 +315,24 @@ func NewPinger(t testing.TB, src *Node) *Pinger {
 
 func (p *Pinger) receive() {
 	defer close(p.done)
-	buf := make([]byte, 1500)
+	buf, oob := make([]byte, 1500), make([]byte, sockinfo.RxTimeOOB)
 	for {
-		n, _, err := p.c.ReadFrom(buf)
+		n, oobn, _, _, err := p.c.ReadMsgIP(buf, oob)
 		now := time.Now()
 		if err != nil {
 			return
 		}
-		if n < 8 || buf[0] != 0 || binary.BigEndian.Uint16(buf[4:]) != p.id {
+		if ns, ok := sockinfo.RxTime(oob[:oobn]); ok {
+			now = time.Unix(0, ns)
+		}
+		b := buf[:n] // ReadMsgIP keeps the IPv4 header (ReadFrom strips it)
+		if len(b) >= 20 && b[0]>>4 == 4 {
+			b = b[min(int(b[0]&0x0f)*4, len(b)):]
+		}
+		if len(b) < 8 || b[0] != 0 || binary.BigEndian.Uint16(b[4:]) != p.id {
 			continue
 		}
-		seq := binary.BigEndian.Uint16(buf[6:])
+		seq := binary.BigEndian.Uint16(b[6:])
 		p.mu.Lock()
 		if t0, ok := p.sent[seq]; ok {
 			p.rtts = append(p.rtts, now.Sub(t0))

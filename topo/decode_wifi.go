@@ -1,8 +1,10 @@
 package topo
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,8 +21,8 @@ const (
 )
 
 var (
-	apWiFiKeys  = []string{"ssid", "mode", "band", "channel", "width", "security", "passphrase", "txpower", "country", "links", "routed", "rate", "preamble", "ip"}
-	staWiFiKeys = []string{"ap", "ssid", "mlo", "txpower", "link", "rate", "roaming", "ip"}
+	apWiFiKeys  = []string{"ssid", "mode", "band", "channel", "width", "security", "passphrase", "txpower", "country", "links", "routed", "rate", "preamble", "ip", "mac", "antenna_gain"}
+	staWiFiKeys = []string{"ap", "ssid", "mlo", "txpower", "antenna_gain", "link", "rate", "roaming", "ip", "mac"}
 	roamingKeys = []string{"hysteresis", "scan", "off_air", "bgscan"}
 	mloLinkKeys = []string{"band", "channel", "width", "link"}
 	securities  = []string{WiFiOpen, WiFiWPA2, WiFiWPA3}
@@ -41,6 +43,7 @@ type rawWiFi struct {
 	routed                                          bool
 	txMBm                                           int
 	txSet                                           bool
+	gainDBi                                         float64 // antenna_gain (both kinds)
 	// station keys
 	ap      string
 	apLoc   loc
@@ -64,6 +67,9 @@ type rawWiFi struct {
 	// none: the lab's plan gives them
 	ips   []rawAddr
 	ipLoc loc
+	// mac: the wireless interface's MAC ("": hashed, as every interface's)
+	mac    string
+	macLoc loc
 }
 
 type rawMLOLink struct {
@@ -141,6 +147,25 @@ func (d *dec) wifiBlock(n *yaml.Node, path string, isAP bool, keyLoc loc) *rawWi
 					continue
 				}
 				w.country = s
+			}
+		case "mac":
+			if s, ok := d.scalar(e.V, p, "a unicast MAC such as 02:00:00:00:00:01"); ok {
+				if msg := checkMAC(s); msg != "" {
+					d.errorf(l, "mac %q %s", clip(s), msg)
+					continue
+				}
+				hw, _ := net.ParseMAC(s)
+				w.mac, w.macLoc = hw.String(), l
+			}
+		case "antenna_gain":
+			if s, ok := d.scalar(e.V, p, "an antenna gain such as 5dBi"); ok {
+				t := strings.TrimSpace(strings.TrimSuffix(strings.ToLower(strings.TrimSpace(s)), "dbi"))
+				g, err := strconv.ParseFloat(t, 64)
+				if err != nil || math.IsNaN(g) || g < -10 || g > 30 {
+					d.errorf(l, "antenna_gain %q is not valid: give dBi from -10 to 30, such as 5dBi", clip(s))
+					continue
+				}
+				w.gainDBi = g
 			}
 		case "txpower":
 			if s, ok := d.scalar(e.V, p, "a transmit power such as 20dBm"); ok {
@@ -235,6 +260,21 @@ func (d *dec) wifiBlock(n *yaml.Node, path string, isAP bool, keyLoc loc) *rawWi
 		}
 	}
 	return w
+}
+
+// checkMAC says what is wrong with a MAC given for an interface ("" if
+// nothing): six octets, unicast, not all zero.
+func checkMAC(s string) string {
+	hw, err := net.ParseMAC(s)
+	switch {
+	case err != nil || len(hw) != 6:
+		return "is not a MAC: six hexadecimal octets, e.g. 02:00:00:00:00:01"
+	case hw[0]&1 != 0:
+		return "is a group (multicast) address: an interface's MAC is unicast (the first octet even)"
+	case bytes.Equal(hw, make(net.HardwareAddr, 6)):
+		return "is all zero: give an interface a unicast MAC, e.g. 02:00:00:00:00:01"
+	}
+	return ""
 }
 
 // validBgscan: wpa_supplicant's simple or learn module with a short

@@ -143,3 +143,62 @@ nodes:
 		}
 	}
 }
+
+// TestWiFiMAC: an AP's or a station's wireless MAC can be given (wifi:
+// {mac: ...}, as Mininet-WiFi's mac=), is kept, and no hashed MAC takes
+// it; a group, zero, malformed or repeated one is refused where written.
+func TestWiFiMAC(t *testing.T) {
+	s, err := Load("mac.yaml", []byte(`name: mac
+nodes:
+  ap1: {kind: ap, wifi: {ssid: one, channel: 1, mac: "00:00:00:00:00:10"}}
+  sta1: {kind: station, wifi: {mac: 00-00-00-00-00-02}}
+  sta2: {kind: station}
+  h1: {}
+links: [{endpoints: [h1, ap1]}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	macs := map[string]string{}
+	for _, n := range s.Nodes {
+		for _, ifc := range n.Interfaces {
+			if prev, dup := macs[ifc.MAC]; dup || ifc.MAC == "" {
+				t.Errorf("%s:%s has MAC %q (%s's too)", n.Name, ifc.Name, ifc.MAC, prev)
+			}
+			macs[ifc.MAC] = n.Name + ":" + ifc.Name
+		}
+	}
+	if macs["00:00:00:00:00:10"] != "ap1:ap1-wlan0" || macs["00:00:00:00:00:02"] != "sta1:sta1-wlan0" {
+		t.Errorf("MACs: %v", macs)
+	}
+	for doc, want := range map[string]string{
+		"name: g\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one, mac: \"01:00:00:00:00:01\"}}\n":                                                       "g.yaml:3:42: nodes.ap1.wifi.mac: mac \"01:00:00:00:00:01\" is a group (multicast) address",
+		"name: z\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one, mac: \"00:00:00:00:00:00\"}}\n":                                                       "is all zero",
+		"name: x\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one}}\n  sta1: {kind: station, wifi: {mac: 1234}}\n":                                       "x.yaml:4:37: nodes.sta1.wifi.mac: mac \"1234\" is not a MAC",
+		"name: d\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one, mac: \"02:00:00:00:00:01\"}}\n  sta1: {kind: station, wifi: {mac: \"02:00:00:00:00:01\"}}\n": "d.yaml:4:37: nodes.sta1.wifi.mac: mac 02:00:00:00:00:01 is ap1:ap1-wlan0's already",
+	} {
+		name := strings.Fields(doc)[1] + ".yaml"
+		_, err := Load(name, []byte(doc))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", name, err, want)
+		}
+	}
+}
+
+// TestWiFiAntennaGain: antenna_gain (dBi, -10..30) on APs and stations.
+func TestWiFiAntennaGain(t *testing.T) {
+	s, err := Load("g.yaml", []byte("name: g\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one, antenna_gain: 5dBi}}\n  sta1: {kind: station, wifi: {antenna_gain: -2.5}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := s.Node("ap1").AP.AntennaGainDBi; g != 5 {
+		t.Errorf("ap1: %v dBi", g)
+	}
+	if g := s.Node("sta1").Station.AntennaGainDBi; g != -2.5 {
+		t.Errorf("sta1: %v dBi", g)
+	}
+	_, err = Load("b.yaml", []byte("name: b\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one, antenna_gain: 31dBi}}\n"))
+	if want := "b.yaml:3:51: nodes.ap1.wifi.antenna_gain: antenna_gain \"31dBi\" is not valid: give dBi from -10 to 30"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}

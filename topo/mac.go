@@ -3,6 +3,7 @@ package topo
 import (
 	"fmt"
 	"hash/fnv"
+	"net"
 )
 
 // assignMACs gives every created interface a locally administered unicast
@@ -10,13 +11,18 @@ import (
 // the same when unrelated parts of the file change. Collisions (rare) are
 // resolved deterministically by rehashing. External interfaces keep their
 // own MAC (empty here).
+// Interfaces given a MAC in the file (a Wi-Fi node's mac:) keep it, and
+// no hashed MAC takes it.
 func (r *resolver) assignMACs() {
 	seen := make(map[uint64]bool, len(r.ifs))
+	for _, m := range r.macs {
+		seen[macValue(m.mac)] = true
+	}
 	for ni := range r.spec.Nodes {
 		n := &r.spec.Nodes[ni]
 		for ii := range n.Interfaces {
 			ifc := &n.Interfaces[ii]
-			if ifc.External != nil {
+			if ifc.External != nil || ifc.MAC != "" {
 				continue
 			}
 			for salt := 0; ; salt++ {
@@ -32,6 +38,42 @@ func (r *resolver) assignMACs() {
 			}
 		}
 	}
+}
+
+// givenMAC records the MAC the file gave rec's interface (mac: at l),
+// refusing one another interface of the lab was given already.
+func (r *resolver) givenMAC(rec *ifRec, l loc) {
+	mac := r.spec.Nodes[rec.node].Interfaces[rec.iface].MAC
+	if mac == "" {
+		return
+	}
+	for _, m := range r.macs {
+		if m.mac == mac {
+			r.d.errorf(l, "mac %s is %s's already: every interface of a lab has a MAC of its own", mac, r.recName(m.rec))
+			return
+		}
+	}
+	r.macs = append(r.macs, givenMAC{mac, rec})
+}
+
+// givenMAC is a MAC the file gave an interface.
+type givenMAC struct {
+	mac string
+	rec *ifRec
+}
+
+// macValue is a MAC ("02:00:00:00:00:01") as the 48-bit number
+// assignMACs hashes to.
+func macValue(mac string) uint64 {
+	hw, err := net.ParseMAC(mac)
+	if err != nil || len(hw) != 6 {
+		return 0
+	}
+	var v uint64
+	for _, b := range hw {
+		v = v<<8 | uint64(b)
+	}
+	return v
 }
 
 // checkMTU rejects links below IPv6's minimum MTU that carry IPv6.

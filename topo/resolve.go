@@ -28,6 +28,8 @@ type resolver struct {
 	// wifiAP maps every wireless interface to its access point's node
 	// (the AP's own and its stations'; resolve_wifi.go).
 	wifiAP map[*ifRec]int
+	// macs are the MACs the file gave interfaces (mac.go)
+	macs []givenMAC
 }
 
 // resolve turns a decoded document into a Spec, or every problem found.

@@ -69,7 +69,8 @@ func (r *resolver) makeWiFi() {
 		if !ap.Routed {
 			ap.Bridge = n.Name
 		}
-		rec := r.addIface(ni, Interface{Name: ap.Iface, Link: -1, Wireless: true, MTU: defaultMTU}, rn.wifi.loc)
+		rec := r.addIface(ni, Interface{Name: ap.Iface, Link: -1, Wireless: true, MTU: defaultMTU, MAC: rn.wifi.mac}, rn.wifi.loc)
+		r.givenMAC(rec, rn.wifi.macLoc)
 		r.wifiAP[rec] = ni
 		if len(rn.wifi.ips) > 0 {
 			if ap.Routed {
@@ -125,7 +126,7 @@ func (r *resolver) makeWiFi() {
 		}
 		ap := r.spec.Nodes[api].AP
 		st := &WiFiStation{AP: r.spec.Nodes[api].Name, SSID: ap.SSID, Security: ap.Security, Passphrase: ap.Passphrase,
-			MLO: w.mlo, TxPowerMBm: w.txMBm, Pos: posString(r.spec.Source, rn.loc)}
+			MLO: w.mlo, TxPowerMBm: w.txMBm, AntennaGainDBi: w.gainDBi, Pos: posString(r.spec.Source, rn.loc)}
 		// a station that named a network of several APs roams between
 		// them; one that named its AP stays with it
 		if nets := ess[ap.SSID]; w.ap == "" && len(nets) > 1 {
@@ -156,7 +157,8 @@ func (r *resolver) makeWiFi() {
 		n.Station = st
 		ap.Stations = append(ap.Stations, n.Name)
 		st.Iface = r.freeIfName(ni, wlanName(n.Name))
-		rec := r.addIface(ni, Interface{Name: st.Iface, Link: -1, Wireless: true, MTU: defaultMTU}, w.loc)
+		rec := r.addIface(ni, Interface{Name: st.Iface, Link: -1, Wireless: true, MTU: defaultMTU, MAC: w.mac}, w.loc)
+		r.givenMAC(rec, w.macLoc)
 		rec.addrs = w.ips // none: the lab's plan gives them
 		r.wifiAP[rec] = api
 	}
@@ -246,7 +248,7 @@ func (r *resolver) freeIfName(ni int, want string) string {
 func (r *resolver) resolveAP(rn *rawNode) *WiFiAP {
 	w := rn.wifi
 	ap := &WiFiAP{SSID: w.ssid, Mode: w.mode, Security: w.security, Passphrase: w.passphrase, Country: w.country,
-		CountrySet: w.country != "", Routed: w.routed, TxPowerMBm: w.txMBm, Pos: posString(r.spec.Source, rn.loc)}
+		CountrySet: w.country != "", Routed: w.routed, TxPowerMBm: w.txMBm, AntennaGainDBi: w.gainDBi, Pos: posString(r.spec.Source, rn.loc)}
 	if ap.SSID == "" {
 		ap.SSID = rn.name
 	}

@@ -68,6 +68,10 @@ type WiFiAP struct {
 	// TxPowerMBm is the transmit power in mBm (100 × dBm); 0 leaves the
 	// driver's default.
 	TxPowerMBm int `json:"txpower_mbm,omitempty"`
+	// AntennaGainDBi is the antenna's gain, on transmission and
+	// reception alike (the medium's link budget: power + both gains −
+	// path loss); 0: an isotropic antenna.
+	AntennaGainDBi float64 `json:"antenna_gain_dbi,omitempty"`
 	// Country is the regulatory country code written for hostapd.
 	// CountrySet: the file names it; otherwise it is the default (US),
 	// which up replaces when the regulatory database lets no access
@@ -119,6 +123,8 @@ type WiFiStation struct {
 	Params *LinkParams `json:"params,omitempty"`
 	// TxPowerMBm as for the AP; 0 leaves the driver's default.
 	TxPowerMBm int `json:"txpower_mbm,omitempty"`
+	// AntennaGainDBi as for the AP.
+	AntennaGainDBi float64 `json:"antenna_gain_dbi,omitempty"`
 	// Pos is "file:line:col" of the node, for messages.
 	Pos string `json:"pos,omitempty"`
 	// Position and Rate as for the AP.

@@ -20,7 +20,8 @@ func (c *MediumConfig) RangeM(i int) (float64, bool) {
 		return 0, false
 	}
 	// the path loss that leaves exactly the threshold's SNR (Link's noise)
-	budget := r.TxPowerDBm - model.NoiseDBm(20, c.NoiseFigureDB) - berThreshold(rates[0])
+	// at a receiver with an isotropic antenna
+	budget := r.TxPowerDBm + r.GainDBi - model.NoiseDBm(20, c.NoiseFigureDB) - berThreshold(rates[0])
 	lossAt := func(d float64) float64 {
 		l, err := c.PathLoss.LossDB(d)
 		if err != nil {

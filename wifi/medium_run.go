@@ -23,6 +23,8 @@ type MediumRadio struct {
 	Pos [3]float64 `json:"pos"`
 	// TxPowerDBm is its transmit power.
 	TxPowerDBm float64 `json:"txpower_dbm"`
+	// GainDBi is its antenna's gain, on transmission and reception.
+	GainDBi float64 `json:"gain_dbi,omitempty"`
 	// Fixed replaces the driver's rate chain with one rate (nil: the
 	// driver's rate control, minstrel, chooses and sees every attempt;
 	// on the engine backend, the ideal rate for the link's SNR).
@@ -109,7 +111,7 @@ func (c *MediumConfig) Link(tx, rx int) model.Link {
 	if v, ok := pairLookup(c.Loss, a.Node, b.Node); ok {
 		loss += v
 	}
-	rx_ := a.TxPowerDBm - loss
+	rx_ := a.TxPowerDBm + a.GainDBi + b.GainDBi - loss
 	return model.Link{RxDBm: rx_, SNRdB: rx_ - noise, OK: rx_ >= model.DefaultRxSensitivity}
 }
 

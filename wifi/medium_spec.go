@@ -35,9 +35,9 @@ func SpecRadio(n *topo.Node) MediumRadio {
 	var mbm int
 	switch {
 	case n.AP != nil:
-		r.Pos, mbm = n.AP.Position, n.AP.TxPowerMBm
+		r.Pos, mbm, r.GainDBi = n.AP.Position, n.AP.TxPowerMBm, n.AP.AntennaGainDBi
 	case n.Station != nil:
-		r.Pos, mbm = n.Station.Position, n.Station.TxPowerMBm
+		r.Pos, mbm, r.GainDBi = n.Station.Position, n.Station.TxPowerMBm, n.Station.AntennaGainDBi
 	}
 	if mbm != 0 {
 		r.TxPowerDBm = float64(mbm) / 100

@@ -120,6 +120,9 @@ func wifiPreflight(spec *topo.Spec) []string {
 				}
 			}
 		}
+		if n.Station != nil && len(n.Station.Networks) > 1 && !engine {
+			errs = append(errs, fmt.Sprintf("%s: station %s roams between several networks (ssid: [%s]): that is the engine backend's medium's decision; wpa_supplicant roams within one network here (give the access points one SSID, or wifi: {backend: engine})", n.Station.Pos, n.Name, strings.Join(n.Station.Networks, ", ")))
+		}
 		if n.Station != nil {
 			ap := spec.Node(n.Station.AP)
 			if ap != nil && ap.AP != nil && !engine {

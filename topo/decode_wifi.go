@@ -35,6 +35,8 @@ type rawWiFi struct {
 	isAP bool
 	// AP keys
 	ssid, mode, band, security, passphrase, country string
+	ssids                                           []string // a station's networks (ssid: [a, b])
+	ssidLocs                                        []loc
 	ssidLoc, modeLoc, bandLoc, secLoc, passLoc      loc
 	channel, width                                  int
 	chanLoc, widthLoc                               loc
@@ -115,12 +117,29 @@ func (d *dec) wifiBlock(n *yaml.Node, path string, isAP bool, keyLoc loc) *rawWi
 		l := at(e.V, p)
 		switch e.Key {
 		case "ssid":
-			if s, ok := d.str(e.V, p, "a network name of 1-32 bytes"); ok {
-				if len(s) == 0 || len(s) > 32 || strings.ContainsAny(s, "\n\r\x00\"") {
-					d.errorf(l, "ssid %q is not valid: 1-32 bytes, no quotes, newlines or NUL", clip(s))
+			// a station may name several networks (a list): it roams
+			// between all their access points
+			items := []*yaml.Node{e.V}
+			if !isAP {
+				items = d.list(e.V, p, true)
+			}
+			for i, v := range items {
+				s, ok := d.str(v, p, "a network name of 1-32 bytes")
+				if !ok {
 					continue
 				}
-				w.ssid, w.ssidLoc = s, l
+				if len(s) == 0 || len(s) > 32 || strings.ContainsAny(s, "\n\r\x00\"") {
+					d.errorf(at(v, p), "ssid %q is not valid: 1-32 bytes, no quotes, newlines or NUL", clip(s))
+					continue
+				}
+				if slices.Contains(w.ssids, s) {
+					d.errorf(at(v, p), "ssid %q is named twice", clip(s))
+					continue
+				}
+				if i == 0 {
+					w.ssid, w.ssidLoc = s, l
+				}
+				w.ssids, w.ssidLocs = append(w.ssids, s), append(w.ssidLocs, at(v, p))
 			}
 		case "mode":
 			w.mode, _ = d.oneOf(e.V, p, "Wi-Fi mode", WiFiModes)

@@ -1,7 +1,9 @@
 package topo
 
 import (
+	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -200,5 +202,33 @@ func TestWiFiAntennaGain(t *testing.T) {
 	_, err = Load("b.yaml", []byte("name: b\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one, antenna_gain: 31dBi}}\n"))
 	if want := "b.yaml:3:51: nodes.ap1.wifi.antenna_gain: antenna_gain \"31dBi\" is not valid: give dBi from -10 to 30"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error %v, want %q", err, want)
+	}
+}
+
+// TestWiFiSeveralNetworks: a station naming several networks (ssid: [a,
+// b], as Mininet-WiFi's stations join whatever access point they hear)
+// roams between all their access points, which must agree as one
+// network's do and share one wired segment.
+func TestWiFiSeveralNetworks(t *testing.T) {
+	const base = "name: %s\nnodes:\n  s1: {kind: switch}\n  ap1: {kind: ap, wifi: {ssid: a, channel: 1}}\n  ap2: {kind: ap, position: [50, 0], wifi: {ssid: b, channel: 6%s}}\n  sta1: {kind: station, wifi: {%s}}\nlinks: [{endpoints: [ap1, s1]}%s]\n"
+	s, err := Load("n.yaml", fmt.Appendf(nil, base, "n", "", "ssid: [a, b]", ", {endpoints: [ap2, s1]}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := s.Node("sta1").Station
+	if !slices.Equal(st.ESS, []string{"ap1", "ap2"}) || !slices.Equal(st.Networks, []string{"a", "b"}) || st.AP != "ap1" || st.Roaming == nil {
+		t.Errorf("sta1: ESS %v, networks %v, AP %s, roaming %+v", st.ESS, st.Networks, st.AP, st.Roaming)
+	}
+	for _, c := range []struct{ name, ap2, sta, link, want string }{
+		{"u", "", "ssid: [a, c]", ", {endpoints: [ap2, s1]}", "u.yaml:6:42: nodes.sta1.wifi.ssid: no access point has ssid \"c\""},
+		{"m", ", mode: g", "ssid: [a, b]", ", {endpoints: [ap2, s1]}", "whose access points must agree as one network's do: one network, one mode: g is not n (ap1, ap2)"},
+		{"p", "", "ap: ap1, ssid: [a, b]", ", {endpoints: [ap2, s1]}", "a station that names its access point (ap: ap1) joins its one network"},
+		{"c", "", "ssid: [a, b]", "", "no chain of switches joins ap1 and ap2"},
+		{"d", "", "ssid: [a, a]", ", {endpoints: [ap2, s1]}", "ssid \"a\" is named twice"},
+	} {
+		_, err := Load(c.name+".yaml", fmt.Appendf(nil, base, c.name, c.ap2, c.sta, c.link))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
 	}
 }

@@ -98,23 +98,40 @@ func (r *resolver) makeWiFi() {
 				continue
 			}
 			api = i
+			if len(w.ssids) > 1 {
+				r.d.errorf(w.ssidLoc, "a station that names its access point (ap: %s) joins its one network: drop ap: to roam between the networks %s", w.ap, strings.Join(w.ssids, ", "))
+				continue
+			}
 			if w.ssid != "" && w.ssid != r.spec.Nodes[i].AP.SSID {
 				r.d.errorf(w.ssidLoc, "ssid %q is not %s's SSID (%q): give ap: or ssid:, or make them agree", w.ssid, w.ap, r.spec.Nodes[i].AP.SSID)
 				continue
 			}
 		case w.ssid != "":
-			i, ok := bySSID[w.ssid]
-			if !ok {
-				var known []string
-				for _, a := range aps {
-					if ssid := r.spec.Nodes[a].AP.SSID; !slices.Contains(known, ssid) {
-						known = append(known, ssid)
+			api = -1
+			for k, ssid := range w.ssids {
+				i, ok := bySSID[ssid]
+				if !ok {
+					var known []string
+					for _, a := range aps {
+						if s := r.spec.Nodes[a].AP.SSID; !slices.Contains(known, s) {
+							known = append(known, s)
+						}
 					}
+					r.d.errorf(w.ssidLocs[k], "no access point has ssid %q %s", ssid, choicesOrNone("SSIDs", ssid, known))
+					api = -1
+					break
 				}
-				r.d.errorf(w.ssidLoc, "no access point has ssid %q %s", w.ssid, choicesOrNone("SSIDs", w.ssid, known))
+				if api == -1 {
+					api = i
+				} else if why := essMismatch(r.spec.Nodes[api].AP, r.spec.Nodes[i].AP); why != "" {
+					r.d.errorf(w.ssidLoc, "the station roams between the networks %s, whose access points must agree as one network's do: %s (%s, %s)", strings.Join(w.ssids, ", "), why, r.spec.Nodes[api].Name, r.spec.Nodes[i].Name)
+					api = -1
+					break
+				}
+			}
+			if api == -1 {
 				continue
 			}
-			api = i
 		case len(aps) == 1:
 			api = aps[0]
 		case len(aps) == 0:
@@ -129,7 +146,15 @@ func (r *resolver) makeWiFi() {
 			MLO: w.mlo, TxPowerMBm: w.txMBm, AntennaGainDBi: w.gainDBi, Pos: posString(r.spec.Source, rn.loc)}
 		// a station that named a network of several APs roams between
 		// them; one that named its AP stays with it
-		if nets := ess[ap.SSID]; w.ap == "" && len(nets) > 1 {
+		nets := ess[ap.SSID]
+		if len(w.ssids) > 1 {
+			st.Networks = w.ssids
+			nets = nil
+			for _, s := range w.ssids {
+				nets = append(nets, ess[s]...)
+			}
+		}
+		if w.ap == "" && len(nets) > 1 {
 			st.ESS = r.names(nets)
 			st.Roaming = w.roam
 			if st.Roaming == nil {
@@ -209,6 +234,20 @@ func (r *resolver) checkESS() {
 			if essMismatch(r.spec.Nodes[aps[0]].AP, r.spec.Nodes[i].AP) == "" && uf.find(i) != uf.find(aps[0]) {
 				n := &r.spec.Nodes[i]
 				r.d.errorf(r.doc.nodes[i].loc, "access point %s shares ssid %q with %s but no chain of switches joins them: link both to one switch (a network's access points bridge one wired segment, where a roaming station keeps its address)", n.Name, ssid, r.spec.Nodes[aps[0]].Name)
+			}
+		}
+	}
+	// a station of several networks keeps its address in all of them
+	for i := range r.spec.Nodes {
+		st := r.spec.Nodes[i].Station
+		if st == nil || len(st.Networks) < 2 {
+			continue
+		}
+		first := r.byName[st.ESS[0]]
+		for _, name := range st.ESS[1:] {
+			if j := r.byName[name]; uf.find(j) != uf.find(first) {
+				r.d.errorf(r.doc.nodes[i].wifi.ssidLoc, "the station roams between the networks %s, but no chain of switches joins %s and %s: link their access points to one wired segment (where the station keeps its address)", strings.Join(st.Networks, ", "), st.ESS[0], name)
+				break
 			}
 		}
 	}

@@ -112,7 +112,11 @@ func printTraces(spec *topo.Spec) {
 			} else if st.Roaming.Scan > 0 {
 				off += " + " + st.Roaming.Scan.String() + " of scan"
 			}
-			fmt.Printf("  %s roams in %s (%s): hysteresis %g dB, off the air %s per handover\n", n.Name, st.SSID, strings.Join(st.ESS, ", "), st.Roaming.HysteresisDB, off)
+			nets := st.SSID
+			if len(st.Networks) > 1 {
+				nets = "the networks " + strings.Join(st.Networks, ", ")
+			}
+			fmt.Printf("  %s roams in %s (%s): hysteresis %g dB, off the air %s per handover\n", n.Name, nets, strings.Join(st.ESS, ", "), st.Roaming.HysteresisDB, off)
 		}
 	}
 }

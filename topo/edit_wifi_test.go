@@ -174,9 +174,9 @@ links: [{endpoints: [h1, ap1]}]
 		t.Errorf("MACs: %v", macs)
 	}
 	for doc, want := range map[string]string{
-		"name: g\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one, mac: \"01:00:00:00:00:01\"}}\n":                                                       "g.yaml:3:42: nodes.ap1.wifi.mac: mac \"01:00:00:00:00:01\" is a group (multicast) address",
-		"name: z\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one, mac: \"00:00:00:00:00:00\"}}\n":                                                       "is all zero",
-		"name: x\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one}}\n  sta1: {kind: station, wifi: {mac: 1234}}\n":                                       "x.yaml:4:37: nodes.sta1.wifi.mac: mac \"1234\" is not a MAC",
+		"name: g\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one, mac: \"01:00:00:00:00:01\"}}\n":                                                              "g.yaml:3:42: nodes.ap1.wifi.mac: mac \"01:00:00:00:00:01\" is a group (multicast) address",
+		"name: z\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one, mac: \"00:00:00:00:00:00\"}}\n":                                                              "is all zero",
+		"name: x\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one}}\n  sta1: {kind: station, wifi: {mac: 1234}}\n":                                              "x.yaml:4:37: nodes.sta1.wifi.mac: mac \"1234\" is not a MAC",
 		"name: d\nnodes:\n  ap1: {kind: ap, wifi: {ssid: one, mac: \"02:00:00:00:00:01\"}}\n  sta1: {kind: station, wifi: {mac: \"02:00:00:00:00:01\"}}\n": "d.yaml:4:37: nodes.sta1.wifi.mac: mac 02:00:00:00:00:01 is ap1:ap1-wlan0's already",
 	} {
 		name := strings.Fields(doc)[1] + ".yaml"

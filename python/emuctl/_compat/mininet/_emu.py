@@ -70,6 +70,9 @@ class Session:
         # outlive the script, as under Mininet: see keptAtExit
         self.standalone = True
         self.cpu0 = (0, 0)
+        # top-level keys of the topology document besides nodes and links
+        # (mn_wifi's wifi: block: backend, the medium's path loss)
+        self.extra: dict[str, Any] = {}
         _sessions.append(self)
 
     # declaration
@@ -79,7 +82,9 @@ class Session:
         if node.name in self.nodes:
             raise CompatError(f"addHost/addSwitch: a node named {node.name!r} exists already")
         self.nodes[node.name] = node
-        if self.lab is not None and node.inLab():
+        if self.lab is not None and node.inLab() and hasattr(node, "apiAdd"):
+            self.call("node.add", **node.apiAdd(self.name))  # a node of its own kind (mn_wifi's stations)
+        elif self.lab is not None and node.inLab():
             kind = "switch" if node.isSwitchNode() else "host"
             params: dict[str, Any] = {"lab": self.name, "name": node.name, "kind": kind}
             if node.isRoot():
@@ -170,8 +175,10 @@ class Session:
             nodes[n.name] = n.emuctlNode()
         if not nodes:
             raise CompatError("the network has no node to build")
-        return {"name": self.name, "addressing": {"auto": False}, "routing": "none", "nodes": nodes,
-                "links": [self._linkEntry(l) for l in self.links]}
+        doc = {"name": self.name, "addressing": {"auto": False}, "routing": "none", "nodes": nodes,
+               "links": [self._linkEntry(l) for l in self.links]}
+        doc.update(self.extra)
+        return doc
 
     def _linkEntry(self, link: Any, api: bool = False) -> dict[str, Any]:
         a, b = link.intf1, link.intf2

@@ -22,12 +22,29 @@ func TestRxTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	buf, oob := make([]byte, 16), make([]byte, RxTimeOOB)
+	// the kernel turns receive timestamps on a little after the first
+	// socket asks (net_enable_timestamp's deferred work): until then it
+	// stamps a datagram when it is read; a first datagram waits for that
+	for try := 0; ; try++ {
+		if _, err := c.WriteToUDP([]byte("w"), c.LocalAddr().(*net.UDPAddr)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+		_, oobn, _, _, err := c.ReadMsgUDP(buf, oob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns, _ := RxTime(oob[:oobn])
+		if time.Since(time.Unix(0, ns)) >= 15*time.Millisecond || try == 50 {
+			break
+		}
+	}
 	before := time.Now()
 	if _, err := c.WriteToUDP([]byte("x"), c.LocalAddr().(*net.UDPAddr)); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(20 * time.Millisecond) // read late: the time is the arrival's
-	buf, oob := make([]byte, 16), make([]byte, RxTimeOOB)
 	_, oobn, _, _, err := c.ReadMsgUDP(buf, oob)
 	read := time.Now()
 	if err != nil {

@@ -22,16 +22,18 @@ func newMininetCmd() *cobra.Command {
 		Short: "Run a Mininet Python script on emuctl (Mininet's API, emuctl's lab)",
 		Long: `Runs a Python script (or -m MODULE) written for Mininet with python3, the
 Mininet-compatible layer importable as "mininet" (mininet.net, topo,
-topolib, node, link, cli, log, util, clean, nodelib) in place of any
-Mininet installed on the machine — for this run only: outside emuctl
+topolib, node, link, cli, log, util, clean, nodelib), and Mininet-WiFi's as
+"mn_wifi" (mn_wifi.net's Mininet_wifi, node, link, cli, topo,
+wmediumdConnector: access points and stations on emuctl's medium), in
+place of any installed on the machine — for this run only: outside emuctl
 mininet, "import mininet" finds what it found before. The script's network
 is an emuctl lab (named mn, or mn-PID when mn runs already), built when
 the script calls build() or start() and changed while it runs; net.stop()
 or the script's end takes it down. -m mininet.examples.X runs Mininet's
 own example X from where Debian's mininet package keeps them (or from
 $EMUCTL_MININET_EXAMPLES). Processes the script starts (python -m ...)
-see the same layer. What emuctl cannot honour (a remote OpenFlow
-controller, CPU pinning, X terminals) is an error naming it.`,
+see the same layer. What emuctl cannot honour (CPU pinning, X terminals,
+ad hoc and mesh Wi-Fi) is an error naming it.`,
 		Example: `  sudo emuctl mininet mytopo.py
   sudo emuctl mininet -m mininet.examples.emptynet`,
 		DisableFlagParsing: true,

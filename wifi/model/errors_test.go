@@ -76,6 +76,13 @@ func TestNoiseAndPathLoss(t *testing.T) {
 	if l, _ := pl.LossDB(10); math.Abs(l-76.6777) > 1e-9 {
 		t.Errorf("log-distance at 10 m: %.4f dB, want 76.6777", l)
 	}
+	// within the reference distance, co-located nodes included, the
+	// reference loss (ns-3's log-distance model); once this said 0 dB at 0 m
+	for _, d := range []float64{0, 0.5, 1} {
+		if l, _ := pl.LossDB(d); l != 46.6777 {
+			t.Errorf("log-distance at %g m: %.4f dB, want the reference 46.6777", d, l)
+		}
+	}
 	f := PathLoss{Model: "friis", FreqMHz: 5150}
 	if l, _ := f.LossDB(1); math.Abs(l-46.68) > 0.01 {
 		t.Errorf("free space at 1 m, 5.15 GHz: %.3f dB, want 46.68 (ns-3's reference loss)", l)

@@ -25,13 +25,15 @@ func DefaultPathLoss(freqMHz float64) PathLoss {
 	return PathLoss{Model: "logdistance", Exponent: 3, RefLossDB: 46.6777, RefDistM: 1, FreqMHz: freqMHz}
 }
 
-// LossDB is the path loss at d metres.
+// LossDB is the path loss at d metres: log-distance keeps its reference
+// loss within the reference distance, co-located nodes included (ns-3's
+// LogDistancePropagationLossModel); Friis has none at no distance.
 func (p PathLoss) LossDB(d float64) (float64, error) {
-	if d <= 0 {
-		return 0, nil
-	}
 	switch p.Model {
 	case "friis", "freespace", "free-space":
+		if d <= 0 {
+			return 0, nil // ns-3's Friis: no loss at no distance
+		}
 		lambda := 299792458.0 / (p.FreqMHz * 1e6)
 		return 20 * math.Log10(4*math.Pi*d/lambda), nil
 	case "logdistance", "log-distance", "":

@@ -1,0 +1,110 @@
+"""The Mininet-WiFi layer end to end (root tier): a script written as
+Mininet-WiFi's examples are (positions, a propagation model, stations the
+script does not link, mobility) runs under ``emuctl mininet`` on emuctl's
+medium and is checked against physics: each station's signal is Mininet-
+WiFi's link budget (14 dBm + two 5 dBi antennas − the log-distance path
+loss from free space at 1 m), a station walking from one access point to
+another of a different SSID hands over and keeps its address, and a
+mobility model keeps its station inside the model's bounds."""
+
+import json
+import math
+import os
+import subprocess
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="root tier: needs root (CAP_NET_ADMIN) to build labs")
+
+SCRIPT = textwrap.dedent('''
+    import json, time
+    from mininet.log import setLogLevel
+    from mn_wifi.net import Mininet_wifi
+    from mn_wifi.link import wmediumd
+    from mn_wifi.wmediumdConnector import interference
+    setLogLevel("output")
+    out = {}
+    net = Mininet_wifi(link=wmediumd, wmediumd_mode=interference)
+    h1 = net.addHost("h1", ip="10.0.0.100/8")
+    ap1 = net.addAccessPoint("ap1", ssid="ssid-ap1", mode="g", channel="1", position="15,30,0")
+    ap2 = net.addAccessPoint("ap2", ssid="ssid-ap2", mode="g", channel="6", position="55,30,0")
+    sta1 = net.addStation("sta1", mac="00:00:00:00:00:01", position="10,30,0")
+    sta2 = net.addStation("sta2", mac="00:00:00:00:00:02", position="20,30,0")
+    sta3 = net.addStation("sta3", min_x=40, max_x=60, min_y=20, max_y=40, min_v=2, max_v=4)
+    net.setPropagationModel(model="logDistance", exp=5)
+    net.configureNodes()
+    net.addLink(ap1, ap2)
+    net.addLink(ap1, h1)
+    net.startMobility(time=0)
+    net.mobility(sta1, "start", time=1, position="10,30,0")
+    net.mobility(sta1, "stop", time=4, position="60,30,0")
+    net.stopMobility(time=5)
+    net.setMobilityModel(time=0, model="RandomWayPoint", seed=7)
+    net.build()
+    ap1.start([])
+    ap2.start([])
+    t0 = time.time()
+    out["lab"] = net.session.name
+    out["ap_sta1"] = sta1.wintfs[0].associatedTo.node.name
+    out["rssi_sta2"] = sta2.wintfs[0].rssi
+    out["pos_sta2"] = sta2.position
+    out["ping"] = net.ping([sta2, h1])
+    sta2.setPosition("25,30,0")
+    time.sleep(0.3)
+    out["rssi_sta2_25"] = sta2.wintfs[0].rssi
+    out["pos_sta2_25"] = sta2.position
+    out["dist"] = sta2.get_distance_to(ap1)
+    track = []
+    while time.time() - t0 < 6:
+        track.append(sta3.position)
+        time.sleep(0.25)
+    out["track3"] = track
+    out["ap_sta1_after"] = sta1.wintfs[0].associatedTo.node.name
+    out["pos_sta1_after"] = sta1.position
+    out["ping_after"] = net.ping([sta1, h1])
+    out["ip_sta1"] = sta1.IP()
+    out["mac_sta1"] = sta1.cmd("cat /sys/class/net/sta1-wlan0/address").strip()
+    net.stop()
+    print(json.dumps(out))
+''')
+
+
+def budget(d, exp=5):
+    """Mininet-WiFi's received power at d metres: 14 dBm + 5 + 5 dBi − (free space at 1 m on channel 1 + 10·exp·log10 d)."""
+    ref = 20 * math.log10(4 * math.pi * 2412e6 / 299792458.0)
+    return 14 + 5 + 5 - (ref + 10 * exp * math.log10(d))
+
+
+def test_wifi_script(tmp_path):
+    emuctl = os.environ["EMUCTL"]
+    script = tmp_path / "wifi.py"
+    script.write_text(SCRIPT)
+    r = subprocess.run([emuctl, "mininet", str(script)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=180)
+    assert r.returncode == 0, r.stdout
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    print(json.dumps({k: v for k, v in out.items() if k != "track3"}), out["track3"][:3])
+    # associations: sta1 starts on the AP it hears best (ap1, 5 m away)
+    assert out["ap_sta1"] == "ap1"
+    # the signal is the link budget of the positions, to the medium's 0.01 dB
+    assert out["pos_sta2"] == [20.0, 30.0, 0.0]
+    assert abs(out["rssi_sta2"] - budget(5)) < 0.02, (out["rssi_sta2"], budget(5))
+    assert out["pos_sta2_25"] == [25.0, 30.0, 0.0] and out["dist"] == 10.0
+    assert abs(out["rssi_sta2_25"] - budget(10)) < 0.02, (out["rssi_sta2_25"], budget(10))
+    assert out["ping"] == 0
+    # sta1 walked from 5 m of ap1 to 5 m of ap2 (different SSIDs): it lost
+    # ap1 (below -82 dBm past ~21 m at exponent 5) and joined ap2, keeping
+    # its address; the wired side learnt where it is
+    assert out["pos_sta1_after"] == [60.0, 30.0, 0.0]
+    assert out["ap_sta1_after"] == "ap2"
+    assert out["ping_after"] == 0
+    # h1 took ipBase's first address (Mininet counts hosts given an ip= too)
+    assert out["ip_sta1"] == "10.0.0.2" and out["mac_sta1"] == "00:00:00:00:00:01"
+    # the model kept sta3 in its bounds
+    assert len(out["track3"]) >= 20
+    for x, y, _ in out["track3"]:
+        assert 40 - 1e-6 <= x <= 60 + 1e-6 and 20 - 1e-6 <= y <= 40 + 1e-6, out["track3"]
+    assert len({tuple(p) for p in out["track3"]}) > 5, "sta3 did not move"
+    labs = subprocess.run([emuctl, "ls"], stdout=subprocess.PIPE, text=True).stdout
+    assert out["lab"] not in labs.split()

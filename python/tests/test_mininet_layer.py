@@ -5,16 +5,13 @@ root tier is ``make test-mininet`` (Mininet's own example tests) and
 test_mininet_root.py."""
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-COMPAT = Path(__file__).resolve().parents[1] / "emuctl" / "_compat"
-sys.path.insert(0, str(COMPAT))  # as emuctl mininet does
+from conftest import COMPAT
 
 import mininet  # noqa: E402
-from mininet import _emu  # noqa: E402
 from mininet._emu import CompatError  # noqa: E402
 from mininet.link import TCLink, tcKeys  # noqa: E402
 from mininet.net import Mininet  # noqa: E402
@@ -29,16 +26,7 @@ def test_the_layer_is_ours():
     assert Path(mininet.__file__).resolve().parent == COMPAT / "mininet"
 
 
-@pytest.fixture(autouse=True)
-def no_lab(monkeypatch):
-    """Nothing here builds a lab: realize() would need root."""
-    monkeypatch.setattr(_emu.Session, "netem", property(lambda self: True))
-
-    def refuse(self):
-        raise AssertionError("a no-root test tried to build a lab")
-    monkeypatch.setattr(_emu.Session, "realize", refuse)
-    yield
-    _emu._sessions.clear()
+pytestmark = pytest.mark.usefixtures("no_lab")
 
 
 def test_util():

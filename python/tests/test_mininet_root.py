@@ -8,6 +8,7 @@ import subprocess
 import textwrap
 
 import pytest
+from conftest import run_script
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="root tier: needs root (CAP_NET_ADMIN) to build labs")
 
@@ -71,12 +72,7 @@ def mbps(s):
 
 def test_script_changes_its_network(tmp_path):
     emuctl = os.environ["EMUCTL"]
-    script = tmp_path / "grow.py"
-    script.write_text(SCRIPT)
-    r = subprocess.run([emuctl, "mininet", str(script)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True, timeout=180)
-    assert r.returncode == 0, r.stdout
-    out = json.loads(r.stdout.strip().splitlines()[-1])
+    stdout, out = run_script(tmp_path, SCRIPT, "grow.py")
     assert "_compat" in out["layer"]
     assert out["loss0"] == 0
     assert out["h3"] == ["10.0.0.3", "h3-eth0", "s1-eth3"]
@@ -93,7 +89,7 @@ def test_script_changes_its_network(tmp_path):
     assert out["popen"] == "h2"
     assert out["again"] == "t0"
     assert out["after"] == [["c0", "h1", "h2", "s1"], 0]
-    assert "the emulation kept up" in r.stdout or "did NOT keep up" in r.stdout
+    assert "the emulation kept up" in stdout or "did NOT keep up" in stdout
     labs = subprocess.run([emuctl, "ls"], stdout=subprocess.PIPE, text=True).stdout
     assert out["lab"] not in labs.split()
 

@@ -8,13 +8,11 @@ import json
 import math
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-COMPAT = Path(__file__).resolve().parents[1] / "emuctl" / "_compat"
-sys.path.insert(0, str(COMPAT))  # as emuctl mininet does
+from conftest import COMPAT
 
 import mn_wifi  # noqa: E402
 from mininet import _emu  # noqa: E402
@@ -31,16 +29,7 @@ def test_the_layer_is_ours():
     assert Path(mn_wifi.__file__).resolve().parent == COMPAT / "mn_wifi"
 
 
-@pytest.fixture(autouse=True)
-def no_lab(monkeypatch):
-    """Nothing here builds a lab: realize() would need root."""
-    monkeypatch.setattr(_emu.Session, "netem", property(lambda self: True))
-
-    def refuse(self):
-        raise AssertionError("a no-root test tried to build a lab")
-    monkeypatch.setattr(_emu.Session, "realize", refuse)
-    yield
-    _emu._sessions.clear()
+pytestmark = pytest.mark.usefixtures("no_lab")
 
 
 def document(net):

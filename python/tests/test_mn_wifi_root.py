@@ -14,6 +14,7 @@ import subprocess
 import textwrap
 
 import pytest
+from conftest import run_script
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="root tier: needs root (CAP_NET_ADMIN) to build labs")
 
@@ -78,12 +79,7 @@ def budget(d, exp=5):
 
 def test_wifi_script(tmp_path):
     emuctl = os.environ["EMUCTL"]
-    script = tmp_path / "wifi.py"
-    script.write_text(SCRIPT)
-    r = subprocess.run([emuctl, "mininet", str(script)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True, timeout=180)
-    assert r.returncode == 0, r.stdout
-    out = json.loads(r.stdout.strip().splitlines()[-1])
+    _, out = run_script(tmp_path, SCRIPT, "wifi.py")
     print(json.dumps({k: v for k, v in out.items() if k != "track3"}), out["track3"][:3])
     # associations: sta1 starts on the AP it hears best (ap1, 5 m away)
     assert out["ap_sta1"] == "ap1"

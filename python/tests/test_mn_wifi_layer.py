@@ -34,10 +34,7 @@ pytestmark = pytest.mark.usefixtures("no_lab")
 
 def document(net):
     """What build() would bring up."""
-    net._security()
-    net._associations()
-    net._paths()
-    net._medium()
+    net.writeWifi()
     net.session.name = "mnw"
     return net.session.document()
 
@@ -210,7 +207,7 @@ def test_topo():
     (lambda n: n.addLink(n.addStation("s1"), cls=mesh, ssid="x"), "mesh"),
     (lambda n: n.addStation("s1", wlans=2), "wlans"),
     (lambda n: n.addStation("s1", nvif=2), "nvif"),
-    (lambda n: n.addStation("s1", range=100), "range"),
+    (lambda n: n.addStation("s1", range=-5), "range"),
     (lambda n: n.addAccessPoint("ap1", client_isolation=True), "client_isolation"),
     (lambda n: n.addAccessPoint("ap1", ssid="a,b"), "one wireless interface"),
     (lambda n: n.addAccessPoint("ap1", encrypt="wep", passwd="12345"), "WEP"),
@@ -248,3 +245,24 @@ def test_net_refusals_and_passwords():
     with pytest.raises(CompatError, match="autoAssociation=False"):
         document(net)
     assert OVSKernelAP.__mro__[1].__name__ == "AP" and issubclass(Station, Host)
+
+
+def test_range_sets_tx_power_as_mininet_wifi_does(tmp_path):
+    net = Mininet_wifi()
+    ap1 = net.addAccessPoint("ap1", position="0,0,0", range=30)
+    net.addStation("sta1", position="29,0,0")
+    net.setPropagationModel(model="logDistance", exp=5)
+    doc = document(net)
+    # the power whose signal at 30 m is the noise threshold (-91 dBm):
+    # ceil(40.09 + 50 log10 30 - 91 - 2 x 5) = 13 dBm
+    pl30 = friis1m(2412) + 50 * math.log10(30)
+    assert ap1.txpower == math.ceil(pl30 - 91 - 10) == 13
+    assert doc["nodes"]["ap1"]["wifi"]["txpower"] == "13dBm" and ap1.wintfs[0].txpower == 13
+    assert -91 <= 13 + 10 - pl30 < -90
+    validate(doc, tmp_path)
+    _emu._sessions.clear()
+    net = Mininet_wifi()
+    net.addAccessPoint("ap1", range=5000)
+    net.addStation("sta1")
+    with pytest.raises(CompatError, match="up to 30 dBm"):
+        document(net)

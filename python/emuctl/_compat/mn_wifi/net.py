@@ -457,6 +457,15 @@ class Mininet_wifi(Mininet):
 
     # build
 
+    def writeWifi(self) -> None:
+        """Write what the script declared as emuctl's Wi-Fi: passwords
+        checked, associations, paths, tx powers for ranges, the medium."""
+        self._security()
+        self._associations()
+        self._paths()
+        self._ranges()
+        self._medium()
+
     def _declare(self, topo: Any) -> None:
         """Declare a topology's nodes and links: stations and access
         points (mn_wifi.topo.Topo) too."""
@@ -503,6 +512,23 @@ class Mininet_wifi(Mininet):
                     raise CompatError(f"addStation({sta.name}): passwd differs from {ap.name}'s: it would never "
                                       "associate (emuctl's stations take their access point's passphrase)")
 
+    def _ranges(self) -> None:
+        """Nodes given a range get Mininet-WiFi's tx power for it: the
+        signal at the range is the noise threshold (rounded up to a whole
+        dBm, at least 1), under the path loss the medium will use."""
+        for n in list(self.aps) + list(self.stations):
+            if n.range is None:
+                continue
+            p = max(1, math.ceil(self.pathLossDB(n.range) + self.noise_th - 2 * n.antennaGain))
+            if p > 30:
+                raise CompatError(f"{n.name}: range={n.range:g} m needs {p} dBm under this path loss "
+                                  "(Mininet-WiFi's rule: the signal there is noise_th); emuctl takes up to 30 dBm")
+            n.txpower = p
+            for i in n.wintfs.values():
+                i.txpower = p
+            info(f"*** {n.name}: range {n.range:g} m -> tx power {p} dBm (emuctl's receivers need -82 dBm: "
+                 "emuctl wifi show lists the distance they hear it at)\n")
+
     def _medium(self) -> None:
         nf = self.noise_th - KTB_20MHZ
         if not 0 <= nf <= 30:
@@ -523,10 +549,7 @@ class Mininet_wifi(Mininet):
         if topo is not None:
             self.buildFromTopo(topo)  # here: the Wi-Fi is written from what it declares
         if not self.session.running and (self.stations or self.aps):
-            self._security()
-            self._associations()
-            self._paths()
-            self._medium()
+            self.writeWifi()
         try:
             super().build()
         finally:

@@ -50,6 +50,13 @@ def _number(v: Any, what: str, where: str) -> float:
         raise CompatError(f"{where}: {what}={v!r} is not a number") from None
 
 
+def _metres(v: Any, where: str) -> float:
+    r = _number(v, "range", where)
+    if not 0 < r <= 100e3:
+        raise CompatError(f"{where}: range={v!r}: metres above 0, up to 100 km")
+    return r
+
+
 def _security(encrypt: Any, passwd: Any, where: str) -> tuple[str, Optional[str]]:
     """Mininet-WiFi's encrypt/passwd as emuctl's security and passphrase."""
     enc = (encrypt or "").lower()
@@ -69,8 +76,6 @@ def _security(encrypt: Any, passwd: Any, where: str) -> tuple[str, Optional[str]
 
 # parameters of Mininet-WiFi emuctl does not build, and why
 _REFUSED = {
-    "range": "emuctl derives an access point's range from its tx power, antenna gains and the path-loss "
-             "model (emuctl wifi show lists it); give txpower= instead",
     "nvif": "virtual wireless interfaces are not built: one wireless interface per station",
     "ieee80211w": "management frame protection is not modelled",
     "client_isolation": "client isolation is not built: an emuctl access point relays between its stations, "
@@ -81,7 +86,7 @@ _REFUSED = {
 
 
 def _refuse(params: dict[str, Any], where: str) -> None:
-    for k in ("range", "nvif", "client_isolation"):
+    for k in ("nvif", "client_isolation"):
         if params.get(k):
             raise CompatError(f"{where}: {k}={params[k]!r}: {_REFUSED[k]}")
     if int(params.get("wlans", 1) or 1) != 1:
@@ -176,6 +181,11 @@ class WifiNode:
             raise CompatError(f"{where}: antennaGain={params['antennaGain']!r}: emuctl takes -10 to 30 dBi")
         self.antennaHeight = _number(params.get("antennaHeight", 1), "antennaHeight", where)
         self.wmac = params.get("mac")
+        # range: the tx power is made Mininet-WiFi's for it at build
+        # (mn_wifi.net.Mininet_wifi._ranges), once the path loss is known
+        self.range: Optional[float] = None
+        if params.get("range") is not None:
+            self.range = _metres(params["range"], where)
 
     def session_wifi(self) -> Any:
         """The network's Wi-Fi view (mn_wifi.net's WiFiView)."""
@@ -243,8 +253,12 @@ class WifiNode:
             i.antennaGain = self.antennaGain
 
     def setRange(self, _range: Any, intf: Any = None) -> None:
-        """Refused: see ``range``."""
-        raise CompatError(f"{self.name}.setRange: {_REFUSED['range']}")
+        """The node's range (metres) before the network is built: its tx
+        power becomes the one Mininet-WiFi computes for it — the power
+        whose signal at that distance is the noise threshold (noise_th,
+        -91 dBm) under the network's path loss."""
+        self._running("setRange")
+        self.range = _metres(_range, f"{self.name}.setRange")
 
 
 class Station(WifiNode, Host):

@@ -132,6 +132,7 @@ def test_associations(tmp_path):
     assert doc["nodes"]["sta2"]["wifi"]["ap"] == "ap2"
     assert doc["nodes"]["sta2"]["wifi"]["link"] == {"rate": "10mbit", "delay": "2ms"}
     assert sta1.currentAP() is None and sta2.currentAP() is ap2  # before build: what the script said
+    assert doc["wifi"]["backend"] == "engine"  # several SSIDs: the engine medium decides the handovers
     validate(doc, tmp_path)
     _emu._sessions.clear()
     # one SSID, strongest signal first

@@ -542,6 +542,12 @@ class Mininet_wifi(Mininet):
             "path_loss": {"model": "logdistance", "exponent": self.ppm["exp"],
                           "ref_loss": f"{self.refLossDB():.4f}dB", "ref_distance": "1m"},
             "noise_figure": f"{nf:.2f}dB"}}
+        if any(isinstance(s.network, list) for s in self.stations):
+            # roaming between networks is the engine medium's decision
+            # (wpa_supplicant on hwsim roams within one network)
+            self.session.extra["wifi"]["backend"] = "engine"
+            info("*** emuctl: stations roam between access points of several SSIDs: the lab's Wi-Fi runs on "
+                 "emuctl's engine medium (wifi: {backend: engine})\n")
 
     def build(self) -> None:
         """Declare the topology, write the Wi-Fi as emuctl's, bring the lab up."""

@@ -151,6 +151,9 @@ func watch(ctx context.Context, s *session, id, lab string, every time.Duration,
 									s.notify("event", event{Subscription: id, Type: "link-state", T: now, Link: &li, A: c.A, B: c.B, State: c.StateA})
 								}
 								dt := t.Sub(lastT).Seconds()
+								if !c.At.IsZero() && c.At.After(last[k].At) {
+									dt = c.At.Sub(last[k].At).Seconds()
+								}
 								ab, ba := wireBytes(c), wireBytes(last[k])
 								out[i].AtoBbps = float64(ab[0]-ba[0]) * 8 / dt
 								out[i].BtoAbps = float64(ab[1]-ba[1]) * 8 / dt

@@ -26,6 +26,10 @@ type LinkCounters struct {
 	// Kernel is a kernel-shaped link's queues now, per direction, from
 	// the qdiscs on each end's egress (a->b on A's, b->a on B's).
 	Kernel *[2]KernelQueue `json:"kernel,omitempty"`
+	// At is when this link's counters were read (the middle of the
+	// read): rates divide by the time between two reads of the same
+	// link, so a reader held off the CPU between links skews none.
+	At time.Time `json:"at"`
 }
 
 // KernelQueue is one direction of a kernel-shaped link, read from its
@@ -169,24 +173,33 @@ func (r *CounterReader) Read(lab string) (time.Time, []LinkCounters, error) {
 	if err != nil {
 		return time.Time{}, nil, err
 	}
+	e0 := time.Now()
 	stats := engineStats(st)
+	e1 := time.Now()
+	engineAt := e0.Add(e1.Sub(e0) / 2)
 	t := time.Now()
 	out := make([]LinkCounters, 0, linkCount(st.Spec))
 	for i := range linkCount(st.Spec) {
 		a, b := linkEnds(st.Spec, i)
-		c := LinkCounters{Index: i, A: a.String(), B: b.String(), StateA: "missing"}
+		c := LinkCounters{Index: i, A: a.String(), B: b.String(), StateA: "missing", At: t}
 		if s, ok := stats[i]; ok {
 			c.Engine = &s
 		}
+		r0 := time.Now()
 		if c2 := st.Spec.Cluster; c2 != nil && (c2.Slice == "" || !st.Spec.Here(a.Node)) {
 			// on a machine of the lab (the controller's own namespaces
 			// hold none): its counters are not read from here
 			c.StateA = "remote"
 		} else {
 			r.readCounters(st, a, &c)
+			r1 := time.Now()
+			c.At = r0.Add(r1.Sub(r0) / 2)
 			if ls, shaped := findLinkState(st.Links, i); shaped && (ls.Backend == BackendNetem || ls.Backend == BackendShaper) {
 				c.Kernel = r.readKernelQueues(st, a, b)
 			}
+		}
+		if c.Engine != nil {
+			c.At = engineAt // its bytes are the engine's, read first
 		}
 		out = append(out, c)
 	}

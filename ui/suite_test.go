@@ -114,23 +114,27 @@ func TestSuitePageInBrowser(t *testing.T) {
 	maxRate := map[string]float64{} // per run's rate: the largest a→b the page showed
 	runRate := regexp.MustCompile(`: rate=(\d+)mbit #1 \(running\)`)
 	soFar := false
-	for out == nil {
-		select {
-		case out = <-done:
-		case <-time.After(200 * time.Millisecond):
+	// the rates are timed: judged only when the machine gave the run its
+	// CPU (the suite's own flows fill a core)
+	load := testutil.MeasureHost(func() {
+		for out == nil {
+			select {
+			case out = <-done:
+			case <-time.After(200 * time.Millisecond):
+			}
+			v, err := chromedp.Run(ctx, chromedp.Evaluate[seen](look))
+			if err != nil {
+				t.Fatalf("reading the page: %v", err)
+			}
+			views = append(views, v)
+			if m := runRate.FindStringSubmatch(v.Progress); m != nil && v.Status == "live" && strings.Join(v.Nodes, " ") == "h1 h2" {
+				maxRate[m[1]] = max(maxRate[m[1]], mbit(v.AB))
+			}
+			for _, c := range v.Checks {
+				soFar = soFar || strings.HasSuffix(c, "so far")
+			}
 		}
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[seen](look))
-		if err != nil {
-			t.Fatalf("reading the page: %v", err)
-		}
-		views = append(views, v)
-		if m := runRate.FindStringSubmatch(v.Progress); m != nil && v.Status == "live" && strings.Join(v.Nodes, " ") == "h1 h2" {
-			maxRate[m[1]] = max(maxRate[m[1]], mbit(v.AB))
-		}
-		for _, c := range v.Checks {
-			soFar = soFar || strings.HasSuffix(c, "so far")
-		}
-	}
+	})
 	if out.Verdict != "pass" {
 		t.Fatalf("the suite itself: %s %+v", out.Verdict, out.Checks)
 	}
@@ -161,9 +165,14 @@ func TestSuitePageInBrowser(t *testing.T) {
 	// flow fills its link: the wire rate (counters count whole frames)
 	// reaches 0.8 × R and never exceeds R by more than a sampling
 	// interval's jitter (3 %, as TestUIBrowser)
+	starved, why := load.Starved(true)
+	t.Logf("while the suite ran: %v", load)
 	for rate, shown := range maxRate {
 		r, _ := strconv.ParseFloat(rate, 64)
-		if shown < 0.8*r || shown > 1.03*r {
+		switch {
+		case starved:
+			t.Logf("the %s Mbit/s run's rate (at most %.2f Mbit/s shown) is not judged: %s", rate, shown, why)
+		case shown < 0.8*r || shown > 1.03*r:
 			t.Errorf("during the %s Mbit/s run the page showed at most %.2f Mbit/s a→b, want within [0.8, 1.03] × %s", rate, shown, rate)
 		}
 	}

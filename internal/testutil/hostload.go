@@ -70,8 +70,10 @@ func MeasureHost(fn func()) HostLoad {
 	}
 	for i := range min(len(c0.cpus), len(c1.cpus)) {
 		a, b := c0.cpus[i], c1.cpus[i]
-		if b.total > a.total {
-			l.Steal = max(l.Steal, float64(b.steal-a.steal)/float64(b.total-a.total))
+		// less one jiffy: /proc/stat counts whole ticks, and one tick
+		// of a short run (0-20 ms in 10) is no measure of it
+		if stolen := b.steal - a.steal; b.total > a.total && stolen > 1 {
+			l.Steal = max(l.Steal, float64(stolen-1)/float64(b.total-a.total))
 		}
 	}
 	return l

@@ -9,6 +9,7 @@ import subprocess
 import time
 
 import pytest
+from conftest import retry_starved
 
 pexpect = pytest.importorskip("pexpect", reason="needs Debian's python3-pexpect (make deps)")
 
@@ -120,7 +121,8 @@ def test_part2_startup_options(tmp_path):
 
     # Link variations: 10 Mbit/s and 10 ms on each link (h1-s1, s1-h2)
     s = Session("--link", "tc,bw=10,delay=10ms")
-    res = re.search(r"\*\*\* Results: \['([^']+)', '([^']+)'\]", s.run("iperf", timeout=120))
+    res = re.search(r"\*\*\* Results: \['([^']+)', '([^']+)'\]",
+                    retry_starved(lambda: s.run("iperf", timeout=120), "iperf h1 h2"))
     assert res, "no iperf result"
     cap = 10 * 1448 / 1514
     server = mbits(res.group(1))

@@ -240,6 +240,16 @@ def test_net_refusals_and_passwords():
     with pytest.raises(CompatError, match="passwd differs"):
         document(net)
     _emu._sessions.clear()
+    # management frame protection: WPA3's (as the network's default too), refused on a station of a WPA2 AP
+    net = Mininet_wifi(ieee80211w="2", encrypt="wpa3", passwd="123456789a")
+    assert net.addAccessPoint("ap1").security == "wpa3"
+    _emu._sessions.clear()
+    net = Mininet_wifi()
+    net.addAccessPoint("ap1", encrypt="wpa2", passwd="123456789a")
+    net.addStation("sta1", ieee80211w="2")
+    with pytest.raises(CompatError, match="WPA3's here"):
+        document(net)
+    _emu._sessions.clear()
     net = Mininet_wifi(autoAssociation=False)
     net.addAccessPoint("ap1")
     net.addStation("sta1")

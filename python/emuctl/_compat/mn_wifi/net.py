@@ -43,7 +43,7 @@ from mininet.log import info, warn
 from mininet.net import Mininet
 from mininet.util import ipAdd, macColonHex
 from mn_wifi.link import REFUSED, WirelessLink, _Refused, wmediumd
-from mn_wifi.node import AP, Car, OVSKernelAP, Station, parsePosition
+from mn_wifi.node import _REFUSED, AP, Car, OVSKernelAP, Station, parsePosition
 from mn_wifi.wmediumdConnector import error_prob, interference, snr
 
 # Mininet-WiFi's mobility models and emuctl's names for them
@@ -143,7 +143,6 @@ class Mininet_wifi(Mininet):
                    "plot3d": (plot3d, "the map is 2-D (emuctl ui)"),
                    "fading_cof": (fading_cof, "emuctl's medium models no fading"),
                    "client_isolation": (client_isolation, "client isolation is not built"),
-                   "ieee80211w": (ieee80211w, "management frame protection is not modelled"),
                    "disable_tcp_checksum": (disable_tcp_checksum, "checksums are the kernel's"),
                    "autoSetPositions": (autoSetPositions, "give each node its position=")}
         for k, (v, why) in refused.items():
@@ -161,6 +160,7 @@ class Mininet_wifi(Mininet):
         super().__init__(topo=topo, link=wired, build=False, **kwargs)
         self.accessPoint, self.station, self.car = accessPoint, station, car
         self.ssid, self.mode, self.encrypt, self.passwd = ssid, mode, encrypt, passwd
+        self.ieee80211w = ieee80211w  # the access points' default (WPA3 only)
         self.channel, self.freq, self.band = channel, freq, band
         self.noise_th = noise_th
         self.ac_method: Optional[str] = None
@@ -217,6 +217,7 @@ class Mininet_wifi(Mininet):
                               "before build()")
         defaults: dict[str, Any] = {"ssid": self.ssid, "mode": self.mode, "channel": self.channel,
                                     "encrypt": self.encrypt, "passwd": self.passwd, "band": self.band,
+                                    "ieee80211w": self.ieee80211w,
                                     "listenPort": self.listenPort, "inNamespace": self.inNamespace}
         if self.autoSetMacs:
             defaults["mac"] = macColonHex(self.nextIP)
@@ -508,6 +509,9 @@ class Mininet_wifi(Mininet):
         for sta in self.stations:
             aps = [sta.ap] if sta.ap is not None else self.aps
             for ap in aps:
+                if sta.params.get("ieee80211w") and ap.security != "wpa3":
+                    raise CompatError(f"addStation({sta.name}): ieee80211w={sta.params['ieee80211w']!r} with "
+                                      f"{ap.name}: {_REFUSED['ieee80211w']}")
                 if sta.passwd and ap.passphrase and str(sta.passwd) != ap.passphrase:
                     raise CompatError(f"addStation({sta.name}): passwd differs from {ap.name}'s: it would never "
                                       "associate (emuctl's stations take their access point's passphrase)")

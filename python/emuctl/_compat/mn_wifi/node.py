@@ -77,11 +77,11 @@ def _security(encrypt: Any, passwd: Any, where: str) -> tuple[str, Optional[str]
 # parameters of Mininet-WiFi emuctl does not build, and why
 _REFUSED = {
     "nvif": "virtual wireless interfaces are not built: one wireless interface per station",
-    "ieee80211w": "management frame protection is not modelled",
+    "ieee80211w": "management frame protection is WPA3's here (encrypt='wpa3', where emuctl requires it); "
+                  "not modelled otherwise",
     "client_isolation": "client isolation is not built: an emuctl access point relays between its stations, "
                         "as mac80211 does without ap_isolate",
     "wlans": "one wireless interface per node (wlans=1)",
-    "inNamespace": None,  # handled by Host
 }
 
 
@@ -396,8 +396,7 @@ class AP(WifiNode, Switch):
             raise CompatError(f"{where}: band={band!r}: a channel width of 20, 40, 80 or 160 MHz")
         self.security, self.passphrase = _security(encrypt, passwd, where)
         if params.get("ieee80211w") and self.security != "wpa3":
-            raise CompatError(f"{where}: ieee80211w={params['ieee80211w']!r}: management frame protection is "
-                              "WPA3's here (encrypt='wpa3', where emuctl requires it); not modelled otherwise")
+            raise CompatError(f"{where}: ieee80211w={params['ieee80211w']!r}: {_REFUSED['ieee80211w']}")
         self.failMode, self.datapath = failMode, datapath
         self.mobility: Optional[dict[str, Any]] = None  # its emuctl mobility block (net.mobility)
         super().__init__(name, **params)

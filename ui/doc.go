@@ -14,8 +14,9 @@
 // events, bounded clients, slow ones dropped), a node's terminal
 // (terminal.go: the API's tty — bash on a pseudo-terminal — over a
 // WebSocket) and the page itself (static/, our own small JavaScript and
-// SVG, its terminal emulator term.js included, embedded with go:embed: no
-// CDN, nothing fetched at build time).
+// SVG, its terminal emulator term.js and its large labs' layout and
+// clustering layout.js included, embedded with go:embed: no CDN, nothing
+// fetched at build time).
 //
 // What it must not do: reach the lab any other way than through package
 // api's in-process client (api.NewClient): a page reads and changes a lab

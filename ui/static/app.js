@@ -23,14 +23,28 @@ const state = {
   group: {},      // a large lab: leaf host name -> the switch its group hangs on
   groups: {},     // switch -> {count, hosts}: the groups drawn
   expanded: {},   // switch -> true: its group opened by a click
+  clustered: null, // a lab too large even so: node name -> its cluster's seed ({} when not)
+  clusters: {},   // seed -> {members}: the clusters drawn as one node each
+  opened: {},     // seed -> true: its cluster opened by a click
+  aggs: [],       // wires drawn for several links: [{id, links: [[index, a→b along the wire]]}]
+  layoutMs: 0,    // what the last layout took
+  layouts: 0,     // how many layouts the page made
   view: null,     // the drawing's viewBox after zoom or pan (null: fit)
   updates: 0,
 };
 
 // A lab larger than GROUP_OVER nodes draws the hosts that hang on one
 // switch (or router) by their only link as one group node, when there are
-// GROUP_MIN of them; a click on a group opens it.
-const GROUP_OVER = 60, GROUP_MIN = 3;
+// GROUP_MIN of them; a click on a group opens it. A lab that would still
+// draw more than CLUSTER_OVER nodes draws clusters of its nodes
+// (layout.js's clusterGraph, within each machine) as one node each, and
+// the links between two of them as one wire. Up to FORCE_MAX drawn nodes
+// are placed by a force simulation, more (or clusters) by stress
+// majorization (layout.js).
+const GROUP_OVER = 60, GROUP_MIN = 3, FORCE_MAX = 60, CLUSTER_OVER = 200;
+
+// closed is whether a node is drawn inside its cluster's node.
+function closed(name) { const c = state.clustered && state.clustered[name]; return !!c && !state.opened[c]; }
 
 // groupHosts fills state.group and state.groups for the lab as it stands.
 function groupHosts() {
@@ -46,7 +60,7 @@ function groupHosts() {
   const leaves = {};
   for (const n of state.nodes) {
     const p = peer[n.name];
-    if (kind[n.name] === 'host' && deg[n.name] === 1 && p && /switch|router/.test(kind[p] || '') && !state.expanded[p]) {
+    if (kind[n.name] === 'host' && deg[n.name] === 1 && p && /switch|router/.test(kind[p] || '') && !state.expanded[p] && !closed(n.name)) {
       (leaves[p] = leaves[p] || []).push(n.name);
     }
   }
@@ -57,11 +71,40 @@ function groupHosts() {
   }
 }
 
-// shown is the name a node is drawn under: its group's, or its own.
-function shown(name) { return state.group[name] ? 'group:' + state.group[name] : name; }
+// clusterLab decides, once per shape of the lab, whether it is too large
+// to draw even with its leaf hosts grouped, and if so which cluster each
+// node is drawn in (clusters of one node are drawn as the node).
+function clusterLab() {
+  state.clustered = {};
+  const opened = state.expanded;
+  state.expanded = {};
+  groupHosts();
+  state.expanded = opened;
+  const drawn = state.nodes.length - Object.keys(state.group).length + Object.keys(state.groups).length;
+  if (drawn <= CLUSTER_OVER) return;
+  const names = state.nodes.map(n => n.name), at = {};
+  names.forEach((name, i) => { at[name] = i; });
+  const edges = state.links.map(l => [at[nodeOf(l.a)], at[nodeOf(l.b)]]).filter(([a, b]) => a !== undefined && b !== undefined);
+  const owner = clusterGraph(names.length, adjacency(names.length, edges), names.map(machineOf), CLUSTER_OVER);
+  const size = {};
+  for (const o of owner) size[o] = (size[o] || 0) + 1;
+  owner.forEach((o, i) => { if (size[o] > 1) state.clustered[names[i]] = names[o]; });
+}
 
-// machineOf is the machine a node runs on ('' in a lab on one machine).
-function machineOf(name) { return (state.machines && state.machines.nodes[name]) || ''; }
+// shown is the name a node is drawn under: its cluster's, its group's,
+// or its own.
+function shown(name) {
+  if (closed(name)) return 'cluster:' + state.clustered[name];
+  return state.group[name] ? 'group:' + state.group[name] : name;
+}
+
+// machineOf is the machine a node runs on ('' in a lab on one machine);
+// a group's or a cluster's is its first member's.
+function machineOf(name) {
+  if (name.startsWith('cluster:')) name = name.slice(8);
+  else if (name.startsWith('group:')) name = (state.groups[name.slice(6)] || { hosts: [''] }).hosts[0];
+  return (state.machines && state.machines.nodes[name]) || '';
+}
 
 function $(id) { return document.getElementById(id); }
 
@@ -134,32 +177,61 @@ function loadColour(bps, rate) {
 
 // ---- layout ---------------------------------------------------------
 
-// layout places the nodes with a small force simulation (springs along
-// links, repulsion between nodes), from a deterministic circle.
+// layout places what is drawn: each node, or the group or cluster it is
+// drawn in. Computed when the lab's shape changes or a group is opened,
+// never on a counters tick.
 function layout() {
+  const t0 = performance.now();
+  if (!state.clustered) clusterLab();
   groupHosts();
+  state.clusters = {};
+  for (const n of state.nodes) {
+    if (!closed(n.name)) continue;
+    const c = state.clusters[state.clustered[n.name]] || (state.clusters[state.clustered[n.name]] = { members: [] });
+    c.members.push(n.name);
+  }
   // a lab over several machines starts with each machine's nodes together
-  const names = state.nodes.filter(n => !state.group[n.name]).map(n => n.name)
-    .concat(Object.keys(state.groups).map(sw => 'group:' + sw))
+  const names = [...new Set(state.nodes.map(n => shown(n.name)))]
     .sort((a, b) => machineOf(a).localeCompare(machineOf(b)));
+  const at = {}, seen = new Set(), edges = [];
+  names.forEach((name, i) => { at[name] = i; });
+  for (const l of state.links) {
+    const a = at[shown(nodeOf(l.a))], b = at[shown(nodeOf(l.b))];
+    if (a === undefined || b === undefined || a === b || seen.has(a + ',' + b)) continue;
+    seen.add(a + ',' + b); seen.add(b + ',' + a);
+    edges.push([a, b]);
+  }
+  if (names.length <= FORCE_MAX && !Object.keys(state.clustered).length) {
+    state.pos = forceLayout(names, edges);
+  } else {
+    // a cluster's label is longer than a node's: more room between them
+    const wide = Object.keys(state.clusters).length > 0;
+    const p = stressLayout(names.length, edges, { L: wide ? 150 : 100, gap: wide ? 90 : 60, machine: i => machineOf(names[i]) });
+    state.pos = {};
+    names.forEach((name, i) => { state.pos[name] = { x: p.x[i], y: p.y[i] }; });
+  }
+  state.layoutMs = performance.now() - t0;
+  state.layouts++;
+}
+
+// forceLayout places a few nodes (index pairs for links) with a small
+// force simulation (springs along links, repulsion between nodes), from a
+// deterministic circle.
+function forceLayout(names, edges) {
   const n = names.length;
-  const P = {};
-  names.forEach((name, i) => {
+  const P = names.map((name, i) => {
     const a = 2 * Math.PI * i / Math.max(n, 1);
-    P[name] = { x: Math.cos(a) * 200, y: Math.sin(a) * 200 };
+    return { x: Math.cos(a) * 200, y: Math.sin(a) * 200 };
   });
-  const edges = state.links.map(l => [shown(nodeOf(l.a)), shown(nodeOf(l.b))]).filter(([a, b], i, all) =>
-    P[a] && P[b] && all.findIndex(([c, d]) => c === a && d === b) === i);
   const ideal = 140;
   for (let it = 0; it < 300; it++) {
-    const F = {};
-    names.forEach(k => F[k] = { x: 0, y: 0 });
+    const F = names.map(() => ({ x: 0, y: 0 }));
     for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) {
-      const a = P[names[i]], b = P[names[j]];
+      const a = P[i], b = P[j];
       let dx = a.x - b.x, dy = a.y - b.y;
       const d2 = Math.max(dx * dx + dy * dy, 1), f = ideal * ideal / d2;
-      F[names[i]].x += dx * f / 2; F[names[i]].y += dy * f / 2;
-      F[names[j]].x -= dx * f / 2; F[names[j]].y -= dy * f / 2;
+      F[i].x += dx * f / 2; F[i].y += dy * f / 2;
+      F[j].x -= dx * f / 2; F[j].y -= dy * f / 2;
     }
     for (const [a, b] of edges) {
       const dx = P[b].x - P[a].x, dy = P[b].y - P[a].y;
@@ -168,29 +240,30 @@ function layout() {
     }
     // each machine's nodes drawn to their centre, so its frame holds them
     const C = {};
-    for (const k of names) {
+    names.forEach((k, i) => {
       const m = machineOf(k);
-      if (!m) continue;
+      if (!m) return;
       const c = C[m] || (C[m] = { x: 0, y: 0, n: 0 });
-      c.x += P[k].x; c.y += P[k].y; c.n++;
-    }
-    for (const k of names) {
+      c.x += P[i].x; c.y += P[i].y; c.n++;
+    });
+    names.forEach((k, i) => {
       const c = C[machineOf(k)];
-      if (c) { F[k].x += (c.x / c.n - P[k].x) * 0.3; F[k].y += (c.y / c.n - P[k].y) * 0.3; }
-    }
+      if (c) { F[i].x += (c.x / c.n - P[i].x) * 0.3; F[i].y += (c.y / c.n - P[i].y) * 0.3; }
+    });
     const step = 0.5 * (1 - it / 300);
-    for (const k of names) {
-      P[k].x += Math.max(-30, Math.min(30, F[k].x * step));
-      P[k].y += Math.max(-30, Math.min(30, F[k].y * step));
+    for (let i = 0; i < n; i++) {
+      P[i].x += Math.max(-30, Math.min(30, F[i].x * step));
+      P[i].y += Math.max(-30, Math.min(30, F[i].y * step));
     }
   }
   // the drawing is scaled to its box: spread the layout to about 900 ×
   // 520 units so the symbols and texts keep their size on the screen
-  const xs = names.map(k => P[k].x), ys = names.map(k => P[k].y);
+  const xs = P.map(p => p.x), ys = P.map(p => p.y);
   const w = Math.max(...xs) - Math.min(...xs), h = Math.max(...ys) - Math.min(...ys);
   const k = Math.min(900 / Math.max(w, 1), 520 / Math.max(h, 1), 1.6);
-  for (const name of names) { P[name].x *= k; P[name].y *= k; }
-  state.pos = P;
+  const out = {};
+  names.forEach((name, i) => { out[name] = { x: P[i].x * k, y: P[i].y * k }; });
+  return out;
 }
 
 // ---- drawing --------------------------------------------------------
@@ -226,11 +299,12 @@ function draw() {
   if (state.view || state.fit) svg.setAttribute('viewBox', (state.view || state.fit).join(' '));
   const gm = el('svg:g'), gl = el('svg:g'), gn = el('svg:g');
   svg.append(gm, gl, gn);
+  svg.dataset.layoutMs = state.layoutMs.toFixed(1);
+  svg.dataset.layouts = state.layouts;
   drawMachines(gm);
-  for (const sw of Object.keys(state.groups)) { // one wire per group
-    const a = P['group:' + sw], b = P[sw];
-    if (a && b) gl.append(el('svg:line', { class: 'wire group-wire', x1: a.x, y1: a.y, x2: b.x, y2: b.y, stroke: '#bdbdbd', 'stroke-width': 3 }));
-  }
+  drawAggs(gl);
+  // a large drawing keeps a wire's texts to its tooltip and the table
+  const big = Object.keys(P).length > FORCE_MAX || Object.keys(state.clustered).length > 0;
   for (const l of state.links) {
     const a = P[nodeOf(l.a)], b = P[nodeOf(l.b)];
     if (!a || !b) continue;
@@ -251,8 +325,8 @@ function draw() {
     const pm = at(0.5, 8), ra = at(0.3, -12), rb = at(0.7, -12);
     // a short wire keeps its texts to its tooltip and the table
     g.append(el('svg:title', {}, 'link ' + l.index + ': ' + l.a + ' ↔ ' + l.b + ' · ' + fmtParams(l)));
-    if (len >= 6 * fmtParams(l).length) g.append(text(pm, { class: 'params' }, fmtParams(l)));
-    if (len >= 130) {
+    if (!big && len >= 6 * fmtParams(l).length) g.append(text(pm, { class: 'params' }, fmtParams(l)));
+    if (!big && len >= 130) {
       g.append(text(ra, { class: 'rate', id: 'svg-ab-' + l.index }, ''));
       g.append(text(rb, { class: 'rate', id: 'svg-ba-' + l.index }, ''));
       // each direction's queue as a gauge on the wire, by the end it
@@ -295,9 +369,80 @@ function draw() {
     g.addEventListener('click', () => { state.expanded[sw] = true; layout(); draw(); });
     gn.append(g);
   }
+  for (const [seed, c] of Object.entries(state.clusters)) {
+    const p = P['cluster:' + seed];
+    if (!p) continue;
+    const names = c.members.slice().sort(byName);
+    const g = el('svg:g', { class: 'node group cluster', transform: 'translate(' + p.x + ',' + p.y + ')' });
+    g.dataset.cluster = seed;
+    g.append(el('svg:rect', { x: -22, y: -15, width: 44, height: 30, rx: 9, fill: '#e3f2fd', stroke: '#1565c0', 'stroke-dasharray': '3 2' }));
+    g.append(el('svg:text', { y: 4 }, String(names.length)), el('svg:text', { y: 34 }, names.length + ' nodes: ' + names[0] + '…' + names[names.length - 1]));
+    g.append(el('svg:title', {}, names.join(', ') + ' (click to draw them one by one)'));
+    g.addEventListener('click', () => { state.opened[seed] = true; layout(); draw(); });
+    gn.append(g);
+  }
   drawTable();
   paintLive();
   markSelection();
+}
+
+// byName orders names as people count: r2 before r10.
+function byName(a, b) { return a.localeCompare(b, 'en', { numeric: true }); }
+
+// drawAggs draws one wire for all the links between two things drawn,
+// when one of them is a group or a cluster: its tooltip counts them, its
+// colour and rates (paintAggs) are theirs summed.
+function drawAggs(gl) {
+  const P = state.pos, by = {};
+  state.aggs = [];
+  for (const l of state.links) {
+    const na = nodeOf(l.a), nb = nodeOf(l.b), a = shown(na), b = shown(nb);
+    if (a === b || (a === na && b === nb)) continue; // inside a cluster, or drawn as itself
+    const key = a < b ? a + '\t' + b : b + '\t' + a;
+    let w = by[key];
+    if (!w) {
+      w = by[key] = { id: state.aggs.length, a, b, links: [] };
+      state.aggs.push(w);
+    }
+    w.links.push([l.index, a === w.a, Math.max((l.a_to_b && l.a_to_b.Rate) || 0, (l.b_to_a && l.b_to_a.Rate) || 0) || 1e9]);
+  }
+  for (const w of state.aggs) {
+    const a = P[w.a], b = P[w.b];
+    if (!a || !b) continue;
+    const g = el('svg:g', { class: 'agg', id: 'agg-' + w.id });
+    g.append(el('svg:line', { class: 'wire group-wire', x1: a.x, y1: a.y, x2: b.x, y2: b.y, stroke: '#bdbdbd', 'stroke-width': 3 }));
+    g.append(el('svg:line', { class: 'hit', x1: a.x, y1: a.y, x2: b.x, y2: b.y }));
+    g.append(el('svg:title', { id: 'aggt-' + w.id }, aggText(w, null, null)));
+    gl.append(g);
+  }
+}
+
+function aggText(w, ab, ba) {
+  const name = s => s.replace(/^(group|cluster):/, '');
+  let t = w.links.length + (w.links.length === 1 ? ' link' : ' links') + ' between ' + name(w.a) + (w.a.startsWith('cluster:') ? '’s cluster' : w.a.startsWith('group:') ? '’s hosts' : '') +
+    ' and ' + name(w.b) + (w.b.startsWith('cluster:') ? '’s cluster' : w.b.startsWith('group:') ? '’s hosts' : '');
+  if (ab !== null) t += ': → ' + fmtRate(ab) + ' · ← ' + fmtRate(ba) + ' (their sum)';
+  return t;
+}
+
+// paintAggs sums each multi-link wire's links' counters: its colour and
+// its tooltip. One pass over the links: linear in the lab's size.
+function paintAggs() {
+  for (const w of state.aggs) {
+    let ab = 0, ba = 0, rate = 0, any = false;
+    for (const [i, fwd, r] of w.links) {
+      const c = state.live[i];
+      if (!c) continue;
+      any = true;
+      ab += (fwd ? c.a_to_b_bps : c.b_to_a_bps) || 0;
+      ba += (fwd ? c.b_to_a_bps : c.a_to_b_bps) || 0;
+      rate += r;
+    }
+    const g = $('agg-' + w.id);
+    if (!g || !any) continue;
+    g.firstChild.style.stroke = loadColour(Math.max(ab, ba), rate);
+    $('aggt-' + w.id).textContent = aggText(w, ab, ba);
+  }
 }
 
 // drawMachines frames each machine's nodes, with the machine's name and
@@ -305,7 +450,7 @@ function draw() {
 function drawMachines(g) {
   const ms = (state.machines && state.machines.machines) || [];
   for (const m of ms) {
-    const ps = state.nodes.filter(n => machineOf(n.name) === m.name).map(n => state.pos[n.name]).filter(Boolean);
+    const ps = state.nodes.filter(n => machineOf(n.name) === m.name).map(n => state.pos[shown(n.name)]).filter(Boolean);
     if (!ps.length) continue;
     const pad = 45;
     const x0 = Math.min(...ps.map(p => p.x)) - pad, y0 = Math.min(...ps.map(p => p.y)) - pad;
@@ -431,6 +576,7 @@ function paintLive() {
       if (ba) ba.style.fill = loadColour(c.b_to_a_bps, l.b_to_a && l.b_to_a.Rate);
     }
   }
+  paintAggs();
   $('updates').textContent = String(state.updates);
 }
 
@@ -854,7 +1000,7 @@ async function reload() {
   const shape = JSON.stringify(nodes.map(n => n.name)) + JSON.stringify(links.map(l => l.a + l.b));
   const old = JSON.stringify(state.nodes.map(n => n.name)) + JSON.stringify(state.links.map(l => l.a + l.b));
   state.nodes = nodes; state.links = links;
-  if (shape !== old) layout();
+  if (shape !== old) { state.clustered = null; layout(); }
   draw();
   showDetails();
   refreshWiFi();

@@ -26,7 +26,12 @@ import (
 //	  engine of a userspace link), and a userspace link's engine counters
 //	  (queue now, drops by cause), or a kernel-shaped link's qdiscs'
 //	  ("kernel": per direction packets and bytes queued, drops, AQM
-//	  drops and marks, netem's loss drops)
+//	  drops and marks, netem's loss drops); on a lab over several
+//	  machines each link as its A end's machine's worker read it (its
+//	  stamp "at"), or state "remote" with why ("remote") until it answers
+//	{"subscription": "ev1", "type": "warning", "t": ..., "message": ...}
+//	  something the stream cannot show: a machine's counters worker that
+//	  failed (told once; it is started again)
 //
 // The lab is read as it stands on the host (its state and interfaces), so
 // changes made by any process — the CLI, another session — are seen.
@@ -85,6 +90,7 @@ type event struct {
 	State        string `json:"state,omitempty"`
 	Params       any    `json:"params,omitempty"`
 	Links        any    `json:"links,omitempty"`
+	Message      string `json:"message,omitempty"`
 }
 
 // wireBytes are the bytes that crossed a link a->b and b->a: a
@@ -99,6 +105,38 @@ func wireBytes(c emu.LinkCounters) [2]uint64 {
 	return [2]uint64{c.AtoB.Bytes, c.BtoA.Bytes}
 }
 
+// counted: the link's counters were read (its end exists, and on a lab
+// over several machines its machine's worker answered).
+func counted(c emu.LinkCounters) bool { return c.StateA != "remote" && c.StateA != "missing" }
+
+// rates are a link's rates a->b and b->a since its last sample p, in
+// bit/s: bytes over the time between the two reads of the link (dt, the
+// time between the two ticks, when a read has no stamp). A link not read
+// in either sample has none; one whose sample is p's again (a machine's
+// worker that has not read since) keeps p's.
+func rates(c emu.LinkCounters, p rateCounters, dt time.Duration) (float64, float64) {
+	if !counted(c) || !counted(p.LinkCounters) {
+		return 0, 0
+	}
+	if !c.At.IsZero() && c.At.Equal(p.At) {
+		return p.AtoBbps, p.BtoAbps
+	}
+	if !c.At.IsZero() && c.At.After(p.At) {
+		dt = c.At.Sub(p.At)
+	}
+	if dt <= 0 {
+		return 0, 0
+	}
+	now, then := wireBytes(c), wireBytes(p.LinkCounters)
+	var bps [2]float64
+	for k := range bps {
+		if now[k] >= then[k] { // not a link made again, its counters from 0
+			bps[k] = float64(now[k]-then[k]) * 8 / dt.Seconds()
+		}
+	}
+	return bps[0], bps[1]
+}
+
 // rateCounters is a link's counters with the rates since the last sample.
 type rateCounters struct {
 	emu.LinkCounters
@@ -108,9 +146,11 @@ type rateCounters struct {
 
 func watch(ctx context.Context, s *session, id, lab string, every time.Duration, counters bool) {
 	var prev *emu.State
-	var last []emu.LinkCounters
-	reader := emu.NewCounterReader() // keeps the namespaces' handles between ticks
+	var last []rateCounters
+	known := map[string]string{}     // each link's last state read ("remote" is none: its machine's worker has not answered)
+	reader := emu.NewCounterReader() // keeps the namespaces' handles (and a lab's machines' workers) between ticks
 	defer reader.Close()
+	reader.Interval = every / 2 // each tick finds a newer line of every machine's worker
 	var lastT time.Time
 	seen := -1 // handovers already told (-1: not read yet)
 	tick := time.NewTicker(every)
@@ -140,27 +180,26 @@ func watch(ctx context.Context, s *session, id, lab string, every time.Duration,
 			}
 			if counters {
 				t, cs, err := reader.Read(lab)
+				for _, w := range reader.Warnings() {
+					s.notify("event", event{Subscription: id, Type: "warning", T: now, Message: w})
+				}
 				if err == nil {
 					out := make([]rateCounters, len(cs))
 					for i, c := range cs {
 						out[i].LinkCounters = c
-						if last != nil {
-							if k := slices.IndexFunc(last, func(o emu.LinkCounters) bool { return o.A == c.A && o.B == c.B }); k >= 0 {
-								if last[k].StateA != c.StateA {
-									li := c.Index
-									s.notify("event", event{Subscription: id, Type: "link-state", T: now, Link: &li, A: c.A, B: c.B, State: c.StateA})
-								}
-								dt := t.Sub(lastT).Seconds()
-								if !c.At.IsZero() && c.At.After(last[k].At) {
-									dt = c.At.Sub(last[k].At).Seconds()
-								}
-								ab, ba := wireBytes(c), wireBytes(last[k])
-								out[i].AtoBbps = float64(ab[0]-ba[0]) * 8 / dt
-								out[i].BtoAbps = float64(ab[1]-ba[1]) * 8 / dt
+						key := c.A + " " + c.B
+						if c.StateA != "remote" {
+							if k, ok := known[key]; ok && k != c.StateA {
+								li := c.Index
+								s.notify("event", event{Subscription: id, Type: "link-state", T: now, Link: &li, A: c.A, B: c.B, State: c.StateA})
 							}
+							known[key] = c.StateA
+						}
+						if k := slices.IndexFunc(last, func(o rateCounters) bool { return o.A == c.A && o.B == c.B }); k >= 0 {
+							out[i].AtoBbps, out[i].BtoAbps = rates(c, last[k], t.Sub(lastT))
 						}
 					}
-					last, lastT = cs, t
+					last, lastT = out, t
 					s.notify("event", event{Subscription: id, Type: "counters", T: t.UTC().Format(time.RFC3339Nano), Links: out})
 				}
 			}

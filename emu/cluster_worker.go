@@ -33,6 +33,7 @@ import (
 //	__emuctl_worker linkset <lab> <link>     change a link's parameters here (cluster_linkset.go)
 //	__emuctl_worker linkstate <lab> <link> up|down  pull or plug this machine's ends of a link
 //	__emuctl_worker verify <lab> <node> <iface> tx|rx  one end of a direction's measurement (cluster_verify.go)
+//	__emuctl_worker counters <lab> <interval>  this machine's links' counters, a JSON line per interval until stdin closes (counters_cluster.go)
 //	__emuctl_worker capture <lab> <node> <iface> <snaplen> <count> <duration> <filter>  pcapng on stdout (cluster_capture.go)
 //	__emuctl_worker role <lab> -- <role> args...  this binary's role on this machine (cluster_role.go)
 const workerArg = "__emuctl_worker"
@@ -79,6 +80,12 @@ func workerRole(args []string) int {
 			return 2
 		}
 		err = workerVerify(lab, args[2], args[3], args[4])
+	case "counters":
+		if len(args) != 3 {
+			fmt.Fprintln(os.Stderr, "usage: "+workerArg+" counters <lab> <interval> (0: one read)")
+			return 2
+		}
+		err = workerCounters(lab, args[2])
 	case "capture":
 		if len(args) != 8 {
 			fmt.Fprintln(os.Stderr, "usage: "+workerArg+" capture <lab> <node> <iface> <snaplen> <count> <duration> <filter>")
@@ -98,7 +105,7 @@ func workerRole(args []string) int {
 		}
 		return workerExec(lab, args[2], args[4:], op == "execint")
 	default:
-		err = fmt.Errorf("unknown operation %q (valid: up, teardown, exec, execint, role, probe, linkset, linkstate, capture, verify)", op)
+		err = fmt.Errorf("unknown operation %q (valid: up, teardown, exec, execint, role, probe, linkset, linkstate, capture, counters, verify)", op)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -28,8 +28,14 @@ type LinkCounters struct {
 	Kernel *[2]KernelQueue `json:"kernel,omitempty"`
 	// At is when this link's counters were read (the middle of the
 	// read): rates divide by the time between two reads of the same
-	// link, so a reader held off the CPU between links skews none.
+	// link, so a reader held off the CPU between links skews none. On a
+	// lab over several machines it is the machine's, moved onto this
+	// host's clock by one fixed shift per machine (counters_cluster.go).
 	At time.Time `json:"at"`
+	// Remote says why a link of a lab over several machines has no
+	// counters (StateA "remote"): its machine's worker has not answered
+	// yet, or failed.
+	Remote string `json:"remote,omitempty"`
 }
 
 // KernelQueue is one direction of a kernel-shaped link, read from its
@@ -104,11 +110,12 @@ type DirCounters struct {
 
 // Counters reads every link's counters (wireless hops included), at
 // time t. A link whose end cannot be read is reported with state
-// "missing", one whose A end is on another machine of a lab over several
-// machines with state "remote" and no counters (not read through the
-// machines' workers yet).
+// "missing". On a lab over several machines each machine's worker reads
+// the links whose A end it holds, once (counters_cluster.go); a link
+// whose machine did not answer has state "remote", no counters and why.
 func Counters(lab string) (time.Time, []LinkCounters, error) {
 	r := NewCounterReader()
+	r.once = true
 	defer r.Close()
 	return r.Read(lab)
 }
@@ -116,10 +123,22 @@ func Counters(lab string) (time.Time, []LinkCounters, error) {
 // CounterReader reads a lab's counters again and again (an event
 // stream's ticks), keeping each namespace's netlink handle open between
 // reads: opening them is most of a read's cost in a lab of hundreds of
-// nodes. Not safe for concurrent use.
+// nodes. On a lab over several machines it keeps one worker per machine
+// reading that machine's links every Interval (counters_cluster.go). Not
+// safe for concurrent use.
 type CounterReader struct {
+	// Interval is how often the workers of a lab over several machines
+	// read their links (0: DefaultWorkerInterval). A caller reading every
+	// T sets it below T, so that each of its reads finds a newer line.
+	Interval time.Duration
+
 	open  map[string]*nsConn
 	state StateCache
+	once  bool // Counters: one read of each machine, no worker kept
+
+	machines    map[string]*machineState // a lab over several machines' workers
+	machinesLab string
+	warnings    []string
 }
 
 type nsConn struct {
@@ -130,8 +149,9 @@ type nsConn struct {
 // NewCounterReader returns a reader; Close releases its handles.
 func NewCounterReader() *CounterReader { return &CounterReader{open: map[string]*nsConn{}} }
 
-// Close releases every namespace handle.
+// Close releases every namespace handle and ends the machines' workers.
 func (r *CounterReader) Close() {
+	r.closeStreams()
 	for k, c := range r.open {
 		c.h.Close()
 		c.ns.Close()
@@ -173,6 +193,9 @@ func (r *CounterReader) Read(lab string) (time.Time, []LinkCounters, error) {
 	if err != nil {
 		return time.Time{}, nil, err
 	}
+	if isController(st) {
+		return r.readCluster(st)
+	}
 	e0 := time.Now()
 	stats := engineStats(st)
 	e1 := time.Now()
@@ -186,9 +209,8 @@ func (r *CounterReader) Read(lab string) (time.Time, []LinkCounters, error) {
 			c.Engine = &s
 		}
 		r0 := time.Now()
-		if c2 := st.Spec.Cluster; c2 != nil && (c2.Slice == "" || !st.Spec.Here(a.Node)) {
-			// on a machine of the lab (the controller's own namespaces
-			// hold none): its counters are not read from here
+		if !st.Spec.Here(a.Node) {
+			// a worker's: on another machine of the lab, read there
 			c.StateA = "remote"
 		} else {
 			r.readCounters(st, a, &c)

@@ -42,7 +42,9 @@
 // the underlay's (cluster_underlay.go). Packages built on emu run their
 // own roles on a node's machine through MachineCommand (cluster_role.go:
 // traffic's flow ends there), and interrupt commands there by closing
-// their input (CommandInterruptible; ssh passes no signal on).
+// their input (CommandInterruptible; ssh passes no signal on). Its links'
+// counters are read by each machine's worker, streamed to a
+// CounterReader on the controller (counters_cluster.go).
 //
 // Some of a lab's processes are the running binary re-executed in a
 // named role: the exec helper behind Command, the supervisor, the keeper

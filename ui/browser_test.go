@@ -18,6 +18,7 @@ import (
 
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/internal/testutil"
 	"github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/traffic"
@@ -492,7 +493,10 @@ func TestUIBrowserWiFi(t *testing.T) {
 // TestUIBrowserMachines: a lab over two machines (two local machines of
 // topologies/cluster-linear.yaml): the page frames each machine's nodes
 // with its name — every node inside its machine's frame and no other —
-// from the API's machines method.
+// from the API's machines method; its links' states and rates are read
+// through the machines' workers: every link up, and under a flow the cut
+// link's rate on the page is the one-shot counters' and the flow's within
+// 10 %.
 func TestUIBrowserMachines(t *testing.T) {
 	testutil.NeedRoot(t)
 	ctx := browser(t)
@@ -535,17 +539,75 @@ func TestUIBrowserMachines(t *testing.T) {
 	if len(frames) != 2 {
 		t.Fatalf("frames %+v, want one per machine (2)", frames)
 	}
-	// the links' ends are on the machines, not here: said, not drawn down
-	time.Sleep(600 * time.Millisecond) // a counters event or two
-	states, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#links tbody tr td:last-child')].map(td => td.textContent)`))
-	downs, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#topo .link.down').length`))
-	for _, s := range states {
-		if s != "remote" {
-			t.Errorf("a link's state on the page: %q (want remote: its ends are on the machines)", s)
+	// the links' counters are read through the machines' workers: their
+	// real states, none drawn down or remote
+	var states []string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		states, _ = chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#links tbody tr td:last-child')].map(td => td.textContent)`))
+		if len(states) == 5 && !slices.ContainsFunc(states, func(s string) bool { return s != "up" }) || time.Now().After(deadline) {
+			break
 		}
 	}
+	downs, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#topo .link.down, #topo .link.remote').length`))
+	if len(states) != 5 || slices.ContainsFunc(states, func(s string) bool { return s != "up" }) {
+		t.Errorf("the links' states on the page: %q (want up: read through the machines' workers)", states)
+	}
 	if downs != 0 {
-		t.Errorf("%d links drawn down", downs)
+		t.Errorf("%d links drawn down or remote", downs)
+	}
+
+	// the cut link s3 - s2 under a flow h3 -> h1 (its a->b): the page
+	// shows its rate as read on s3's machine, as the one-shot counters
+	// (emu.Counters, each machine's worker asked once) and the flow say
+	const cut = 4
+	if c := l.Spec().Cluster.CutOf(cut); c == nil {
+		t.Fatalf("link %d is not cut: %+v", cut, l.Spec().Cluster.Cuts)
+	}
+	type run struct {
+		shown      []float64 // Mbit/s
+		once, flow float64   // Mbit/s on the wire
+	}
+	wire := func(c emu.LinkCounters) uint64 {
+		if c.Engine != nil {
+			return c.Engine.AToB.OutBytes
+		}
+		return c.AtoB.Bytes
+	}
+	r := testutil.RetryStarved(t, "a cut link's rate on the page", true, func() run {
+		done := make(chan error, 1)
+		var res *lab.Result
+		go func() {
+			var err error
+			res, err = l.Traffic(context.Background(), lab.Flow{Client: "h3", Server: "h1", Duration: 5 * time.Second})
+			done <- err
+		}()
+		time.Sleep(2500 * time.Millisecond) // past slow start
+		var out run
+		_, c0, err0 := emu.Counters(l.Name())
+		for range 4 {
+			ab, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(fmt.Sprintf(`#ab-%d`, cut))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out.shown = append(out.shown, mbit(ab))
+			time.Sleep(250 * time.Millisecond)
+		}
+		_, c1, err1 := emu.Counters(l.Name())
+		if err := errors.Join(err0, err1, <-done); err != nil {
+			t.Fatal(err)
+		}
+		if dt := c1[cut].At.Sub(c0[cut].At).Seconds(); dt > 0 {
+			out.once = float64(wire(c1[cut])-wire(c0[cut])) * 8 / dt / 1e6
+		}
+		out.flow = res.Summary[0].SteadyGoodputBps * 1514 / 1448 / 1e6
+		return out
+	})
+	screenshot(t, ctx, "machines-under-traffic")
+	sort.Float64s(r.shown)
+	med := r.shown[len(r.shown)/2]
+	t.Logf("link %d (cut, a->b) on the page: %v Mbit/s; one-shot counters over the same second %.3f Mbit/s; the flow %.3f Mbit/s on the wire", cut, r.shown, r.once, r.flow)
+	if med < 0.9*r.once || med > 1.1*r.once || med < 0.9*r.flow || med > 1.1*r.flow || med > 10.3 {
+		t.Errorf("link %d a->b on the page: %v Mbit/s, want within 10 %% of the one-shot counters' %.3f and the flow's %.3f Mbit/s on the wire (and at most the link's 10)", cut, r.shown, r.once, r.flow)
 	}
 	for _, f := range frames {
 		var want []string

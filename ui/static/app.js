@@ -949,6 +949,7 @@ function logEvent(ev) {
   if (ev.link !== undefined) what += ' link ' + ev.link;
   if (ev.a) what += ' ' + ev.a + (ev.b ? ' ↔ ' + ev.b : '');
   if (ev.state) what += ' ' + ev.state;
+  if (ev.message) what += ': ' + ev.message; // a warning's text (a machine's counters worker failed, ...)
   if (ev.type === 'link-changed' && ev.params) what += ': ' + fmtDir(ev.params.a_to_b) + (fmtDir(ev.params.a_to_b) === fmtDir(ev.params.b_to_a) ? '' : ' / ' + fmtDir(ev.params.b_to_a));
   li.textContent = t + ' ' + what;
   const ul = $('events');

@@ -61,8 +61,8 @@ func Clean(all bool, log *slog.Logger) (*CleanReport, error) {
 	// State dirs that exist but cannot be parsed still name a lab.
 	if ents, err := os.ReadDir(RunDir()); err == nil {
 		for _, e := range ents {
-			if e.Name() == embeddedOVSDir {
-				continue // OVS: emuctl's embedded daemons, not a lab (cleanOVS)
+			if e.Name() == embeddedOVSDir || e.Name() == sshMuxBase {
+				continue // OVS: emuctl's embedded daemons, not a lab (cleanOVS); shared SSH connections (cleanSSHSockets)
 			}
 			if e.IsDir() && labs[e.Name()] == nil {
 				labs[e.Name()] = &State{Lab: e.Name()}
@@ -113,6 +113,9 @@ func Clean(all bool, log *slog.Logger) (*CleanReport, error) {
 		rep.Removed = append(rep.Removed, lab)
 	}
 	cleanAnchors(rep)
+	for _, d := range cleanSSHSockets() { // shared SSH connections of emuctl processes that are gone
+		rep.Removed = append(rep.Removed, "ssh socket "+d)
+	}
 	cleanRootExternals(labs, all, rep)
 	cleanOVS(rep, log) // OVS: rows and port devices of gone labs, idle embedded daemons (ovs_clean.go)
 	cleanDanglingHosts(rep)

@@ -196,7 +196,7 @@ func (d *deployer) startWorkers(ctx context.Context) error {
 // ssh to the machine (cluster_ssh.go).
 func workerCommand(ctx context.Context, lab string, m topo.Machine, args ...string) (*exec.Cmd, error) {
 	if !m.Local() {
-		return sshWorkerCommand(ctx, m, args...)
+		return sshWorkerCommand(ctx, lab, m, args...)
 	}
 	self, err := os.Executable()
 	if err != nil {

@@ -47,11 +47,13 @@ var selfHash = sync.OnceValues(func() (string, error) {
 })
 
 // sshCommand is ssh to machine m running the remote command line.
-func sshCommand(ctx context.Context, m topo.Machine, remote string) *exec.Cmd {
+// Extra options go before the destination (sshShared's).
+func sshCommand(ctx context.Context, m topo.Machine, remote string, extra ...string) *exec.Cmd {
 	var args []string
 	if f := os.Getenv("EMUCTL_SSH_CONFIG"); f != "" {
 		args = append(args, "-F", f)
 	}
+	args = append(args, extra...)
 	args = append(args, "-o", "BatchMode=yes", "-p", strconv.Itoa(m.Port), m.User+"@"+m.Host, "--", remote)
 	cmd := exec.CommandContext(ctx, "ssh", args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
@@ -66,7 +68,7 @@ var remoteBins sync.Map
 
 // remoteBinary makes sure machine m has this binary and returns its path
 // there: one round trip when it has, the copy through ssh's stdin when not.
-func remoteBinary(ctx context.Context, m topo.Machine) (string, error) {
+func remoteBinary(ctx context.Context, m topo.Machine, extra ...string) (string, error) {
 	hash, err := selfHash()
 	if err != nil {
 		return "", err
@@ -87,7 +89,7 @@ func remoteBinary(ctx context.Context, m topo.Machine) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	cmd := sshCommand(ctx, m, script)
+	cmd := sshCommand(ctx, m, script, extra...)
 	cmd.Stdin = f
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("ssh %s@%s:%d: copying emuctl to %s: %v: %s", m.User, m.Host, m.Port, bin, err, strings.TrimSpace(string(out)))
@@ -96,9 +98,11 @@ func remoteBinary(ctx context.Context, m topo.Machine) (string, error) {
 	return bin, nil
 }
 
-// sshWorkerCommand is the worker role with args on machine m over ssh.
-func sshWorkerCommand(ctx context.Context, m topo.Machine, args ...string) (*exec.Cmd, error) {
-	bin, err := remoteBinary(ctx, m)
+// sshWorkerCommand is the worker role with args on machine m over ssh,
+// a session on the lab's shared connection to m (cluster_sshmux.go).
+func sshWorkerCommand(ctx context.Context, lab string, m topo.Machine, args ...string) (*exec.Cmd, error) {
+	shared := sshShared(ctx, lab, m)
+	bin, err := remoteBinary(ctx, m, shared...)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +110,7 @@ func sshWorkerCommand(ctx context.Context, m topo.Machine, args ...string) (*exe
 	for _, a := range args {
 		words = append(words, shellQuote(a))
 	}
-	return sshCommand(ctx, m, strings.Join(words, " ")), nil
+	return sshCommand(ctx, m, strings.Join(words, " "), shared...), nil
 }
 
 // shellQuote quotes s for a POSIX shell (ssh runs the remote command

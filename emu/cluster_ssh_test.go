@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -106,8 +108,9 @@ func newSSHMachines(t *testing.T, names, addrs []string) (config, binDir string)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(&cfg, "Host %s.test\n  ProxyCommand nsenter --net=%s --mount=%s -- %s -i -f %s\n  User root\n  IdentityFile %s/id\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n",
-			name, filepath.Join(NetnsDir, nsName), mnt, sshd, sshdConfig, base)
+		// each connection made is a line of <base>/conns-<name>
+		fmt.Fprintf(&cfg, "Host %s.test\n  ProxyCommand sh -c 'echo >> %s/conns-%s; exec nsenter --net=%s --mount=%s -- %s -i -f %s'\n  User root\n  IdentityFile %s/id\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n",
+			name, base, name, filepath.Join(NetnsDir, nsName), mnt, sshd, sshdConfig, base)
 	}
 	// The underlay: one veth between the first two machines.
 	la := netlink.NewLinkAttrs()
@@ -144,8 +147,9 @@ func standInNetnsFd(t *testing.T, name string) (int, error) {
 // A lab over two machines reached over SSH (a real OpenSSH server on
 // each): the controller copies its binary once, each worker builds its
 // machine's part, a shaped link is cut between them; every host pings
-// every other, a 1472-byte DF ping crosses the tunnel, exec runs over
-// SSH, and down leaves nothing on either machine.
+// every other, a 1472-byte DF ping crosses the tunnel, exec, capture,
+// counters (one session per machine) and verify run over SSH, and down
+// leaves nothing on either machine.
 func TestClusterOverSSH(t *testing.T) {
 	needRoot(t)
 	config, bin := newSSHMachines(t, []string{"m1", "m2"}, []string{"192.168.252.1", "192.168.252.2"})
@@ -178,12 +182,28 @@ links:
 			t.Errorf("down: %v", err)
 		}
 		requireClusterGone(t, "clh")
+		if ents, _ := os.ReadDir(sshMuxDir()); len(ents) > 0 {
+			t.Errorf("shared SSH connections outlived the lab: %v in %s", ents, sshMuxDir())
+		}
 		for _, m := range []string{"m1", "m2"} {
 			for _, sub := range []string{"netns", "run"} {
 				ents, _ := os.ReadDir(filepath.Join(filepath.Dir(config), m, sub))
 				for _, e := range ents {
 					t.Errorf("machine %s: %s/%s left behind", m, sub, e.Name())
 				}
+			}
+		}
+	}()
+	// One SSH connection per machine for everything this process does
+	// there (cluster_sshmux.go): counted at the end, once every command
+	// below has run as a session on it.
+	defer func() {
+		for _, m := range []string{"m1", "m2"} {
+			b, _ := os.ReadFile(filepath.Join(filepath.Dir(config), "conns-"+m))
+			n := strings.Count(string(b), "\n")
+			t.Logf("machine %s: %d SSH connection(s) for the deploy, pings, exec, capture, counters and verify", m, n)
+			if n != 1 {
+				t.Errorf("machine %s: %d SSH connections, want one shared by every command", m, n)
 			}
 		}
 	}()
@@ -243,6 +263,54 @@ links:
 		t.Errorf("capture over SSH: %d packets, %d ICMP (want 3 echoes and 3 replies)", all, icmp)
 	} else {
 		t.Logf("capture over SSH: %d packets, %d ICMP", all, icmp)
+	}
+	// counters over SSH: one session per machine streams its links'
+	// counters; every link is read, the cut link's bytes grow under a
+	// ping, and Close ends the sessions
+	r := NewCounterReader()
+	defer r.Close()
+	var c0 LinkCounters
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, cs, err := r.Read("clh")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(cs, func(c LinkCounters) bool { return c.StateA != "up" }) {
+			c0 = cs[1]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("counters over SSH: links not read after 20 s: %+v (warnings %q)", cs, r.Warnings())
+		}
+	}
+	if out, err := clusterExec("clh", "h1", "ping", "-n", "-c", "3", "-i", "0.2", "-s", "1000", "-W", "2", h2.String()); err != nil {
+		t.Errorf("ping: %v %s", err, out)
+	}
+	time.Sleep(300 * time.Millisecond)
+	_, cs, err := r.Read("clh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, once, err := Counters("clh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := []int{}
+	for _, ms := range r.machines {
+		sessions = append(sessions, ms.stream.cmd.Process.Pid)
+	}
+	r.Close()
+	t.Logf("counters over SSH: link 1 a->b %d -> %d bytes in %v (the one-shot read: %d, %s); warnings %q", c0.AtoB.Bytes, cs[1].AtoB.Bytes, cs[1].At.Sub(c0.At).Round(time.Millisecond), once[1].AtoB.Bytes, once[1].StateA, r.Warnings())
+	if cs[1].AtoB.Bytes < c0.AtoB.Bytes+3000 || cs[1].StateA != "up" || !cs[1].At.After(c0.At) {
+		t.Errorf("counters over SSH: link 1 %+v then %+v: want 3 pings of 1000 bytes more, read later, up", c0, cs[1])
+	}
+	if once[1].StateA != "up" || once[1].AtoB.Bytes < cs[1].AtoB.Bytes {
+		t.Errorf("one-shot counters over SSH: link 1 %+v", once[1])
+	}
+	for _, pid := range sessions {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("a counters session (ssh pid %d) runs after Close: %v", pid, err)
+		}
 	}
 	// verify over SSH: both workers of each direction of the shaped cut
 	// link run through sessions, the arrivals come back as JSON lines

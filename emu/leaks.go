@@ -68,9 +68,12 @@ func Leaks() []string {
 	}
 	if ents, err := os.ReadDir(RunDir()); err == nil {
 		for _, e := range ents {
-			if e.IsDir() {
+			if e.IsDir() && e.Name() != sshMuxBase {
 				out = append(out, "state dir "+filepath.Join(RunDir(), e.Name()))
 			}
+		}
+		for _, d := range staleSSHSockets() { // a live process's shared SSH connections are not left behind
+			out = append(out, "ssh socket "+d)
 		}
 	}
 	out = append(out, mountLeaks(RunDir())...) // local machines' mounts (cluster_local.go)

@@ -64,6 +64,7 @@ func teardown(st *State, log *slog.Logger) error {
 	var errs []string
 	// A lab over several machines: every machine's part first (cluster.go).
 	errs = append(errs, teardownMachines(st, log)...)
+	closeSSHMasters(lab) // this process's shared connections to them (cluster_sshmux.go)
 	t0, last := time.Now(), ""
 	step := func(name string) {
 		if last != "" {

@@ -67,6 +67,8 @@ links:
 		t.Fatal(err)
 	}
 	t.Logf("up over two VMs in %v; underlay %+v", time.Since(t0).Round(time.Millisecond), st.Underlay)
+	// each phase's end, for the tier's time budget
+	phase := func(what string) { t.Logf("%s: done at %v", what, time.Since(t0).Round(time.Millisecond)) }
 	downed := false
 	down := func() {
 		if downed {
@@ -92,6 +94,7 @@ links:
 		t.Errorf("1472-byte DF ping across the tunnel: %v %s", err, out)
 	}
 
+	phase("pings")
 	capacity := 10e6 * 1448 / 1514
 	res, err := traffic.Run(context.Background(), lab, []traffic.Flow{{Name: "t", Client: "h1", Server: "h2", Duration: 6 * time.Second, Interval: 500 * time.Millisecond}}, traffic.Options{})
 	if err != nil {
@@ -133,6 +136,7 @@ links:
 		}
 	}
 
+	phase("TCP")
 	ures, err := traffic.Run(context.Background(), lab, []traffic.Flow{{Name: "u", Client: "h2", Server: "h1", Proto: traffic.UDP, Rate: 2_000_000, Duration: 4 * time.Second}}, traffic.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -148,6 +152,7 @@ links:
 		t.Errorf("smallest one-way delay %.0f us across two clocks, want [%.0f, %.0f]", u.UDP.OWDMinUs, floor-1000, floor+4000)
 	}
 
+	phase("UDP")
 	vr, err := emu.Verify(context.Background(), lab, emu.VerifyOptions{Tolerance: 0.10, LossProbes: 500})
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +164,9 @@ links:
 		}
 	}
 
+	phase("verify")
 	down()
+	phase("down")
 	if leaks := testutil.Mine(emu.Leaks(), "ekl-"); len(leaks) > 0 {
 		t.Errorf("left on the controller: %v", leaks)
 	}

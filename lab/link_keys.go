@@ -186,7 +186,8 @@ func AddKeyDoc(key string) string { return addKeys[key].doc }
 // file named by a relative path that exists from the working directory
 // is made absolute; other relative names are looked for as the file's
 // are (beside the lab's topology, $EMUCTL_TRACES, mahimahi-traces).
-// trace_loop and trace_offset apply to each trace given.
+// trace_loop and trace_offset apply to each trace given, queue to each
+// direction (a traced one's is mahimahi's drop-tail limit).
 func AddLinkKeys(keys map[string]string) ([]LinkOption, error) {
 	var errs []error
 	var traced [][]string // the trace: blocks given
@@ -207,6 +208,14 @@ func AddLinkKeys(keys map[string]string) ([]LinkOption, error) {
 		case slices.Contains(traceFileKeys, k):
 			if abs, err := filepath.Abs(v); err == nil && !filepath.IsAbs(v) && fileExists(abs) {
 				v = abs
+			}
+		case k == "queue":
+			// a direction with a trace of its own has its own queue
+			// (mahimahi's): it does not inherit the link's
+			for _, t := range traced {
+				if len(t) > 1 {
+					opts = append(opts, LinkField(strings.Join(append([]string{"link", t[0]}, ak.path...), "."), scalarValue(v)))
+				}
 			}
 		case k == "trace_loop" || k == "trace_offset":
 			if len(traced) == 0 {

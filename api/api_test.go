@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -238,6 +239,30 @@ func TestAPIEndToEnd(t *testing.T) {
 	if ev := c.waitEvent("link-changed", 3*time.Second); fmt.Sprint(ev["link"]) != "3" {
 		t.Errorf("link-changed: %v", ev)
 	}
+	// a traced link by link add's keys: on the engine, its event names
+	// the trace file without its opportunities; removed again
+	trace := filepath.Join(t.TempDir(), "const.trace")
+	var tb strings.Builder
+	for ms := 1; ms <= 1000; ms++ {
+		fmt.Fprintf(&tb, "%d\n", ms)
+	}
+	os.WriteFile(trace, []byte(tb.String()), 0o644)
+	c.must("node.add", map[string]any{"name": "h4"}, nil)
+	c.must("link.add", map[string]any{"a": "h4", "b": "s1", "keys": map[string]string{"trace": trace, "trace_offset": "100ms", "queue": "100", "delay": "2ms"}}, &link)
+	if link.Index != 4 || link.Backend != "userspace" {
+		t.Errorf("traced link.add: %+v", link)
+	}
+	ev := c.waitEvent("link-added", 3*time.Second)
+	if p := fmt.Sprint(ev["params"]); !strings.Contains(p, trace) || strings.Contains(p, "ms:[") {
+		t.Errorf("link-added event of the traced link: %v", ev)
+	}
+	c.must("ping", map[string]any{"from": "h1", "to": "h4", "count": 3}, &ping)
+	if len(ping.RTT) == 0 || slices.Min(ping.RTT) < 4 {
+		t.Errorf("ping h1 -> h4 over the traced link: %+v (want >= 4 ms: 2 x 2 ms)", ping)
+	}
+	c.must("link.del", map[string]any{"link": "h4-s1"}, nil)
+	c.waitEvent("link-removed", 3*time.Second)
+	c.must("node.del", map[string]any{"name": "h4"}, nil)
 	// errors: codes, kinds, positions
 	for _, e := range []struct {
 		method string
@@ -249,6 +274,8 @@ func TestAPIEndToEnd(t *testing.T) {
 		{"node.add", map[string]any{"name": "h3"}, CodeConflict, "already has"},
 		{"node.add", map[string]any{"nam": "x"}, CodeInvalidParams, "unknown field"},
 		{"link.add", map[string]any{"a": "h3", "b": "s9"}, CodeBadInput, `unknown node "s9"`},
+		{"link.add", map[string]any{"a": "h3", "b": "s1", "keys": map[string]string{"trace_loop": "false"}}, CodeBadInput, "trace_loop without a trace"},
+		{"link.add", map[string]any{"a": "h3", "b": "s1", "keys": map[string]string{"trace": "/nonexistent/x.trace"}}, CodeBadInput, `trace file "/nonexistent/x.trace" not found`},
 		{"link.set", map[string]any{"link": "h3-s1", "set": map[string]string{"rate": "fast"}}, CodeFailed, "rate"},
 		{"up", map[string]any{"document": "name: tapi2\nnodes: {h1: {kind: hots}}\n"}, CodeBadInput, "hots"},
 		{"shell.cmd", map[string]any{"shell": "sh99", "line": "true"}, CodeNotFound, "no shell"},

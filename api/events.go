@@ -264,7 +264,7 @@ func diffEvents(old, new *emu.State) []event {
 	for i, l := range new.Spec.Links {
 		newAt[key(l)] = i
 		if _, ok := oldAt[key(l)]; !ok {
-			out = append(out, event{Type: "link-added", Link: &i, A: l.A.String(), B: l.B.String(), Params: l.Params})
+			out = append(out, event{Type: "link-added", Link: &i, A: l.A.String(), B: l.B.String(), Params: withoutOpportunities(l.Params)})
 		}
 	}
 	for i, l := range old.Spec.Links {
@@ -276,9 +276,28 @@ func diffEvents(old, new *emu.State) []event {
 		for _, o := range old.Links {
 			if o.Name == ls.Name && (fmt.Sprint(o.AtoB) != fmt.Sprint(ls.AtoB) || fmt.Sprint(o.BtoA) != fmt.Sprint(ls.BtoA)) {
 				i := ls.Index
-				out = append(out, event{Type: "link-changed", Link: &i, A: ls.Name, Params: map[string]any{"a_to_b": ls.AtoB, "b_to_a": ls.BtoA}})
+				a, b := ls.AtoB, ls.BtoA
+				a.Trace, b.Trace = a.Trace.Summary(), b.Trace.Summary() // not the opportunities
+				out = append(out, event{Type: "link-changed", Link: &i, A: ls.Name, Params: map[string]any{"a_to_b": a, "b_to_a": b}})
 			}
 		}
 	}
 	return out
+}
+
+// withoutOpportunities is a link's parameters with each trace named (its
+// file, loop, offset) but not its delivery opportunities, which would make
+// an event of a long trace hundreds of kilobytes.
+func withoutOpportunities(p *topo.LinkParams) *topo.LinkParams {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	if c.Trace != nil {
+		t := *c.Trace
+		t.Ms = nil
+		c.Trace = &t
+	}
+	c.AtoB, c.BtoA = withoutOpportunities(p.AtoB), withoutOpportunities(p.BtoA)
+	return &c
 }

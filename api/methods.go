@@ -300,6 +300,7 @@ type linkAddParams struct {
 	B      string              `json:"b"`
 	Params string              `json:"params,omitempty"`
 	Link   map[string]any      `json:"link,omitempty"`
+	Keys   map[string]string   `json:"keys,omitempty"` // lab.AddLinkKeys: rate, trace, uplink_trace, ...
 	IP     map[string][]string `json:"ip,omitempty"`
 	MTU    int                 `json:"mtu,omitempty"`
 	Name   string              `json:"name,omitempty"`
@@ -319,6 +320,16 @@ func linkAdd(ctx context.Context, s *session, p linkAddParams) (any, error) {
 	}
 	if p.Link != nil {
 		opts = append(opts, lab.LinkField("link", p.Link))
+	}
+	if p.Keys != nil {
+		if p.Params != "" {
+			return nil, newError(CodeInvalidParams, "link.add: give params (a --link string) or keys, not both: a --link string has no trace")
+		}
+		kopts, err := lab.AddLinkKeys(p.Keys)
+		if err != nil {
+			return nil, newError(CodeBadInput, "%s", err)
+		}
+		opts = append(opts, kopts...)
 	}
 	for node, addrs := range p.IP {
 		opts = append(opts, lab.IP(node, addrs...))

@@ -196,16 +196,6 @@ func change(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) 
 	if err := rootChangeRefused(spec, diff, opt); err != nil {
 		return nil, err
 	}
-	for _, li := range diff.addLinks {
-		if err := plainLink(spec, li); err != nil {
-			return nil, err
-		}
-	}
-	for _, li := range diff.delLinks {
-		if err := plainLink(old, li); err != nil {
-			return nil, err
-		}
-	}
 	t0 = time.Now()
 	links, err := changeLinks(st, spec, diff)
 	if err != nil {
@@ -291,16 +281,6 @@ func changeable(st *State) error {
 	switch {
 	case isController(st) || st.Spec.Cluster != nil:
 		return fmt.Errorf("lab %s runs over several machines: run-time changes are not supported there yet", st.Lab)
-	}
-	return nil
-}
-
-// plainLink refuses links whose kind cannot be added or removed at run
-// time yet.
-func plainLink(spec *topo.Spec, li int) error {
-	l := spec.Links[li]
-	if l.Params != nil && l.Params.Trace != nil {
-		return fmt.Errorf("link %s <-> %s replays a trace: traced links cannot be added or removed at run time yet", l.A, l.B)
 	}
 	return nil
 }
@@ -394,6 +374,7 @@ func removeParts(st *State, spec *topo.Spec, diff labDiff, links []LinkState, lo
 		gone[n] = true
 	}
 	var engineNS []string
+	var engineEnds []topo.Endpoint // their kept nodes' ends
 	var errs []error
 	// OVS first: rows, then their devices, so ovs-vswitchd never holds a
 	// port whose device is gone (ovs_change.go)
@@ -404,13 +385,9 @@ func removeParts(st *State, spec *topo.Spec, diff labDiff, links []LinkState, lo
 		l := old.Links[li]
 		if ls, ok := findLinkState(st.Links, li); ok && ls.Backend == BackendEngine {
 			engineNS = append(engineNS, ls.Netns)
-			// an end in the machine's namespace now: the link namespace
-			// is freed asynchronously, and its name would stay taken
 			for _, ep := range []topo.Endpoint{l.A, l.B} {
-				if n := old.Node(ep.Node); n != nil && n.Kind == topo.KindRoot {
-					if err := deleteEnd(st, ep); err != nil {
-						errs = append(errs, err)
-					}
+				if !gone[ep.Node] {
+					engineEnds = append(engineEnds, ep)
 				}
 			}
 			continue
@@ -438,6 +415,15 @@ func removeParts(st *State, spec *topo.Spec, diff labDiff, links []LinkState, lo
 		st.Links = keep
 		if err != nil {
 			errs = append(errs, fmt.Errorf("the supervisor: %w", err))
+		}
+		// the kept nodes' ends go now, once their engines have stopped:
+		// a link namespace is freed asynchronously, and until the kernel
+		// has done it the ends' names stay taken (a link added again at
+		// once would find its <node>-ethN still there)
+		for _, ep := range engineEnds {
+			if err := deleteEnd(st, ep); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		for _, ns := range engineNS {
 			if err := deleteNamedNetns(ns); err != nil {

@@ -88,8 +88,10 @@ func (l *Lab) AddNode(ctx context.Context, name string, kind ...NodeKindOption) 
 // AddLink joins two nodes of the running lab and returns the new link's
 // index. An end is "node" or "node:iface" (default: the node's next
 // <node>-eth<N>); options are those of Topology.Link (Rate, Delay, Loss,
-// Queue, AtoB/BtoA, MTU, IP...). Addresses not given come from the lab's
-// plan; routes follow.
+// Queue, AtoB/BtoA, MTU, IP, LinkField("link.trace", "up.trace")...), or
+// AddLinkKeys' flat keys (a mahimahi trace: replayed on the link engine
+// from when the link comes up, as at Up). Addresses not given come from
+// the lab's plan; routes follow.
 func (l *Lab) AddLink(ctx context.Context, a, b string, opts ...LinkOption) (int, error) {
 	args := []string{strconv.Quote(a), strconv.Quote(b)}
 	entry := &mapping{}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -134,4 +136,112 @@ func (l *Lab) SetLinkKeys(link, dir string, keys map[string]string) (*LinkChange
 		return nil, err
 	}
 	return &LinkChange{Index: i, Name: ls.Name, Backend: ls.Backend, AtoB: ls.AtoB, BtoA: ls.BtoA}, nil
+}
+
+// addKey is one key a link added at run time takes as a flat name and
+// topology text (emuctl link add's flags, emuctl api's link.add keys,
+// Python's add_link): where its value goes in the link's entry, in the
+// file's syntax, so topo checks it as it checks the file's.
+type addKey struct {
+	path []string // below the link's link: block
+	doc  string
+}
+
+// addKeys are the keys of AddLinkKeys: the shaping keys of a link: block
+// and a trace's (a trace replays on the userspace link engine, as at up).
+var addKeys = map[string]addKey{
+	"rate":      {[]string{"rate"}, "rate, e.g. 10mbit"},
+	"delay":     {[]string{"delay"}, "one-way delay, e.g. 5ms"},
+	"jitter":    {[]string{"jitter"}, "jitter, e.g. 1ms"},
+	"loss":      {[]string{"loss"}, "loss, e.g. 1%"},
+	"duplicate": {[]string{"duplicate"}, "duplication, e.g. 0.1%"},
+	"corrupt":   {[]string{"corrupt"}, "corruption, e.g. 0.1%"},
+	"queue":     {[]string{"queue"}, `queue: packets (100), bytes (150kB) or a discipline ("codel ecn"); on a trace mahimahi's drop-tail limit`},
+	"backend":   {[]string{"backend"}, "auto, kernel or userspace (a trace needs auto or userspace)"},
+	"trace":     {[]string{"trace", "file"}, "a mahimahi delivery trace replayed in both directions (one ms timestamp per 1504-byte opportunity per line)"},
+	"uplink_trace": {[]string{keyAtoB, "trace", "file"},
+		"a trace for a->b alone (mahimahi's uplink: the first end is inside the shell)"},
+	"downlink_trace": {[]string{keyBtoA, "trace", "file"}, "a trace for b->a alone (mahimahi's downlink)"},
+	"trace_loop":     {[]string{"loop"}, "true (default: repeat the trace, period its last timestamp) or false (mahimahi's --once: silence after the end)"},
+	"trace_offset":   {[]string{"offset"}, "start the replay this far into the trace, e.g. 30s"},
+	"mahimahi":       {[]string{"mahimahi"}, `the whole link as a mahimahi command line ("mm-delay 20 mm-link up.trace down.trace --uplink-queue=droptail --uplink-queue-args=packets=100")`},
+}
+
+const keyAtoB, keyBtoA = "a->b", "b->a"
+
+// traceFileKeys are the keys naming trace files, and the directions'
+// trace: blocks trace_loop and trace_offset join.
+var traceFileKeys = []string{"trace", "uplink_trace", "downlink_trace"}
+
+// AddKeys are the keys AddLinkKeys takes, sorted.
+func AddKeys() []string { return slices.Sorted(maps.Keys(addKeys)) }
+
+// AddKeyDoc is what a key of AddKeys takes, for flags and help.
+func AddKeyDoc(key string) string { return addKeys[key].doc }
+
+// AddLinkKeys are the options of a link added at run time given as flat
+// keys in the topology's syntax ({"rate": "10mbit", "trace":
+// "up.trace", "trace_loop": "false"}): the one table `emuctl link add`,
+// `emuctl api` (link.add's keys) and Python's add_link share. A trace
+// file named by a relative path that exists from the working directory
+// is made absolute; other relative names are looked for as the file's
+// are (beside the lab's topology, $EMUCTL_TRACES, mahimahi-traces).
+// trace_loop and trace_offset apply to each trace given, queue to each
+// direction (a traced one's is mahimahi's drop-tail limit).
+func AddLinkKeys(keys map[string]string) ([]LinkOption, error) {
+	var errs []error
+	var traced [][]string // the trace: blocks given
+	for _, k := range traceFileKeys {
+		if _, ok := keys[k]; ok {
+			traced = append(traced, addKeys[k].path[:len(addKeys[k].path)-1])
+		}
+	}
+	var opts []LinkOption
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		ak, ok := addKeys[k]
+		if !ok {
+			errs = append(errs, fmt.Errorf("link add: unknown key %q (valid: %s)", k, strings.Join(AddKeys(), ", ")))
+			continue
+		}
+		v := keys[k]
+		switch {
+		case slices.Contains(traceFileKeys, k):
+			if abs, err := filepath.Abs(v); err == nil && !filepath.IsAbs(v) && fileExists(abs) {
+				v = abs
+			}
+		case k == "queue":
+			// a direction with a trace of its own has its own queue
+			// (mahimahi's): it does not inherit the link's
+			for _, t := range traced {
+				if len(t) > 1 {
+					opts = append(opts, LinkField(strings.Join(append([]string{"link", t[0]}, ak.path...), "."), scalarValue(v)))
+				}
+			}
+		case k == "trace_loop" || k == "trace_offset":
+			if len(traced) == 0 {
+				errs = append(errs, fmt.Errorf("link add: %s without a trace: give trace, uplink_trace or downlink_trace", k))
+				continue
+			}
+			for _, t := range traced {
+				opts = append(opts, LinkField(strings.Join(append(append([]string{"link"}, t...), ak.path...), "."), scalarValue(v)))
+			}
+			continue
+		}
+		opts = append(opts, LinkField(strings.Join(append([]string{"link"}, ak.path...), "."), scalarValue(v)))
+	}
+	return opts, errors.Join(errs...)
+}
+
+// scalarValue is a key's text as the document's scalar: booleans and
+// numbers plain, so topo reads them as the file's.
+func scalarValue(v string) any {
+	if v == "true" || v == "false" {
+		return v == "true"
+	}
+	return v
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -94,8 +94,10 @@ func (d *dec) loadTrace(name string, l loc, loop bool, offset time.Duration) *Tr
 	var tried []string
 	var path string
 	if filepath.IsAbs(name) {
-		path = name
 		tried = append(tried, name)
+		if _, err := os.Stat(name); !errors.Is(err, os.ErrNotExist) {
+			path = name // else not found, said as for a relative name
+		}
 	} else {
 		for _, dir := range append([]string{filepath.Dir(d.file)}, TraceDirs()...) {
 			p := filepath.Join(dir, name)

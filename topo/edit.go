@@ -401,6 +401,7 @@ func pin(root *yaml.Node, s *Spec) error {
 		} else {
 			delKey(item, "ip")
 		}
+		pinTraces(item, l) // pin_trace.go
 	}
 	return pinWireless(root, s)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,6 +67,26 @@ func TestNodeLinkAddDelCLI(t *testing.T) {
 	} else {
 		t.Logf("goodput h4 -> h3 over the added link (whole flow, slow start included): %.3f x capacity", g)
 	}
+	// a traced link: its uplink trace named relative to the working
+	// directory (the checkout's root), on the link engine, in link show
+	trace := filepath.Join(dir, "const.trace")
+	var tb strings.Builder
+	for ms := 1; ms <= 1000; ms++ {
+		fmt.Fprintf(&tb, "%d\n", ms)
+	}
+	os.WriteFile(trace, []byte(tb.String()), 0o644)
+	root, _ := filepath.Abs("../..")
+	rel, _ := filepath.Rel(root, trace)
+	must(t, run(t, "", "node", "add", "-l", "tnc", "h5"), "node add")
+	r = must(t, run(t, "", "link", "add", "-l", "tnc", "h5", "s1", "--uplink-trace", rel, "--downlink-trace", trace, "--trace-offset", "100ms", "--queue", "50", "--delay", "3ms"), "link add --trace")
+	if !strings.Contains(r.stdout, "link 5 added") || !strings.Contains(r.stdout, "(userspace)") {
+		t.Errorf("traced link add printed %q", r.stdout)
+	}
+	links = nil
+	json.Unmarshal([]byte(must(t, run(t, "", "link", "show", "-l", "tnc", "--json"), "link show").stdout), &links)
+	if len(links) != 6 || links[5].AtoB.Trace == nil || links[5].AtoB.Trace.File != trace || links[5].BtoA.Trace.Offset.Milliseconds() != 100 || links[5].Stats == nil {
+		t.Fatalf("link show of the traced link: %+v", links)
+	}
 	// bad input: refused, naming the command, nothing changed
 	before := must(t, run(t, "", "inspect", "--topology", "-l", "tnc"), "inspect").stdout
 	for _, c := range []struct {
@@ -76,6 +97,10 @@ func TestNodeLinkAddDelCLI(t *testing.T) {
 		{[]string{"link", "add", "-l", "tnc", "h1", "s9"}, `link add h1 s9: endpoints[1]: unknown node "s9"`},
 		{[]string{"link", "add", "-l", "tnc", "h1", "r1", "--ip", "h1=192.168.4.1/30"}, "outside the lab's plan"},
 		{[]string{"link", "add", "-l", "tnc", "h1", "r1", "--rate", "fast"}, `rate "fast"`},
+		{[]string{"link", "add", "-l", "tnc", "h1", "r1", "--trace", "/nonexistent/up.trace"}, `trace file "/nonexistent/up.trace" not found`},
+		{[]string{"link", "add", "-l", "tnc", "h1", "r1", "--trace", trace, "--backend", "kernel"}, "backend: kernel cannot replay a trace"},
+		{[]string{"link", "add", "-l", "tnc", "h1", "r1", "--trace-loop", "false"}, "trace_loop without a trace"},
+		{[]string{"link", "add", "-l", "tnc", "h1", "r1", "--link", "delay=1ms", "--trace", trace}, "a --link string has no trace"},
 		{[]string{"link", "del", "-l", "tnc", "h9-s1"}, `no link "h9-s1"`},
 		{[]string{"node", "del", "-l", "tnc", "h9"}, `no node "h9"`},
 		{[]string{"node", "add", "-l", "tnc", "x", "--kind", "hub"}, "valid kinds are host, router, switch"},
@@ -93,7 +118,8 @@ func TestNodeLinkAddDelCLI(t *testing.T) {
 	os.WriteFile(out, []byte(before), 0o644)
 	must(t, run(t, "", "link", "del", "-l", "tnc", "h3:s1"), "link del")
 	must(t, run(t, "", "node", "del", "-l", "tnc", "h4"), "node del")
-	if r := must(t, run(t, "", "link", "show", "-l", "tnc"), "link show"); strings.Contains(r.stdout, "h3-eth0") || strings.Contains(r.stdout, "h4") {
+	must(t, run(t, "", "link", "del", "-l", "tnc", "h5-s1"), "link del of the traced link")
+	if r := must(t, run(t, "", "link", "show", "-l", "tnc"), "link show"); strings.Contains(r.stdout, "h3-eth0") || strings.Contains(r.stdout, "h4") || strings.Contains(r.stdout, "h5") {
 		t.Errorf("removed links still shown:\n%s", r.stdout)
 	}
 	must(t, run(t, "", "down", "tnc"), "down")
@@ -103,7 +129,7 @@ func TestNodeLinkAddDelCLI(t *testing.T) {
 	}
 	var again []emu.LinkInfo
 	json.Unmarshal([]byte(must(t, run(t, "", "link", "show", "-l", "tnc", "--json"), "link show").stdout), &again)
-	if len(again) != 5 || again[3].AtoB.Rate != 8_000_000 {
+	if len(again) != 6 || again[3].AtoB.Rate != 8_000_000 || again[5].AtoB.Trace == nil || again[5].AtoB.Trace.File != trace {
 		t.Errorf("the written-out lab's links: %+v", again)
 	}
 	if r := must(t, run(t, "pingall\nexit\n", "cli", "tnc"), "cli"); !strings.Contains(r.stdout, "0% dropped") {

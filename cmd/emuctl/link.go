@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -202,41 +203,68 @@ func newLinkAddCmd(lab *string) *cobra.Command {
 		name, ips, params string
 		mtu               int
 	)
-	keys := []string{"rate", "delay", "jitter", "loss", "queue", "backend"}
+	// the flags are the one table of link add keys (lab.AddLinkKeys),
+	// spelt with dashes: --uplink-trace is uplink_trace
+	keys := golab.AddKeys()
 	vals := make([]string, len(keys))
+	flagOf := func(k string) string { return strings.ReplaceAll(k, "_", "-") }
 	cmd := &cobra.Command{
-		Use:   "add A B [--rate R] [--delay D] [--jitter J] [--loss P] [--queue Q] [--ip A=CIDR,B=CIDR]",
-		Short: "Join two nodes of a running lab with a new (shaped) link",
+		Use:   "add A B [--rate R] [--delay D] [--jitter J] [--loss P] [--queue Q] [--trace FILE] [--ip A=CIDR,B=CIDR]",
+		Short: "Join two nodes of a running lab with a new (shaped or traced) link",
 		Long: `A and B are nodes ("h1") or a node's new interface ("h1:eth5"); without a
 name, an end is the node's next <node>-ethN. Addresses come from the lab's
 plan (the switch's subnet for a host joining a switch, a new subnet from
 the pool for a point-to-point link) unless --ip gives them. Shaping uses
 the topology's syntax and picks its backend as up does; --link takes the
 whole --link string instead ("rate=10mbit,delay=5ms,loss=1%"). Routes
-follow on every node (routing: auto); the new link is the lab's last.`,
+follow on every node (routing: auto); the new link is the lab's last.
+
+--trace FILE replays a mahimahi delivery trace in both directions
+(--uplink-trace and --downlink-trace: a->b and b->a alone; --trace-loop
+false plays it once; --trace-offset starts that far in; --queue is then
+mahimahi's drop-tail limit), or --mahimahi gives the whole link as a
+mahimahi command line; a traced link runs on the userspace link engine
+and its replay starts when the link comes up, as at up. A relative trace
+path is taken from the working directory, else looked for as the
+topology's are ($EMUCTL_TRACES, /usr/share/mahimahi/traces).`,
 		Example: `  sudo emuctl link add h3 s1 --rate 10mbit --delay 5ms
   sudo emuctl link add r1 r2 --ip r1=10.9.0.1/30,r2=10.9.0.2/30
-  sudo emuctl link add h3:eth1 r1 --link "rate=20mbit,delay=2ms,queue=50"`,
+  sudo emuctl link add h3:eth1 r1 --link "rate=20mbit,delay=2ms,queue=50"
+  sudo emuctl link add ue enb --trace 12mbps.trace --delay 20ms --queue 100
+  sudo emuctl link add ue enb --uplink-trace up.trace --downlink-trace down.trace --trace-loop=false`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			given := map[string]string{}
+			for i, k := range keys {
+				if cmd.Flags().Changed(flagOf(k)) {
+					given[k] = vals[i]
+				}
+			}
+			var opts []golab.LinkOption
+			if params != "" {
+				// the --link string with the shaping flags, as one string
+				parts := []string{params}
+				for _, k := range keys {
+					if v, ok := given[k]; ok {
+						if !slices.Contains(golab.RunKeys(), k) && k != "backend" {
+							return fmt.Errorf("--%s with --link: a --link string has no trace; give the shaping as flags (--rate, --delay, ...) beside the trace", flagOf(k))
+						}
+						parts = append(parts, k+"="+v)
+					}
+				}
+				opts = append(opts, golab.LinkString(strings.Join(parts, ",")))
+			} else {
+				kopts, err := golab.AddLinkKeys(given)
+				if err != nil {
+					return err
+				}
+				opts = append(opts, kopts...)
+			}
 			l, ctx, stop, err := openLab(*lab)
 			if err != nil {
 				return err
 			}
 			defer stop()
-			var opts []golab.LinkOption
-			parts := []string{}
-			if params != "" {
-				parts = append(parts, params)
-			}
-			for i, k := range keys {
-				if vals[i] != "" {
-					parts = append(parts, k+"="+vals[i])
-				}
-			}
-			if len(parts) > 0 {
-				opts = append(opts, golab.LinkString(strings.Join(parts, ",")))
-			}
 			if mtu > 0 {
 				opts = append(opts, golab.MTU(mtu))
 			}
@@ -268,7 +296,7 @@ follow on every node (routing: auto); the new link is the lab's last.`,
 		},
 	}
 	for i, k := range keys {
-		cmd.Flags().StringVar(&vals[i], k, "", "link "+k+" in the topology's syntax")
+		cmd.Flags().StringVar(&vals[i], flagOf(k), "", golab.AddKeyDoc(k))
 	}
 	cmd.Flags().StringVar(&params, "link", "", "link parameters as one --link string (rate=10mbit,delay=5ms,...)")
 	cmd.Flags().StringVar(&ips, "ip", "", "addresses per node: NODE=CIDR[,NODE=CIDR...]")

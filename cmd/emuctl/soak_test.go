@@ -44,6 +44,13 @@ func TestSoak(t *testing.T) {
 	shaped := filepath.Join(dir, "shaped.yaml")
 	os.WriteFile(shaped, []byte("name: soak\nnodes: {h1: {}, h2: {}, s1: {kind: switch}}\nlinks:\n"+
 		"  - endpoints: [h1, s1]\n    link: {rate: 20mbit, delay: 2ms, backend: userspace}\n  - endpoints: [s1, h2]\n"), 0o644)
+	// a constant 12 Mbit/s trace for traced links added at run time
+	trace := filepath.Join(dir, "const.trace")
+	var tb strings.Builder
+	for ms := 1; ms <= 1000; ms++ {
+		fmt.Fprintf(&tb, "%d\n", ms)
+	}
+	os.WriteFile(trace, []byte(tb.String()), 0o644)
 	// Wi-Fi on the engine backend: h1 a station, h2 the wired server;
 	// its run-time changes add a station (or remove h1, a station)
 	wifiLab := filepath.Join(dir, "wifi.yaml")
@@ -167,6 +174,9 @@ func TestSoak(t *testing.T) {
 				args, what = []string{"node", "add", "-l", lab, "hx", "--kind", "station", "--position", "0,3"}, "station add"
 			default:
 				must(t, run(t, "", "node", "add", "-l", lab, "hx"), "node add")
+				if rng.IntN(2) == 0 { // a link replaying a trace, on the engine
+					args, what = []string{"link", "add", "-l", lab, "hx", "h1", "--trace", trace, "--delay", "1ms"}, "traced link add"
+				}
 			}
 			phase := killAt(t, at, args...)
 			if phase == "" {

@@ -190,9 +190,15 @@ def _pairs(li: dict[str, Any]) -> list[str]:
 _UNITS = {"rate": "mbit", "delay": "ms", "jitter": "ms", "loss": "%", "duplicate": "%", "corrupt": "%"}
 
 
+# add_link's trace keys: emuctl link add's (api link.add's keys)
+_TRACE_KEYS = ("trace", "uplink_trace", "downlink_trace", "trace_loop", "trace_offset", "mahimahi")
+
+
 def _text(key: str, v: Any) -> str:
     """A link parameter in the topology's syntax: numbers get Mininet's units."""
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
         return f"{v:g}{_UNITS.get(key, '')}"
     return str(v)
 
@@ -372,10 +378,20 @@ class Lab:
     def add_link(self, a: str, b: str, ip: Optional[dict[str, Union[str, list[str]]]] = None,
                  mtu: Optional[int] = None, name: Optional[str] = None, **params: Any) -> Link:
         """Join two nodes; params shape it (rate, delay, jitter, loss, queue, ...;
-        numbers in Mininet's units); addresses from the lab's plan unless ``ip`` gives them."""
-        link = {k: _text(k, v) for k, v in params.items()} or None
+        numbers in Mininet's units) or replay a mahimahi trace on the link
+        engine from when the link comes up (``trace="12mbps.trace"``,
+        ``uplink_trace``/``downlink_trace`` for a->b/b->a alone,
+        ``trace_loop=False``, ``trace_offset="30s"``, or ``mahimahi="mm-delay
+        20 mm-link up.trace down.trace"``; a relative trace path is taken
+        from the working directory when it is there); addresses from the
+        lab's plan unless ``ip`` gives them."""
+        link = {k: _text(k, v) for k, v in params.items() if k not in _TRACE_KEYS} or None
+        keys = {k: _text(k, v) for k, v in params.items() if k in _TRACE_KEYS} or None
+        for k in ("trace", "uplink_trace", "downlink_trace"):
+            if keys and k in keys and os.path.exists(keys[k]):
+                keys[k] = os.path.abspath(keys[k])
         ips = {k: [v] if isinstance(v, str) else list(v) for k, v in (ip or {}).items()} or None
-        r = self._c.call("link.add", lab=self.name, a=a, b=b, link=link, ip=ips, mtu=mtu, name=name)
+        r = self._c.call("link.add", lab=self.name, a=a, b=b, link=link, keys=keys, ip=ips, mtu=mtu, name=name)
         return Link(self, str(r["index"]))
 
     def remove_node(self, name: str) -> None:

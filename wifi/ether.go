@@ -350,7 +350,7 @@ func (s *EtherMedium) submit(now time.Duration, r int, b []byte) {
 		if rx, ok = s.adhocPeer(r, da, group); !ok {
 			return
 		}
-		a1, a3, ibss = da, adhocBSSID(rc.Adhoc), true
+		a1, a3, ibss = da, AdhocBSSID(rc.Adhoc), true
 	} else if rc.AP >= 0 {
 		// a station: everything goes to its access point (held while it
 		// hands over)

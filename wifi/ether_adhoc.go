@@ -28,8 +28,8 @@ func (s *EtherMedium) adhocPeer(r int, da [6]byte, group bool) (int, bool) {
 	return j, true
 }
 
-// adhocBSSID is ad hoc network n's BSSID: locally administered, unicast,
+// AdhocBSSID is ad hoc network n's BSSID: locally administered, unicast,
 // the same for every member (the third address of its data frames).
-func adhocBSSID(n int) [6]byte {
+func AdhocBSSID(n int) [6]byte {
 	return [6]byte{0x02, 0x1b, 0x55, 0x1d, byte(n >> 8), byte(n)}
 }

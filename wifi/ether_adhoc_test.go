@@ -90,8 +90,8 @@ func TestEtherMediumAdhoc(t *testing.T) {
 	if got := delivered(); len(got) != 1 || got[12] != 1 {
 		t.Fatalf("a -> b delivered to ports %v, want b's (12) once", got)
 	}
-	if mpdu[0] != 0x08 || mpdu[1]&0x03 != 0 || [6]byte(mpdu[4:10]) != ibssB || [6]byte(mpdu[10:16]) != ibssA || [6]byte(mpdu[16:22]) != adhocBSSID(1) {
-		t.Errorf("a's frame on the air: % x, want IBSS data (no DS bits) to b from a in BSSID %x", mpdu[:22], adhocBSSID(1))
+	if mpdu[0] != 0x08 || mpdu[1]&0x03 != 0 || [6]byte(mpdu[4:10]) != ibssB || [6]byte(mpdu[10:16]) != ibssA || [6]byte(mpdu[16:22]) != AdhocBSSID(1) {
+		t.Errorf("a's frame on the air: % x, want IBSS data (no DS bits) to b from a in BSSID %x", mpdu[:22], AdhocBSSID(1))
 	}
 	if st, _ := s.m.Stats(0); st.Failed != 0 {
 		t.Errorf("a's frame to b in range failed: %+v", st)

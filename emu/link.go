@@ -119,7 +119,7 @@ func linkCount(spec *topo.Spec) int { return len(spec.Links) + len(stations(spec
 func stations(spec *topo.Spec) []*topo.Node {
 	var out []*topo.Node
 	for i := range spec.Nodes {
-		if spec.Nodes[i].Station != nil {
+		if spec.Nodes[i].Station != nil && spec.Nodes[i].Station.Adhoc == "" { // an ad hoc member has no hop
 			out = append(out, &spec.Nodes[i])
 		}
 	}

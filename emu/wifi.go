@@ -100,6 +100,9 @@ func wifiPreflight(spec *topo.Spec) []string {
 	}
 	if engine {
 		errs = append(errs, engineModeMix(spec)...)
+	} else if len(spec.WiFiAdhoc) > 0 {
+		a := spec.WiFiAdhoc[0]
+		errs = append(errs, fmt.Sprintf("%s: ad hoc network %s: this machine has mac80211_hwsim, so the lab would run on the hwsim backend, where ad hoc (IBSS: wpa_supplicant mode=1 on hwsim radios) is not built yet; give the file wifi: {backend: engine} to run it on emuctl's medium", a.Pos, a.Name))
 	}
 	tools := wifiTools(spec)
 	caps := tc.Probe()
@@ -125,7 +128,7 @@ func wifiPreflight(spec *topo.Spec) []string {
 		}
 		if n.Station != nil {
 			ap := spec.Node(n.Station.AP)
-			if ap != nil && ap.AP != nil && !engine {
+			if ap != nil && ap.AP != nil && !engine && n.Station.Adhoc == "" {
 				if err := tools.CheckStation(n.Station, ap.AP); err != nil {
 					errs = append(errs, fmt.Sprintf("%s: station %s: %s", n.Station.Pos, n.Name, toolNeeds(err)))
 				}

@@ -61,6 +61,8 @@ func stationChangeable(st *State, n *topo.Node, call string) error {
 	switch {
 	case st.Medium == nil || st.Medium.Backend != WiFiEngine:
 		return fmt.Errorf("%s %s: stations join and leave a running lab on the engine backend only; this lab's Wi-Fi runs on mac80211_hwsim, where a station added at run time would need a new radio, its wpa_supplicant and the medium's registration, which are not supported yet: give the file wifi: {backend: engine}, or add the station to the file and bring the lab up again; nothing was changed", call, n.Name)
+	case sn.Adhoc != "":
+		return fmt.Errorf("%s %s: a station of an ad hoc network (%s) cannot join or leave a running lab yet; add it to the file and bring the lab up again; nothing was changed", call, n.Name, sn.Adhoc)
 	case len(sn.ESS) > 1:
 		return fmt.Errorf("%s %s: a roaming station (ssid: of a network of %d access points) cannot join or leave a running lab yet; nothing was changed", call, n.Name, len(sn.ESS))
 	case sn.MLO:

@@ -91,7 +91,9 @@ func (d *deployer) wifiEngineSetup(ctx context.Context, mediumName string, mh ne
 		r := &radios[i]
 		r.Port, r.AP = enginePort(i), -1
 		ap := n.spec.AP
-		if st := n.spec.Station; st != nil {
+		if st := n.spec.Station; st != nil && st.Adhoc != "" {
+			r.Adhoc, ap = adhocNumber(d.spec, st.Adhoc), d.spec.Adhoc(st.Adhoc).BSS()
+		} else if st != nil {
 			for j, m := range wnodes {
 				if m.spec.Name == st.AP {
 					r.AP = j

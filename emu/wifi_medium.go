@@ -57,7 +57,9 @@ func (d *deployer) mediumRadios(wnodes []*node) []wifi.MediumRadio {
 			}
 		} else if st := n.spec.Station; st != nil {
 			iface, rate = st.Iface, st.Rate
-			if apn := d.spec.Node(st.AP); apn != nil && apn.AP != nil {
+			if a := d.spec.Adhoc(st.Adhoc); a != nil {
+				mode, ch, short = a.Mode, a.Channel, a.ShortPreamble
+			} else if apn := d.spec.Node(st.AP); apn != nil && apn.AP != nil {
 				mode, ch, short = apn.AP.Mode, apn.AP.Channel, apn.AP.ShortPreamble
 				if apn.AP.MLO() && st.MLO {
 					links = apn.AP.Links
@@ -95,10 +97,13 @@ func (d *deployer) mediumRadios(wnodes []*node) []wifi.MediumRadio {
 		out = append(out, r)
 	}
 	// an AP's radio has no AP (the engine's convention; RangeM), a
-	// station's is its AP's
+	// station's is its AP's; an ad hoc member has none either, and the
+	// number of its network
 	for i, n := range wnodes {
 		out[i].AP = -1
-		if st := n.spec.Station; st != nil {
+		if st := n.spec.Station; st != nil && st.Adhoc != "" {
+			out[i].Adhoc = adhocNumber(d.spec, st.Adhoc)
+		} else if st != nil {
 			for j, m := range wnodes {
 				if m.spec.Name == st.AP {
 					out[i].AP = j
@@ -280,4 +285,15 @@ func CaptureMedium(ctx context.Context, lab string, w io.Writer, snaplen int) er
 	_, err = io.Copy(w, r)
 	close(stopped)
 	return err
+}
+
+// adhocNumber is ad hoc network name's number on the medium (1, 2, ...:
+// its place in the file; 0: none).
+func adhocNumber(spec *topo.Spec, name string) int {
+	for k, a := range spec.WiFiAdhoc {
+		if a.Name == name {
+			return k + 1
+		}
+	}
+	return 0
 }

@@ -28,7 +28,7 @@ func (d *deployer) wirelessShaping(wnodes []*node) error {
 	var hops []WiFiHop
 	for _, n := range wnodes {
 		st := n.spec.Station
-		if st == nil {
+		if st == nil || st.Adhoc != "" { // an ad hoc member: no hop to an AP
 			continue
 		}
 		h := WiFiHop{Station: n.spec.Name, AP: st.AP}

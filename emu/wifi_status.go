@@ -3,6 +3,7 @@ package emu
 import (
 	"fmt"
 	"maps"
+	"net"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -47,10 +48,14 @@ type WiFiNodeStatus struct {
 	// AP is a station's access point now, Network (ESS) the access
 	// points it roams between and Handovers its handovers so far (engine
 	// backend: the medium's).
-	AP        string          `json:"ap,omitempty"`
-	Network   []string        `json:"network,omitempty"`
-	Handovers []wifi.Handover `json:"handovers,omitempty"`
-	Error     string          `json:"error,omitempty"`
+	AP string `json:"ap,omitempty"`
+	// Adhoc is an ad hoc member's network (engine backend; no AP), and
+	// AdhocPeers how it reaches each other member, live from the medium.
+	Adhoc      string          `json:"adhoc,omitempty"`
+	AdhocPeers []AdhocPeer     `json:"adhoc_peers,omitempty"`
+	Network    []string        `json:"network,omitempty"`
+	Handovers  []wifi.Handover `json:"handovers,omitempty"`
+	Error      string          `json:"error,omitempty"`
 }
 
 // MLDStatus is a multi-link device (an AP MLD or a station MLD) and each
@@ -267,6 +272,19 @@ func engineStatus(st *State, media map[string]*MediumNode, ms *wifi.MediumStats)
 		ap := n.AP
 		if n.AP != nil {
 			s.Iface, s.State = n.AP.Iface, "ENABLED"
+		} else if a := st.Spec.Adhoc(n.Station.Adhoc); a != nil {
+			// an ad hoc member: in its network from up to down (no
+			// beacons, no joining); its peers are the medium's links
+			s.Iface, s.State, s.Adhoc = n.Station.Iface, "IBSS", a.Name
+			s.SSID, s.FreqMHz, s.Width = a.Name, a.Channel.FreqMHz, fmt.Sprintf("%d MHz", a.Channel.Width)
+			bssid := wifi.AdhocBSSID(adhocNumber(st.Spec, a.Name))
+			s.BSSID = net.HardwareAddr(bssid[:]).String()
+			if media == nil {
+				s.State, s.Error = "", "the lab's medium is not answering"
+			}
+			s.AdhocPeers = adhocPeers(st.Spec, n, a, ms)
+			out = append(out, s)
+			continue
 		} else {
 			s.Iface, s.State = n.Station.Iface, "COMPLETED"
 			s.AP, s.Network = n.Station.AP, n.Station.ESS
@@ -360,4 +378,49 @@ func mldStatus(st *State, n *topo.Node, info wifi.IfInfo, running bool) *MLDStat
 		m.Links = append(m.Links, l)
 	}
 	return m
+}
+
+// AdhocPeer is another member of an ad hoc network as one member's radio
+// reaches it: the SNR (and power) of its frames there, whether they are
+// detected at all (out of range: no frame arrives, nothing relays), and
+// the rate its unicast data goes at (fixed, or the ideal rate for the SNR).
+type AdhocPeer struct {
+	Node    string  `json:"node"`
+	RxDBm   float64 `json:"rx_dbm"`
+	SNRdB   float64 `json:"snr_db"`
+	InRange bool    `json:"in_range"`
+	Rate    string  `json:"rate,omitempty"`
+}
+
+// adhocPeers lists member n's peers in its network from the medium's
+// live links (positions as they are now); nil without a medium.
+func adhocPeers(spec *topo.Spec, n *topo.Node, a *topo.WiFiAdhoc, ms *wifi.MediumStats) []AdhocPeer {
+	if ms == nil {
+		return nil
+	}
+	var fixed *model.Rate
+	if n.Station.Rate != "" {
+		if r, err := topo.MediumRate(a.Mode, a.Channel, n.Station.Rate); err == nil {
+			fixed = &r
+		}
+	}
+	var out []AdhocPeer
+	for _, l := range ms.Links {
+		if l.From != n.Name || !slices.Contains(a.Members, l.To) {
+			continue
+		}
+		// in range: its preamble is detected (ns-3's threshold model,
+		// as the medium judges every frame)
+		in := l.RxDBm >= model.DefaultDetectDBm && l.SNRdB >= model.DefaultDetectSNRdB
+		p := AdhocPeer{Node: l.To, RxDBm: l.RxDBm, SNRdB: l.SNRdB, InRange: in}
+		switch {
+		case !in:
+		case fixed != nil:
+			p.Rate = fixed.String()
+		default:
+			p.Rate = wifi.IdealRate(a.Mode, topo.ModelBand(a.Channel.Band), a.Channel.Width, l.SNRdB).String()
+		}
+		out = append(out, p)
+	}
+	return out
 }

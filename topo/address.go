@@ -171,6 +171,9 @@ func (r *resolver) wireless(s *segment) bool {
 		if _, ok := r.wifiAP[rec]; ok {
 			return true
 		}
+		if _, ok := r.wifiIBSS[rec]; ok {
+			return true
+		}
 	}
 	return false
 }

@@ -13,7 +13,7 @@ import (
 // node position: [x, y, z], and wifi: {rate: ...} on APs and stations.
 
 var (
-	wifiTopKeys  = []string{"medium", "backend", "hostapd", "wpa_supplicant"}
+	wifiTopKeys  = []string{"medium", "backend", "hostapd", "wpa_supplicant", "adhoc", "mesh"}
 	mediumKeys   = []string{"path_loss", "noise_figure", "ampdu", "seed", "pairs", "retry_limit", "queue"}
 	wifiBackends = []string{WiFiBackendAuto, WiFiBackendHwsim, WiFiBackendEngine}
 	pathLossKeys = []string{"model", "exponent", "ref_loss", "ref_distance"}
@@ -50,6 +50,8 @@ type rawWiFiTop struct {
 	// daemons named by the file: key -> path, and where
 	daemons    map[string]string
 	daemonLocs map[string]loc
+	// adhoc: the ad hoc networks declared, in file order (decode_adhoc.go)
+	adhoc []rawAdhoc
 }
 
 type rawPair struct {
@@ -66,6 +68,14 @@ type rawPair struct {
 func (d *dec) wifiTop(n *yaml.Node, doc *rawDoc) {
 	for _, e := range d.fields(n, "wifi", wifiTopKeys) {
 		p := joinPath("wifi", e.Key)
+		switch e.Key {
+		case "adhoc":
+			d.adhocTop(e.V, p, doc)
+			continue
+		case "mesh":
+			d.errorf(at(e.K, p), "%s", meshRefusal)
+			continue
+		}
 		if e.Key == "backend" {
 			doc.wifi.backend, _ = d.oneOf(e.V, p, "Wi-Fi backend", wifiBackends)
 			doc.wifi.backendLoc = at(e.V, p)

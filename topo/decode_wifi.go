@@ -22,7 +22,7 @@ const (
 
 var (
 	apWiFiKeys  = []string{"ssid", "mode", "band", "channel", "width", "security", "passphrase", "txpower", "country", "links", "routed", "rate", "preamble", "ip", "mac", "antenna_gain"}
-	staWiFiKeys = []string{"ap", "ssid", "mlo", "txpower", "antenna_gain", "link", "rate", "roaming", "ip", "mac"}
+	staWiFiKeys = []string{"ap", "adhoc", "mesh", "ssid", "mlo", "txpower", "antenna_gain", "link", "rate", "roaming", "ip", "mac"}
 	roamingKeys = []string{"hysteresis", "scan", "off_air", "bgscan"}
 	mloLinkKeys = []string{"band", "channel", "width", "link"}
 	securities  = []string{WiFiOpen, WiFiWPA2, WiFiWPA3}
@@ -47,15 +47,18 @@ type rawWiFi struct {
 	txSet                                           bool
 	gainDBi                                         float64 // antenna_gain (both kinds)
 	// station keys
-	ap      string
-	apLoc   loc
-	mlo     bool
-	mloLoc  loc
-	params  lp
-	dirs    [2]*lp
-	parLoc  loc
-	dirLocs [2]loc
-	hasLink bool
+	ap    string
+	apLoc loc
+	// adhoc: the ad hoc network the station is a member of
+	adhoc    string
+	adhocLoc loc
+	mlo      bool
+	mloLoc   loc
+	params   lp
+	dirs     [2]*lp
+	parLoc   loc
+	dirLocs  [2]loc
+	hasLink  bool
 	// rate: a fixed rate on the medium ("" or auto: rate control)
 	rate    string
 	rateLoc loc
@@ -235,6 +238,12 @@ func (d *dec) wifiBlock(n *yaml.Node, path string, isAP bool, keyLoc loc) *rawWi
 			if s, ok := d.str(e.V, p, "the name of an AP node"); ok {
 				w.ap, w.apLoc = s, l
 			}
+		case "adhoc":
+			if s, ok := d.str(e.V, p, "the name of an ad hoc network declared under the top-level wifi: {adhoc: ...}"); ok {
+				w.adhoc, w.adhocLoc = s, l
+			}
+		case "mesh":
+			d.errorf(at(e.K, p), "%s", meshRefusal)
 		case "mlo":
 			w.mlo, _ = d.boolean(e.V, p)
 			w.mloLoc = l

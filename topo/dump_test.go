@@ -80,6 +80,10 @@ func dump(s *Spec) string {
 			fmt.Fprintf(&b, "  station %s\n", j)
 		}
 	}
+	for _, a := range s.WiFiAdhoc {
+		j, _ := json.Marshal(a)
+		fmt.Fprintf(&b, "adhoc %s\n", j)
+	}
 	for i, l := range s.Links {
 		fmt.Fprintf(&b, "link %d %s -- %s pos=%s", i, l.A, l.B, l.Pos)
 		if l.Params != nil {

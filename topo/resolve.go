@@ -28,6 +28,9 @@ type resolver struct {
 	// wifiAP maps every wireless interface to its access point's node
 	// (the AP's own and its stations'; resolve_wifi.go).
 	wifiAP map[*ifRec]int
+	// wifiIBSS maps the wireless interface of every ad hoc station to its
+	// network (an index into Spec.WiFiAdhoc; decode_adhoc.go).
+	wifiIBSS map[*ifRec]int
 	// macs are the MACs the file gave interfaces (mac.go)
 	macs []givenMAC
 }

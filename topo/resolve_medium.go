@@ -153,6 +153,7 @@ func (r *resolver) resolveMedium() {
 		r.d.errorf(r.doc.wifi.backendLoc, "access point %s is multi-link: the engine backend models single-link radios (multi-link needs backend: hwsim)", mloAP)
 	}
 	r.spec.WiFiMedium = med
+	r.checkAdhocBackend() // decode_adhoc.go
 	// positions and fixed rates
 	for ni, rn := range r.doc.nodes {
 		n := &r.spec.Nodes[ni]
@@ -177,7 +178,14 @@ func (r *resolver) resolveMedium() {
 			}
 		} else {
 			n.Station.Position = rn.pos
-			if i, ok := r.byName[n.Station.AP]; ok && r.spec.Nodes[i].AP != nil {
+			if a := r.spec.Adhoc(n.Station.Adhoc); a != nil {
+				// a member sends at its own rate:, else its network's
+				rate, rateLoc = r.adhocRate(n.Station, rn.wifi.rate, rateLoc)
+				if rate == "auto" {
+					rate = ""
+				}
+				mode, chans = a.Mode, []WiFiChannel{a.Channel}
+			} else if i, ok := r.byName[n.Station.AP]; ok && r.spec.Nodes[i].AP != nil {
 				ap := r.spec.Nodes[i].AP
 				mode, chans = ap.Mode, []WiFiChannel{ap.Channel}
 				if ap.MLO() && n.Station.MLO {

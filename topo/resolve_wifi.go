@@ -45,7 +45,8 @@ func defaultChannel(band string) int {
 // wireless interfaces (after every wired one) and which AP each station
 // joins. wifiRecs maps each wireless interface record to its AP's node.
 func (r *resolver) makeWiFi() {
-	r.wifiAP = map[*ifRec]int{}
+	r.wifiAP, r.wifiIBSS = map[*ifRec]int{}, map[*ifRec]int{}
+	nets := r.resolveAdhoc()   // decode_adhoc.go
 	bySSID := map[string]int{} // the first AP of each SSID
 	ess := map[string][]int{}  // every AP of each SSID
 	var aps []int
@@ -86,6 +87,10 @@ func (r *resolver) makeWiFi() {
 		}
 		w := rn.wifi
 		n := &r.spec.Nodes[ni]
+		if w.adhoc != "" {
+			r.joinAdhoc(ni, rn, nets)
+			continue
+		}
 		api := -1
 		switch {
 		case w.ap != "":
@@ -135,7 +140,7 @@ func (r *resolver) makeWiFi() {
 		case len(aps) == 1:
 			api = aps[0]
 		case len(aps) == 0:
-			r.d.errorf(rn.loc, "station %s has no access point to join: add a node with kind: ap", rn.name)
+			r.d.errorf(rn.loc, "station %s has no access point to join: add a node with kind: ap, or make it a member of an ad hoc network (wifi: {adhoc: NAME})", rn.name)
 			continue
 		default:
 			r.d.errorf(rn.loc, "station %s must say which access point it joins: wifi: {ap: NAME} or wifi: {ssid: NAME} (access points: %s)", rn.name, strings.Join(r.names(aps), ", "))
@@ -187,6 +192,7 @@ func (r *resolver) makeWiFi() {
 		rec.addrs = w.ips // none: the lab's plan gives them
 		r.wifiAP[rec] = api
 	}
+	r.checkAdhoc()
 	r.resolveMedium()   // resolve_medium.go
 	r.resolveMobility() // decode_mobility.go
 }

@@ -119,8 +119,26 @@ func (r *resolver) segments() {
 		}
 		join(s, rec)
 	}
+	// an ad hoc network is one segment of its members' interfaces
+	byIBSS := map[int]*segment{}
+	for _, rec := range r.ifs {
+		k, ok := r.wifiIBSS[rec]
+		if !ok {
+			continue
+		}
+		s := byIBSS[k]
+		if s == nil {
+			s = &segment{}
+			byIBSS[k] = s
+			segs = append(segs, s)
+		}
+		join(s, rec)
+	}
 	for _, rec := range r.ifs {
 		if _, wireless := r.wifiAP[rec]; wireless {
+			continue
+		}
+		if _, wireless := r.wifiIBSS[rec]; wireless {
 			continue
 		}
 		if rec.link < 0 && !r.isSwitch(rec.node) {

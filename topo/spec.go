@@ -28,6 +28,8 @@ type Spec struct {
 	// WiFiMedium is the lab's wireless medium (spec_wifi.go); nil when the
 	// lab has no Wi-Fi node.
 	WiFiMedium *WiFiMedium `json:"wifi_medium,omitempty"`
+	// WiFiAdhoc are the lab's ad hoc (IBSS) networks (spec_wifi.go).
+	WiFiAdhoc []WiFiAdhoc `json:"wifi_adhoc,omitempty"`
 	// WiFiDaemons names the hostapd and wpa_supplicant to run
 	// (spec_wifi.go); nil when the file names none.
 	WiFiDaemons *WiFiDaemons `json:"wifi_daemons,omitempty"`

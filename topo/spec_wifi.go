@@ -105,11 +105,52 @@ type WiFiAP struct {
 // MLO reports whether the AP is a multi-link device.
 func (a *WiFiAP) MLO() bool { return len(a.Links) > 1 }
 
+// WiFiAdhoc is an ad hoc (IBSS) network as the file declares it
+// (wifi: {adhoc: {NAME: {...}}} at the top level), defaults resolved as
+// an access point's: its stations (wifi: {adhoc: NAME}) send directly to
+// each other on its channel, one L2 segment, with no access point to
+// relay and nothing forwarded by the network itself (IBSS has no
+// forwarding: a station out of another's range is not reached).
+type WiFiAdhoc struct {
+	Name    string      `json:"name"`
+	Mode    string      `json:"mode"`
+	Channel WiFiChannel `json:"channel"`
+	// ShortPreamble as for an 802.11b access point.
+	ShortPreamble bool `json:"short_preamble,omitempty"`
+	// Rate is the members' fixed rate unless a member names its own
+	// ("": the ideal rate for each link's SNR).
+	Rate string `json:"rate,omitempty"`
+	// Members are the station nodes of the network, in declaration order.
+	Members []string `json:"members,omitempty"`
+	// Pos is "file:line:col" of the declaration, for messages.
+	Pos string `json:"pos,omitempty"`
+}
+
+// BSS is the network's channel and framing as an access point's settings
+// (open, no AP node): what the medium's radios take from their BSS.
+func (a *WiFiAdhoc) BSS() *WiFiAP {
+	return &WiFiAP{SSID: a.Name, Mode: a.Mode, Security: WiFiOpen, Channel: a.Channel, ShortPreamble: a.ShortPreamble, Country: defaultCountry, Pos: a.Pos}
+}
+
+// Adhoc is the ad hoc network called name (nil: none).
+func (s *Spec) Adhoc(name string) *WiFiAdhoc {
+	for i := range s.WiFiAdhoc {
+		if s.WiFiAdhoc[i].Name == name {
+			return &s.WiFiAdhoc[i]
+		}
+	}
+	return nil
+}
+
 // WiFiStation is a station's settings, defaults resolved.
 type WiFiStation struct {
 	// AP names the access point node the station associates with; SSID,
-	// security and passphrase are the AP's.
-	AP         string `json:"ap"`
+	// security and passphrase are the AP's. Empty for a station of an ad
+	// hoc network (Adhoc).
+	AP string `json:"ap"`
+	// Adhoc names the ad hoc (IBSS) network the station is a member of
+	// (Spec.Adhoc); SSID is its name and security open.
+	Adhoc      string `json:"adhoc,omitempty"`
 	SSID       string `json:"ssid"`
 	Security   string `json:"security"`
 	Passphrase string `json:"passphrase,omitempty"`
@@ -244,6 +285,10 @@ func (n *Node) IsAP() bool { return n.AP != nil }
 
 // IsStation reports whether the node is a Wi-Fi station.
 func (n *Node) IsStation() bool { return n.Station != nil }
+
+// AdhocStation reports whether the node is a station of an ad hoc network
+// (no access point, no wireless hop to one).
+func (n *Node) AdhocStation() bool { return n.Station != nil && n.Station.Adhoc != "" }
 
 // DisplayKind is the kind as written in files: ap and station for Wi-Fi
 // nodes, else the resolved kind.

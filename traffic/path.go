@@ -61,8 +61,9 @@ func path(s *topo.Spec, src, dst string) (hops []hop, nodes []string, ok bool) {
 }
 
 // allLinks is the topology's links followed by its wireless hops, one per
-// station (A the station's wireless interface, B its AP's, Params the
-// hop's shaping): hop indexes from len(s.Links) on are wireless.
+// station of an access point (A the station's wireless interface, B its
+// AP's, Params the hop's shaping), and one per pair of members of each
+// ad hoc network: hop indexes from len(s.Links) on are wireless.
 func allLinks(s *topo.Spec) []topo.Link {
 	out := s.Links
 	for i := range s.Nodes {
@@ -79,6 +80,20 @@ func allLinks(s *topo.Spec) []topo.Link {
 		}
 		out = append(out, topo.Link{A: topo.Endpoint{Node: s.Nodes[i].Name, Iface: st.Iface},
 			B: topo.Endpoint{Node: ap.Name, Iface: ap.AP.Iface}, Params: st.Params})
+	}
+	// then every pair of an ad hoc network's members: each reaches the
+	// other directly (whether the medium carries their frames depends on
+	// where they are)
+	for _, a := range s.WiFiAdhoc {
+		for i, m := range a.Members {
+			for _, o := range a.Members[i+1:] {
+				if len(out) == len(s.Links) {
+					out = append([]topo.Link(nil), s.Links...)
+				}
+				out = append(out, topo.Link{A: topo.Endpoint{Node: m, Iface: s.Node(m).Station.Iface},
+					B: topo.Endpoint{Node: o, Iface: s.Node(o).Station.Iface}})
+			}
+		}
 	}
 	return out
 }

@@ -189,7 +189,7 @@ func newEtherMedium(cfg MediumConfig, ifindex []int) (*EtherMedium, error) {
 		if r.FreqMHz == 0 {
 			return nil, fmt.Errorf("engine medium: radio of %s has no channel", r.Node)
 		}
-		if r.AP >= len(cfg.Radios) || r.AP == i || (r.AP >= 0 && cfg.Radios[r.AP].AP >= 0) {
+		if r.AP >= len(cfg.Radios) || r.AP == i || (r.AP >= 0 && (cfg.Radios[r.AP].AP >= 0 || cfg.Radios[r.AP].Adhoc > 0)) {
 			return nil, fmt.Errorf("engine medium: station %s names no access point", r.Node)
 		}
 		s.byIfindex[ifindex[i]] = i
@@ -343,8 +343,15 @@ func (s *EtherMedium) submit(now time.Duration, r int, b []byte) {
 	group := da[0]&1 != 0
 	rx := -1
 	var a1, a3 [6]byte
-	var toDS bool
-	if rc.AP >= 0 {
+	var toDS, ibss bool
+	if rc.Adhoc > 0 {
+		// an ad hoc member: straight to the member addressed (ether_adhoc.go)
+		var ok bool
+		if rx, ok = s.adhocPeer(r, da, group); !ok {
+			return
+		}
+		a1, a3, ibss = da, AdhocBSSID(rc.Adhoc), true
+	} else if rc.AP >= 0 {
 		// a station: everything goes to its access point (held while it
 		// hands over)
 		if s.offAir(r) {
@@ -381,9 +388,11 @@ func (s *EtherMedium) submit(now time.Duration, r int, b []byte) {
 		h[24], h[25] = byte(tid), 0
 	}
 	h[1] = 0
-	if toDS {
+	switch {
+	case ibss: // neither to nor from a DS
+	case toDS:
 		h[1] |= 0x01
-	} else {
+	default:
 		h[1] |= 0x02
 	}
 	if rc.CryptoBytes > 0 {
@@ -400,8 +409,8 @@ func (s *EtherMedium) submit(now time.Duration, r int, b []byte) {
 	s.seq[k] = (s.seq[k] + 1) & 0xfff
 	ef.mf = model.MediumFrame{Radio: r, Freq: rc.FreqMHz, Data: h[:hl], Extra: model.LLCBytes + len(eth) - 14 + rc.CryptoBytes, Ref: ef}
 	if rx < 0 {
-		// an access point's group frame: lowest basic rate, no ACK, no
-		// retry. A station's group frame is unicast to its AP (to-DS,
+		// an access point's (or an ad hoc member's) group frame: lowest
+		// basic rate, no ACK, no retry. A station's group frame is unicast to its AP (to-DS,
 		// addressed to the BSSID): acknowledged and retried at the data
 		// rate like any other, and a collision does not lose it.
 		ef.mf.Rates[0] = model.TxRate{Rate: lowestBasic(bandOfFreq(rc.FreqMHz)), Count: 1}
@@ -487,6 +496,14 @@ func (s *EtherMedium) received(d etherRx) {
 	copy(sa[:], eth[6:12])
 	group := da[0]&1 != 0
 	rc := &s.cfg.Radios[r]
+	if rc.Adhoc > 0 {
+		// an ad hoc member: its own network's frames, handed up (it
+		// forwards nothing)
+		if s.cfg.Radios[from].Adhoc == rc.Adhoc {
+			s.deliver(r, d.buf)
+		}
+		return
+	}
 	if rc.AP < 0 {
 		// an access point: only its stations' frames
 		if s.cfg.Radios[from].AP != r {

@@ -80,13 +80,15 @@ func (s *EtherMedium) AddRadio(r MediumRadio, ifindex int) (int, error) {
 	idx := -1
 	err := s.onThread(func() error {
 		switch {
+		case r.Adhoc > 0:
+			return fmt.Errorf("%s: a station of an ad hoc network cannot join a running medium yet", r.Node)
 		case r.AP < 0:
 			return fmt.Errorf("%s: an access point cannot join a running medium (its channel and rate tables are set when the medium starts)", r.Node)
 		case len(r.ESS) > 0 || r.Roam != nil:
 			return fmt.Errorf("%s: a roaming station cannot join a running medium yet", r.Node)
 		case r.MLO:
 			return fmt.Errorf("%s: a multi-link station cannot join the engine medium", r.Node)
-		case r.AP >= len(s.cfg.Radios) || s.cfg.Radios[r.AP].AP >= 0 || s.cfg.Radios[r.AP].Gone:
+		case r.AP >= len(s.cfg.Radios) || s.cfg.Radios[r.AP].AP >= 0 || s.cfg.Radios[r.AP].Adhoc > 0 || s.cfg.Radios[r.AP].Gone:
 			return fmt.Errorf("station %s names no access point of the medium", r.Node)
 		case r.FreqMHz == 0:
 			return fmt.Errorf("radio of %s has no channel", r.Node)

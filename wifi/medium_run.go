@@ -59,6 +59,11 @@ type MediumRadio struct {
 	// says (ether_roam.go).
 	ESS  []int    `json:"ess,omitempty"`
 	Roam *Roaming `json:"roam,omitempty"`
+	// Adhoc: a member of an ad hoc (IBSS) network of the engine backend
+	// (1, 2, ...: which network; AP is -1, as an access point's, and it
+	// has its own rate table): it sends straight to the members it
+	// addresses and hears only them (ether_adhoc.go).
+	Adhoc int `json:"adhoc,omitempty"`
 	// CryptoBytes are added to every data MPDU (CCMP header and MIC: 16
 	// with WPA2 or WPA3).
 	CryptoBytes int `json:"crypto_bytes,omitempty"`

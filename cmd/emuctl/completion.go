@@ -169,7 +169,7 @@ func completeLinks(wireless bool) cobra.CompletionFunc {
 		}
 		if wireless {
 			for _, n := range st.Spec.Nodes {
-				if n.Station != nil {
+				if n.Station != nil && n.Station.Adhoc == "" {
 					out = append(out, cobra.CompletionWithDesc(n.Name, "wireless hop "+n.Name+" <-> "+n.Station.AP))
 				}
 			}

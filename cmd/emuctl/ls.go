@@ -115,6 +115,8 @@ func printLab(st *emu.State, asJSON bool) error {
 		switch {
 		case n.AP != nil:
 			r.Kind += "/" + n.AP.Mode + " " + n.AP.SSID
+		case n.Station != nil && n.Station.Adhoc != "":
+			r.Kind += " adhoc " + n.Station.Adhoc
 		case n.Station != nil:
 			r.Kind += " -> " + n.Station.AP
 		case n.Kind == topo.KindSwitch:
@@ -211,6 +213,34 @@ func printWiFi(ws []emu.WiFiNodeStatus) {
 	tw.Flush()
 	printMedium(ws)
 	printRoaming(ws)
+	printAdhoc(ws)
+}
+
+// printAdhoc prints each ad hoc member's reach to the other members of
+// its network: SNR, and the rate of its unicast or "out of range".
+func printAdhoc(ws []emu.WiFiNodeStatus) {
+	head := false
+	for _, w := range ws {
+		if w.Adhoc == "" {
+			continue
+		}
+		if !head {
+			fmt.Println()
+			head = true
+		}
+		var peers []string
+		for _, p := range w.AdhocPeers {
+			r := p.Rate
+			if !p.InRange {
+				r = "out of range"
+			}
+			peers = append(peers, fmt.Sprintf("%s %.1f dB (%s)", p.Node, p.SNRdB, r))
+		}
+		if len(peers) == 0 {
+			peers = []string{"none"}
+		}
+		fmt.Printf("%s in ad hoc network %s (no AP, no forwarding): %s\n", w.Node, w.Adhoc, strings.Join(peers, ", "))
+	}
 }
 
 // printRoaming prints, for each station of a network of several access

@@ -14,8 +14,13 @@ func TestMeasureHost(t *testing.T) {
 		}
 	})
 	t.Logf("sleeping: %v; spinning: %v", idle, busy)
-	if busy.Busy <= idle.Busy || busy.Busy <= 0 || idle.Stall < 0 || busy.Stall < 0 {
+	if idle.Stall < 0 || busy.Stall < 0 || busy.Busy <= 0 {
 		t.Errorf("sleeping %+v, spinning %+v", idle, busy)
+	}
+	// the busy comparison needs a core to spare: on a machine others
+	// keep wholly busy, sleeping shows 100 % as well (not judged)
+	if idle.Busy < 0.9 && busy.Busy <= idle.Busy {
+		t.Errorf("spinning not busier than sleeping: sleeping %+v, spinning %+v", idle, busy)
 	}
 	if s, why := (HostLoad{Busy: 0.95}).Starved(false); !s || why == "" {
 		t.Error("95 % busy is starved")

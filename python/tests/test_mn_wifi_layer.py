@@ -204,7 +204,10 @@ def test_topo():
 
 
 @pytest.mark.parametrize("make,what", [
-    (lambda n: n.addLink(n.addStation("s1"), cls=adhoc, ssid="x"), "ad hoc"),
+    (lambda n: n.addLink(n.addStation("s1"), cls=adhoc, ssid="x", passwd="123456789a"), "IBSS-RSN"),
+    (lambda n: n.addLink(n.addStation("s1"), cls=adhoc, ssid="x", proto="olsrd"), "forward nothing"),
+    (lambda n: n.addLink(n.addStation("s1"), cls=adhoc, ssid="x", ht_cap="VHT80"), "ht_cap"),
+    (lambda n: n.addLink(n.addAccessPoint("ap1"), cls=adhoc, ssid="x"), "only stations"),
     (lambda n: n.addLink(n.addStation("s1"), cls=mesh, ssid="x"), "mesh"),
     (lambda n: n.addStation("s1", wlans=2), "wlans"),
     (lambda n: n.addStation("s1", nvif=2), "nvif"),
@@ -277,3 +280,35 @@ def test_range_sets_tx_power_as_mininet_wifi_does(tmp_path):
     net.addStation("sta1")
     with pytest.raises(CompatError, match="up to 30 dBm"):
         document(net)
+
+
+def test_adhoc_networks(tmp_path):
+    """addLink(sta, cls=adhoc, ...): the first member's mode, channel and
+    ht_cap make the network (HT40 makes it 802.11n, 40 MHz); members join
+    it by SSID; a member on another channel is refused; the lab runs on
+    the engine backend; ip6= goes into the document (link-local ones are
+    set once the lab is up); the path loss's reference is the network's
+    channel when there is no access point."""
+    net = Mininet_wifi(link=wmediumd, wmediumd_mode=interference)
+    s1 = net.addStation("sta1", ip6="fd00::1", position="10,10,0")
+    s2 = net.addStation("sta2", ip6="fe80::2", position="50,10,0")
+    s3 = net.addStation("sta3", position="90,10,0")
+    net.setPropagationModel(model="logDistance", exp=4)
+    net.addLink(s1, cls=adhoc, intf="sta1-wlan0", ssid="adhocNet", mode="g", channel=5, ht_cap="HT40+")
+    net.addLink(s2, cls=adhoc, intf="sta2-wlan0", ssid="adhocNet", mode="g", channel=5)
+    with pytest.raises(CompatError, match="one channel"):
+        net.addLink(s3, cls=adhoc, ssid="adhocNet", channel=6)
+    with pytest.raises(CompatError, match="wireless interface is sta3-wlan0"):
+        net.addLink(s3, cls=adhoc, ssid="adhocNet", channel=5, intf="sta3-wlan1")
+    net.addLink(s3, cls=adhoc, ssid="adhocNet", channel=5)
+    with pytest.raises(CompatError, match="joined to adhocNet already"):
+        net.addLink(s3, cls=adhoc, ssid="other")
+    doc = document(net)
+    assert doc["wifi"]["adhoc"] == {"adhocNet": {"mode": "n", "band": "2.4", "channel": 5, "width": 40}}
+    assert doc["wifi"]["backend"] == "engine"
+    assert [doc["nodes"][n]["wifi"]["adhoc"] for n in ("sta1", "sta2", "sta3")] == ["adhocNet"] * 3
+    assert doc["nodes"]["sta1"]["wifi"]["ip"] == ["10.0.0.1/8", "fd00::1/64"]
+    assert doc["nodes"]["sta2"]["wifi"]["ip"] == ["10.0.0.2/8"] and s2.ip6 == "fe80::2/64"
+    assert abs(float(doc["wifi"]["medium"]["path_loss"]["ref_loss"][:-2]) - friis1m(2432)) < 1e-3
+    assert s1.wintfs[0].associatedTo == "adhoc"
+    validate(doc, tmp_path)

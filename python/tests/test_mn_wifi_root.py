@@ -104,3 +104,58 @@ def test_wifi_script(tmp_path):
     assert len({tuple(p) for p in out["track3"]}) > 5, "sta3 did not move"
     labs = subprocess.run([emuctl, "ls"], stdout=subprocess.PIPE, text=True).stdout
     assert out["lab"] not in labs.split()
+
+
+ADHOC = textwrap.dedent('''
+    import json
+    from mininet.log import setLogLevel
+    from mn_wifi.net import Mininet_wifi
+    from mn_wifi.link import wmediumd, adhoc
+    from mn_wifi.wmediumdConnector import interference
+    setLogLevel("output")
+    out = {}
+    net = Mininet_wifi(link=wmediumd, wmediumd_mode=interference)
+    sta1 = net.addStation("sta1", ip6="fe80::1", position="10,10,0")
+    sta2 = net.addStation("sta2", ip6="fe80::2", position="50,10,0")
+    sta3 = net.addStation("sta3", ip6="fe80::3", position="90,10,0")
+    net.setPropagationModel(model="logDistance", exp=4)
+    net.configureNodes()
+    net.addLink(sta1, cls=adhoc, intf="sta1-wlan0", ssid="adhocNet", mode="g", channel=5, ht_cap="HT40+")
+    net.addLink(sta2, cls=adhoc, intf="sta2-wlan0", ssid="adhocNet", mode="g", channel=5)
+    net.addLink(sta3, cls=adhoc, intf="sta3-wlan0", ssid="adhocNet", mode="g", channel=5, ht_cap="HT40+")
+    net.build()
+    out["lab"] = net.session.name
+    out["assoc"] = sta1.wintfs[0].associatedTo
+    out["ll"] = sta1.cmd("ip -6 -o addr show dev sta1-wlan0 scope link")
+    out["p12"] = net.ping([sta1, sta2], timeout="1")
+    out["p23"] = net.ping([sta2, sta3], timeout="1")
+    out["p13"] = net.ping([sta1, sta3], timeout="1")
+    sta1.setIP6("2001::1/64", intf="sta1-wlan0")
+    sta2.setIP6("2001::2/64", intf="sta2-wlan0")
+    out["p6"] = sta1.cmd("ping -6 -c2 -W2 2001::2")
+    net.stop()
+    print(json.dumps(out))
+''')
+
+
+def test_adhoc_script(tmp_path):
+    """Mininet-WiFi's adhoc.py, as written there: three stations 40 m
+    apart in one IBSS (log-distance, exponent 4). Each hears its
+    neighbour (14 dBm + 5 + 5 dBi − 104.3 dB at 40 m = −80.3 dBm, above the
+    −82 dBm a receiver needs) but not the far end (−92.3 dBm at 80 m), and
+    IBSS members forward nothing: sta1 reaches sta2 and sta2 sta3, sta1 not
+    sta3. The link-local ip6= and setIP6 are set as Mininet-WiFi sets them."""
+    emuctl = os.environ["EMUCTL"]
+    ref = 20 * math.log10(4 * math.pi * 2432e6 / 299792458.0)
+    for d, heard in ((40, True), (80, False)):
+        rx = 14 + 5 + 5 - (ref + 40 * math.log10(d))
+        assert (rx >= -82) == heard, (d, rx)
+    _, out = run_script(tmp_path, ADHOC, "adhoc.py")
+    print(json.dumps(out))
+    assert out["assoc"] == "adhoc"
+    assert "fe80::1/64" in out["ll"], out["ll"]
+    assert out["p12"] == 0 and out["p23"] == 0, out
+    assert out["p13"] == 100, out
+    assert "2 received" in out["p6"], out["p6"]
+    labs = subprocess.run([emuctl, "ls"], stdout=subprocess.PIPE, text=True).stdout
+    assert out["lab"] not in labs.split()

@@ -247,7 +247,7 @@ class Session:
         busy = _busy(self.cpu0, _cpu())
         worst, where = 0.0, ""
         try:
-            links = self.call("links", lab=self.name)
+            links = self.call("links", lab=self.name) or []  # a lab of no links (an ad hoc network) has none
         except CompatError:
             links = []
         for l in links:

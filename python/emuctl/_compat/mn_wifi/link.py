@@ -3,10 +3,10 @@
 :class:`wmediumd` names the medium (emuctl's, always on); a station and an
 access point joined by ``net.addLink(sta, ap)`` are an association, with
 ``bw``/``delay``/``loss``/``jitter`` shaping the station's wireless hop
-as emuctl's ``wifi: {link: ...}`` does. Ad hoc (IBSS), mesh (802.11s),
-Wi-Fi Direct, 4-address, 802.11p and physical links are refused, saying
-so: emuctl's medium builds infrastructure networks (an access point and
-its stations).
+as emuctl's ``wifi: {link: ...}`` does. ``net.addLink(sta, cls=adhoc,
+ssid=..., mode=..., channel=...)`` joins the station to an ad hoc (IBSS)
+network, built on emuctl's engine medium. Mesh (802.11s), Wi-Fi Direct,
+4-address, 802.11p and physical links are refused, saying why.
 """
 
 from __future__ import annotations
@@ -39,18 +39,20 @@ class _Refused:
         raise CompatError(f"addLink({name}, cls={type(self).__name__}): {self.why}")
 
 
-class adhoc(_Refused):
-    """Ad hoc (IBSS) links."""
-
-    why = ("ad hoc (IBSS) networks are not built: emuctl's medium carries infrastructure networks (an access "
-           "point and its stations); join the stations to an access point")
+class adhoc:
+    """Ad hoc (IBSS): ``net.addLink(sta, cls=adhoc, intf='sta1-wlan0',
+    ssid='adhocNet', mode='g', channel=1, ht_cap='')`` makes the station a
+    member of the ad hoc network of that SSID (emuctl's ``wifi: {adhoc:
+    ...}``, engine backend): members send to each other directly, as the
+    medium lets them hear each other, and forward nothing. The first
+    member's mode, channel and ``ht_cap`` make the network."""
 
 
 class mesh(_Refused):
     """802.11s mesh links."""
 
-    why = ("802.11s mesh networks are not built: emuctl's medium carries infrastructure networks (an access "
-           "point and its stations); join the stations to an access point")
+    why = ("802.11s mesh networks are not built: emuctl's engine medium has no HWMP path selection, and mesh on "
+           "mac80211_hwsim is not built yet; ad hoc (cls=adhoc) is, without forwarding")
 
 
 class ITSLink(_Refused):
@@ -86,4 +88,4 @@ class PhysicalWifiDirectLink(_Refused):
 __all__ = ["Intf", "Link", "TCLink", "wmediumd", "WirelessLink", "TCWirelessLink", "TCLinkWireless", "adhoc",
            "mesh", "ITSLink", "WifiDirectLink", "physicalMesh", "PhysicalWifiDirectLink", "REFUSED"]
 
-REFUSED = (adhoc, mesh, ITSLink, WifiDirectLink, physicalMesh, _4address, PhysicalWifiDirectLink)
+REFUSED = (mesh, ITSLink, WifiDirectLink, physicalMesh, _4address, PhysicalWifiDirectLink)

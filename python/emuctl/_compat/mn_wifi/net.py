@@ -42,8 +42,8 @@ from mininet.link import Link, tcKeys
 from mininet.log import info, warn
 from mininet.net import Mininet
 from mininet.util import ipAdd, macColonHex
-from mn_wifi.link import REFUSED, WirelessLink, _Refused, wmediumd
-from mn_wifi.node import _REFUSED, AP, Car, OVSKernelAP, Station, parsePosition
+from mn_wifi.link import REFUSED, WirelessLink, _Refused, adhoc, wmediumd
+from mn_wifi.node import _REFUSED, AP, MODES, Car, OVSKernelAP, Station, bandOf, freqOf, parsePosition
 from mn_wifi.wmediumdConnector import error_prob, interference, snr
 
 # Mininet-WiFi's mobility models and emuctl's names for them
@@ -170,6 +170,7 @@ class Mininet_wifi(Mininet):
         self.aps: list[AP] = []
         self.cars: list[Any] = []
         self.wlinks: list[Association] = []
+        self.adhocNets: dict[str, dict[str, Any]] = {}  # ad hoc networks by SSID (addLink(sta, cls=adhoc))
         self.ppm: dict[str, Any] = {"model": "logDistance", "exp": 3, "sL": 1}
         # mobility, as Mininet-WiFi keeps it
         self.mob_model: Optional[str] = None
@@ -247,6 +248,8 @@ class Mininet_wifi(Mininet):
         (its hop shaped by bw/delay/loss/jitter)."""
         node1 = node1 if not isinstance(node1, str) else self[node1]
         node2 = node2 if not isinstance(node2, str) else self[node2]
+        if cls is adhoc:
+            return self._adhoc(node1, params)
         if isinstance(cls, type) and issubclass(cls, _Refused):
             return cls(node1, **params)
         if cls in REFUSED:
@@ -284,6 +287,68 @@ class Mininet_wifi(Mininet):
         self.wlinks.append(a)
         return a
 
+    def _adhoc(self, sta: Any, params: dict[str, Any]) -> Any:
+        """A station joins the ad hoc (IBSS) network of an SSID; its first
+        member's mode, channel and ht_cap make the network (as the
+        station that starts an IBSS sets it up)."""
+        name = getattr(sta, "name", sta)
+        where = f"addLink({name}, cls=adhoc)"
+        if not isinstance(sta, Station):
+            raise CompatError(f"{where}: only stations join an ad hoc network")
+        if self.session.running:
+            raise CompatError(f"{where}: stations join an ad hoc network at build (emuctl adds no member to a "
+                              "running one)")
+        if sta.ap is not None or sta.adhoc is not None:
+            raise CompatError(f"{where}: {name} is joined to {sta.ap.name if sta.ap else sta.adhoc} already "
+                              "(one wireless interface per station)")
+        why = {"passwd": "secured ad hoc networks (IBSS-RSN) are not modelled: the engine's are open",
+               "proto": "MANET routing daemons are not run: ad hoc members forward nothing; route through a member "
+                        "yourself (ip route, ip_forward)",
+               "bitrates": "give the station's rate instead: emuctl's members send at the network's rate "
+                           "(auto: the ideal one for each peer's signal)"}
+        for k, w in why.items():
+            if params.get(k):
+                raise CompatError(f"{where}: {k}={params[k]!r}: {w}")
+        if params.get("ibss") not in (None, "", "02:CA:FF:EE:BA:01"):
+            raise CompatError(f"{where}: ibss={params['ibss']!r}: the network's BSSID is emuctl's")
+        extra = sorted(k for k in params if k not in ("intf", "ssid", "mode", "channel", "ht_cap", "txpower",
+                                                        "ibss", "passwd", "proto", "bitrates", "ap_scan"))
+        if extra:
+            raise CompatError(f"{where}: {', '.join(extra)} not offered (ssid, mode, channel, ht_cap, txpower are)")
+        intf = params.get("intf")
+        if intf not in (None, sta.wintfs[0].name):
+            raise CompatError(f"{where}: intf={intf!r}: {name}'s wireless interface is {sta.wintfs[0].name}")
+        ssid = str(params.get("ssid") or "adhocNet")
+        if not 1 <= len(ssid.encode()) <= 32:
+            raise CompatError(f"{where}: ssid={ssid!r}: 1 to 32 bytes")
+        mode = str(params.get("mode") or "g")
+        if mode not in MODES:
+            raise CompatError(f"{where}: mode={mode!r}: emuctl's modes are {', '.join(MODES)}")
+        try:
+            channel = int(params.get("channel") or 1)
+        except (TypeError, ValueError):
+            raise CompatError(f"{where}: channel={params.get('channel')!r} is not a channel number") from None
+        ht = str(params.get("ht_cap") or "")
+        if ht not in ("", "HT20", "HT40+", "HT40-"):
+            raise CompatError(f"{where}: ht_cap={ht!r}: HT20, HT40+ or HT40- (iw's ibss join)")
+        # HT capabilities make an 802.11n IBSS of the mode's band
+        eff, width = (("n" if mode in ("a", "b", "g") else mode), 40 if "40" in ht else 20) if ht else (mode, 20)
+        if "txpower" in params:
+            sta.setTxPower(params["txpower"])
+        net = self.adhocNets.get(ssid)
+        if net is None:
+            band = bandOf(eff, channel)
+            self.adhocNets[ssid] = net = {"mode": eff, "band": band, "channel": channel, "width": width,
+                                          "creator": name, "freq": freqOf(band, channel)}
+        elif channel != net["channel"]:
+            raise CompatError(f"{where}: channel {channel}: {ssid} is on channel {net['channel']} ({net['creator']} "
+                              "started it); an ad hoc network has one channel")
+        elif (eff, width) != (net["mode"], net["width"]):
+            info(f"*** emuctl: {name} joins {ssid} as {net['creator']} started it (802.11{net['mode']}, "
+                 f"{net['width']} MHz): emuctl's ad hoc network has one mode and width for its members\n")
+        sta.adhoc = ssid
+        return None
+
     # radio settings
 
     def setPropagationModel(self, model: str = "logDistance", exp: float = 3, sL: float = 1,
@@ -306,7 +371,8 @@ class Mininet_wifi(Mininet):
     def refLossDB(self) -> float:
         """Free-space loss at 1 m for the first access point's channel,
         with the system loss (Mininet-WiFi's reference)."""
-        f = (self.aps[0].freqMHz() if self.aps else 2412) * 1e6
+        first = next(iter(self.adhocNets.values()), None)
+        f = (self.aps[0].freqMHz() if self.aps else first["freq"] if first else 2412) * 1e6
         return 20 * math.log10(4 * math.pi * f / C) + 10 * math.log10(self.ppm["sL"])
 
     def pathLossDB(self, d: float) -> float:
@@ -484,7 +550,7 @@ class Mininet_wifi(Mininet):
 
     def _associations(self) -> None:
         """Stations the script did not link roam between every access point."""
-        free = [s for s in self.stations if s.ap is None]
+        free = [s for s in self.stations if s.ap is None and s.adhoc is None]
         if not free:
             return
         if not self.aps:
@@ -507,6 +573,8 @@ class Mininet_wifi(Mininet):
 
     def _security(self) -> None:
         for sta in self.stations:
+            if sta.adhoc is not None:
+                continue  # open: passwd was refused at addLink
             aps = [sta.ap] if sta.ap is not None else self.aps
             for ap in aps:
                 if sta.params.get("ieee80211w") and ap.security != "wpa3":
@@ -546,6 +614,13 @@ class Mininet_wifi(Mininet):
             "path_loss": {"model": "logdistance", "exponent": self.ppm["exp"],
                           "ref_loss": f"{self.refLossDB():.4f}dB", "ref_distance": "1m"},
             "noise_figure": f"{nf:.2f}dB"}}
+        if self.adhocNets:
+            self.session.extra["wifi"]["adhoc"] = {
+                ssid: {k: n[k] for k in ("mode", "band", "channel")} | ({"width": n["width"]} if n["width"] != 20 else {})
+                for ssid, n in self.adhocNets.items()}
+            self.session.extra["wifi"]["backend"] = "engine"
+            info("*** emuctl: ad hoc networks run on emuctl's engine medium (wifi: {backend: engine}): members "
+                 "hear each other by position and forward nothing\n")
         if any(isinstance(s.network, list) for s in self.stations):
             # roaming between networks is the engine medium's decision
             # (wpa_supplicant on hwsim roams within one network)
@@ -564,6 +639,9 @@ class Mininet_wifi(Mininet):
             super().build()
         finally:
             self.topo = topo
+        for sta in self.stations:  # link-local ip6= (a lab's document takes none): set as Mininet-WiFi sets it
+            if self.session.running and sta.ip6 and sta.ip6.lower().startswith("fe80"):
+                sta.setIP6(sta.ip6)
         if self.draw and self.session.running:
             self._plot()
 

@@ -145,9 +145,12 @@ class WirelessIntf(Intf):
     @property
     def associatedTo(self) -> Any:
         """The access point's wireless interface a station is associated
-        with (None for an access point's own)."""
+        with ('adhoc' for a member of an ad hoc network, as Mininet-WiFi
+        says; None for an access point's own)."""
         if isinstance(self.node, AP):
             return None
+        if getattr(self.node, "adhoc", None) is not None:
+            return "adhoc"
         ap = self.node.currentAP()
         return ap.wintfs[0] if ap is not None else None
 
@@ -160,6 +163,23 @@ class WirelessIntf(Intf):
         if ap is None:
             return None
         return self.node.session_wifi().signal(ap.name, self.node.name)
+
+
+def bandOf(mode: str, channel: int, fiveGHz: bool = False) -> str:
+    """The band, as Mininet-WiFi picks it: 6 GHz for modes ax and be,
+    5 GHz for a, ac, ax5 and n above channel 14, else 2.4 GHz."""
+    if mode in ("ax", "be") and not fiveGHz:
+        return "6"
+    return "5" if mode in ("a", "ac") or fiveGHz or channel > 14 else "2.4"
+
+
+def freqOf(band: str, channel: int) -> int:
+    """A channel's centre frequency (MHz) in a band."""
+    if band == "6":
+        return 5950 + 5 * channel
+    if band == "5":
+        return 5000 + 5 * channel
+    return 2484 if channel == 14 else 2407 + 5 * channel
 
 
 class WifiNode:
@@ -186,6 +206,25 @@ class WifiNode:
         self.range: Optional[float] = None
         if params.get("range") is not None:
             self.range = _metres(params["range"], where)
+
+    def setIP6(self, ip: str, prefixLen: int = 64, intf: Any = None, **kwargs: Any) -> Any:
+        """Set an interface's IPv6 address (the wireless one by default),
+        as Mininet-WiFi does: its IPv6 addresses flushed, this one added
+        (without duplicate address detection, so it answers at once); IPv6
+        is turned on there first (emuctl turns it off on interfaces built
+        without an IPv6 address). Before build, the address goes into the
+        lab's document."""
+        addr = ip if "/" in str(ip) else f"{ip}/{int(prefixLen)}"
+        i = self.wintfs[0] if intf is None and getattr(self, "wintfs", None) else self.intf(intf)  # type: ignore[attr-defined]
+        if not self.session.running:
+            if not isinstance(self, Station):
+                raise CompatError(f"{self.name}.setIP6: an access point's IPv6 address is not offered (its "
+                                  "radio carries its stations' frames, not its own)")
+            self.ip6 = addr
+            return None
+        name = getattr(i, "name", i)
+        return self.cmd(f"sysctl -qw net.ipv6.conf.{name}.disable_ipv6=0; ip -6 addr flush dev {name}; "  # type: ignore[attr-defined]
+                        f"ip -6 addr add {addr} dev {name} nodad")
 
     def session_wifi(self) -> Any:
         """The network's Wi-Fi view (mn_wifi.net's WiFiView)."""
@@ -284,6 +323,11 @@ class Station(WifiNode, Host):
                                            int(_number(params.get("l_interval", 30), "l_interval", where)))
         self.coord: Optional[list[str]] = None
         self.ap: Any = None           # the access point a script linked it to
+        self.adhoc: Optional[str] = None  # or the ad hoc network (SSID) it joined (addLink(sta, cls=adhoc))
+        self.ip6: Optional[str] = None  # an IPv6 address of its wireless interface (ip6=, setIP6)
+        if params.get("ip6"):
+            v6 = str(params["ip6"])
+            self.ip6 = v6 if "/" in v6 else f"{v6}/64"
         self.network: Optional[str] = None  # or the SSID of the network it roams in
         self.mobility: Optional[dict[str, Any]] = None  # its emuctl mobility block
         self.roaming: Optional[dict[str, Any]] = None
@@ -314,7 +358,9 @@ class Station(WifiNode, Host):
         if self._pos is not None:
             e["position"] = self._pos
         w = self._wifiKeys()
-        if self.ap is not None:
+        if self.adhoc is not None:
+            w["adhoc"] = self.adhoc
+        elif self.ap is not None:
             w["ap"] = self.ap.name
         elif self.network:
             w["ssid"] = self.network
@@ -326,6 +372,8 @@ class Station(WifiNode, Host):
             w["ip"] = [f"{i.ip}/{i.prefixLen}"]
         elif ip:
             w["ip"] = [ip if "/" in str(ip) else f"{ip}/8"]
+        if self.ip6 and not self.ip6.lower().startswith("fe80"):
+            w.setdefault("ip", []).append(self.ip6)  # a link-local one is set once the lab is up (Mininet_wifi.build)
         if self.wlink:
             w["link"] = self.wlink
         e["wifi"] = w
@@ -407,20 +455,12 @@ class AP(WifiNode, Switch):
         self.params.setdefault("wlan", [self.wintfs[0].name])
 
     def band(self) -> str:
-        """The band, as Mininet-WiFi picks it: 6 GHz for modes ax and be,
-        5 GHz for a, ac, ax5 and n above channel 14, else 2.4 GHz."""
-        if self.mode in ("ax", "be") and not self.fiveGHz:
-            return "6"
-        return "5" if self.mode in ("a", "ac") or self.fiveGHz or self.channel > 14 else "2.4"
+        """The band, as Mininet-WiFi picks it (bandOf)."""
+        return bandOf(self.mode, self.channel, self.fiveGHz)
 
     def freqMHz(self) -> int:
         """The channel's centre frequency (MHz)."""
-        b = self.band()
-        if b == "6":
-            return 5950 + 5 * self.channel
-        if b == "5":
-            return 5000 + 5 * self.channel
-        return 2484 if self.channel == 14 else 2407 + 5 * self.channel
+        return freqOf(self.band(), self.channel)
 
     def emuctlNode(self) -> dict[str, Any]:
         """The access point's entry in the lab's topology document."""

@@ -139,6 +139,14 @@ func engineBSS(r *wifi.MediumRadio, n *topo.Node, ap *topo.WiFiAP) {
 func essRadios(spec *topo.Spec, wnodes []*node, radios []wifi.MediumRadio) {
 	cfg := wifi.MediumSettings(*spec.WiFiMedium)
 	cfg.Radios = radios
+	// the stations each AP has: those that stay with theirs, then the
+	// roaming ones as they choose, in radio order (llf counts them)
+	load := map[int]int{}
+	for i, n := range wnodes {
+		if st := n.spec.Station; st != nil && len(st.ESS) < 2 {
+			load[radios[i].AP]++
+		}
+	}
 	for i, n := range wnodes {
 		st := n.spec.Station
 		if st == nil || len(st.ESS) < 2 {
@@ -146,18 +154,24 @@ func essRadios(spec *topo.Spec, wnodes []*node, radios []wifi.MediumRadio) {
 		}
 		r := &radios[i] // its network's radios: mediumRadios
 		best := r.AP
-		for _, j := range r.ESS {
-			if cfg.Link(j, i).SNRdB > cfg.Link(best, i).SNRdB {
-				best = j
+		llf := st.Roaming.Association == topo.WiFiAssocLLF
+		if llf {
+			best = wifi.LeastLoadedAP(&cfg, i, load)
+		} else {
+			for _, j := range r.ESS {
+				if cfg.Link(j, i).SNRdB > cfg.Link(best, i).SNRdB {
+					best = j
+				}
 			}
 		}
+		load[best]++
 		r.AP, r.FreqMHz, r.WidthMHz = best, radios[best].FreqMHz, radios[best].WidthMHz
 		st.AP = wnodes[best].spec.Name
 		off := st.Roaming.OffAir
 		if off == 0 {
 			off = wifi.OffAirTime(r.Mode, r.FreqMHz, r.CryptoBytes > 0, st.Roaming.Scan)
 		}
-		r.Roam = &wifi.Roaming{HysteresisDB: st.Roaming.HysteresisDB, OffAir: off}
+		r.Roam = &wifi.Roaming{HysteresisDB: st.Roaming.HysteresisDB, OffAir: off, LeastLoaded: llf}
 	}
 }
 

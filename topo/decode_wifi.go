@@ -23,7 +23,7 @@ const (
 var (
 	apWiFiKeys  = []string{"ssid", "mode", "band", "channel", "width", "security", "passphrase", "txpower", "country", "links", "routed", "rate", "preamble", "ip", "mac", "antenna_gain"}
 	staWiFiKeys = []string{"ap", "adhoc", "mesh", "ssid", "mlo", "txpower", "antenna_gain", "link", "rate", "roaming", "ip", "mac"}
-	roamingKeys = []string{"hysteresis", "scan", "off_air", "bgscan"}
+	roamingKeys = []string{"hysteresis", "scan", "off_air", "bgscan", "association"}
 	mloLinkKeys = []string{"band", "channel", "width", "link"}
 	securities  = []string{WiFiOpen, WiFiWPA2, WiFiWPA3}
 	bands       = []string{Band24, Band5, Band6}
@@ -255,6 +255,16 @@ func (d *dec) wifiBlock(n *yaml.Node, path string, isAP bool, keyLoc loc) *rawWi
 				case "hysteresis":
 					if v, ok := d.decibels(f.V, fp, 0, 40); ok {
 						w.roam.HysteresisDB = v
+					}
+				case "association":
+					if s, ok := d.str(f.V, fp, "ssf (strongest signal first) or llf (least loaded first)"); ok {
+						switch s {
+						case WiFiAssocSSF:
+						case WiFiAssocLLF:
+							w.roam.Association = s
+						default:
+							d.errorf(at(f.V, fp), "association %q: want ssf (strongest signal first, the default) or llf (least loaded first: the access point with the fewest stations among those heard)", clip(s))
+						}
 					}
 				case "bgscan":
 					if s, ok := d.str(f.V, fp, `a wpa_supplicant bgscan module such as "simple:2:-70:30" or "learn:2:-70:30"`); ok {

@@ -152,6 +152,13 @@ func (r *resolver) resolveMedium() {
 	if med.Backend == WiFiBackendEngine && mloAP != "" {
 		r.d.errorf(r.doc.wifi.backendLoc, "access point %s is multi-link: the engine backend models single-link radios (multi-link needs backend: hwsim)", mloAP)
 	}
+	if med.Backend == WiFiBackendHwsim {
+		for ni, rn := range r.doc.nodes {
+			if st := r.spec.Nodes[ni].Station; st != nil && st.Roaming != nil && st.Roaming.Association == WiFiAssocLLF {
+				r.d.errorf(rn.wifi.roamLoc, "association: llf (least loaded first) is the engine backend's medium's decision; on hwsim wpa_supplicant picks its AP by signal (drop association:, or backend: engine)")
+			}
+		}
+	}
 	r.spec.WiFiMedium = med
 	r.checkAdhocBackend() // decode_adhoc.go
 	// positions and fixed rates

@@ -194,6 +194,11 @@ type WiFiRoaming struct {
 	// air instead.
 	Scan   time.Duration `json:"scan_ns,omitempty"`
 	OffAir time.Duration `json:"off_air_ns,omitempty"`
+	// Association is how the station picks its access point on the
+	// engine backend: WiFiAssocSSF (""), the strongest signal, or
+	// WiFiAssocLLF, the least loaded it hears (Mininet-WiFi's
+	// associationControl('llf')).
+	Association string `json:"association,omitempty"`
 	// Bgscan is wpa_supplicant's background scan module on the hwsim
 	// backend (its network's bgscan=), where wpa_supplicant roams as on
 	// hardware; "" is DefaultBgscan.
@@ -203,6 +208,12 @@ type WiFiRoaming struct {
 // DefaultBgscan: wpa_supplicant's simple module scanning every 2 s while
 // the signal is below -70 dBm, every 30 s above it.
 const DefaultBgscan = "simple:2:-70:30"
+
+// Association policies (wifi: {roaming: {association: ...}}).
+const (
+	WiFiAssocSSF = "ssf" // strongest signal first (the default)
+	WiFiAssocLLF = "llf" // least loaded first
+)
 
 // DefaultRoamingHysteresisDB is a station's hysteresis unless it names one.
 const DefaultRoamingHysteresisDB = 3

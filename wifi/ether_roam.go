@@ -39,6 +39,14 @@ type Roaming struct {
 	HysteresisDB float64 `json:"hysteresis_db"`
 	// OffAir is how long a handover keeps the station off the air.
 	OffAir time.Duration `json:"off_air_ns"`
+	// LeastLoaded: Mininet-WiFi's association control llf (least loaded
+	// first) instead of the strongest signal: the station leaves its
+	// access point for another it hears that has two stations fewer than
+	// its own has with it (Mininet-WiFi's rule: load + 2 < its AP's), the
+	// least loaded of those (ties: the best heard); when it no longer
+	// hears its access point, the least loaded of those it hears. The
+	// hysteresis does not apply.
+	LeastLoaded bool `json:"least_loaded,omitempty"`
 }
 
 // DefaultHysteresisDB is the hysteresis a station gets when its topology
@@ -181,6 +189,13 @@ func (s *EtherMedium) roamCheck(now time.Duration) int {
 		r := &s.cfg.Radios[i]
 		cur := r.AP
 		curL := s.link(cur, i)
+		if r.Roam.LeastLoaded {
+			if to, ok := s.leastLoaded(i); ok {
+				s.handover(now, i, to, curL, s.link(to, i))
+				started++
+			}
+			continue
+		}
 		best, bestL := cur, curL
 		for _, j := range r.ESS {
 			if j == cur {
@@ -197,6 +212,72 @@ func (s *EtherMedium) roamCheck(now time.Duration) int {
 		started++
 	}
 	return started
+}
+
+// leastLoaded is where station i goes under llf (under mu): among the
+// access points of its network it hears, the one with the fewest
+// stations (ties: the one heard best), if it no longer hears its own or
+// that one has two stations fewer than its own has with i (Mininet-WiFi's
+// associationControl('llf') rule, which keeps stations from bouncing
+// between equally loaded APs).
+func (s *EtherMedium) leastLoaded(i int) (int, bool) {
+	r := &s.cfg.Radios[i]
+	load := s.apLoad()
+	best := -1
+	var bestL model.Link
+	for _, j := range r.ESS {
+		if j == r.AP {
+			continue
+		}
+		l := s.link(j, i)
+		if !hears(l) {
+			continue
+		}
+		if best < 0 || load[j] < load[best] || load[j] == load[best] && l.SNRdB > bestL.SNRdB {
+			best, bestL = j, l
+		}
+	}
+	if best < 0 {
+		return 0, false
+	}
+	if !hears(s.link(r.AP, i)) || load[best]+2 < load[r.AP] {
+		return best, true
+	}
+	return 0, false
+}
+
+// apLoad counts the stations associated with each access point (by
+// radio index), those in a handover with the one they are moving to.
+func (s *EtherMedium) apLoad() map[int]int {
+	load := map[int]int{}
+	for _, r := range s.cfg.Radios {
+		if r.AP >= 0 && !r.Gone {
+			load[r.AP]++
+		}
+	}
+	return load
+}
+
+// LeastLoadedAP is the access point a station (radio i of radios) that
+// associates under llf picks when the lab is built: among those of its
+// network it hears, the one with the fewest stations in load (ties: the
+// one heard best); when it hears none, the one heard best.
+func LeastLoadedAP(cfg *MediumConfig, i int, load map[int]int) int {
+	r := &cfg.Radios[i]
+	best, heard := r.AP, false
+	for _, j := range r.ESS {
+		l := cfg.Link(j, i)
+		h := hears(l)
+		switch {
+		case h && !heard:
+			best, heard = j, true
+		case h && (load[j] < load[best] || load[j] == load[best] && l.SNRdB > cfg.Link(best, i).SNRdB):
+			best = j
+		case !heard && l.SNRdB > cfg.Link(best, i).SNRdB:
+			best = j
+		}
+	}
+	return best
 }
 
 // hears: a station detects the preambles of an access point's frames

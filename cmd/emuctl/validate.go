@@ -116,7 +116,11 @@ func printTraces(spec *topo.Spec) {
 			if len(st.Networks) > 1 {
 				nets = "the networks " + strings.Join(st.Networks, ", ")
 			}
-			fmt.Printf("  %s roams in %s (%s): hysteresis %g dB, off the air %s per handover\n", n.Name, nets, strings.Join(st.ESS, ", "), st.Roaming.HysteresisDB, off)
+			how := fmt.Sprintf("hysteresis %g dB", st.Roaming.HysteresisDB)
+			if st.Roaming.Association == topo.WiFiAssocLLF {
+				how = "least loaded first"
+			}
+			fmt.Printf("  %s roams in %s (%s): %s, off the air %s per handover\n", n.Name, nets, strings.Join(st.ESS, ", "), how, off)
 		}
 	}
 }

@@ -143,8 +143,32 @@ def test_associations(tmp_path):
     net.addStation("sta1", position="70,0,0", bgscan_threshold=-60, s_inverval=5, l_interval=10)
     w = document(net)["nodes"]["sta1"]["wifi"]
     assert w["ssid"] == "one" and w["roaming"] == {"hysteresis": "0dB", "bgscan": "simple:5:-60:10"}
-    with pytest.raises(CompatError, match="least loaded first"):
-        net.associationControl("llf")
+    with pytest.raises(CompatError, match="'ssf' .* and 'llf'"):
+        net.associationControl("lff")
+
+
+def test_association_control_llf(tmp_path):
+    # least loaded first: every roaming station's association policy, on
+    # the engine medium (its decision); a linked station keeps its AP
+    for how in ("method", "kwarg"):
+        _emu._sessions.clear()
+        net = Mininet_wifi(ac_method="llf") if how == "kwarg" else Mininet_wifi()
+        if how == "method":
+            net.associationControl("llf")
+        for i in (1, 2):
+            net.addAccessPoint(f"ap{i}", ssid="one", position=f"{40 * i},0,0")
+        net.addLink("ap1", "ap2")
+        for i in (1, 2, 3):
+            net.addStation(f"sta{i}", position=f"{40 + 2 * i},0,0")
+        net.addStation("sta4", position="45,0,0")
+        net.addLink("sta4", "ap2")
+        doc = document(net)
+        for i in (1, 2, 3):
+            w = doc["nodes"][f"sta{i}"]["wifi"]
+            assert w["ssid"] == "one" and w["roaming"] == {"association": "llf"}
+        assert doc["nodes"]["sta4"]["wifi"]["ap"] == "ap2" and "roaming" not in doc["nodes"]["sta4"]["wifi"]
+        assert doc["wifi"]["backend"] == "engine"
+        validate(doc, tmp_path)
 
 
 def test_mobility_paths_and_models(tmp_path):

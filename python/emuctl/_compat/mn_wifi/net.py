@@ -10,7 +10,10 @@ emuctl topology:
   (their SSIDs listed in the station's ``wifi: {ssid: [...]}``), starting
   on the one heard best, handing over when they lose it — or, under
   ``associationControl('ssf')`` (strongest signal first), whenever another
-  is heard better — as emuctl's medium decides (engine backend).
+  is heard better; under ``associationControl('llf')`` (least loaded
+  first) starting on the one with the fewest stations among those heard
+  and leaving it for one with two fewer — as emuctl's medium decides
+  (engine backend).
 - **Mobility.** ``net.mobility(sta, 'start'|'stop', time=, position=)``
   between ``startMobility`` and ``stopMobility`` becomes a waypoint path
   (through ``sta.coord`` when set, ``mob_rep`` times, back and forth with
@@ -381,10 +384,14 @@ class Mininet_wifi(Mininet):
 
     def associationControl(self, ac: str) -> None:
         """'ssf' (strongest signal first): a station hands over as soon
-        as another access point is heard better; 'llf' is refused."""
-        if ac != "ssf":
-            raise CompatError(f"associationControl({ac!r}): emuctl's medium hands over by signal ('ssf'); "
-                              "least loaded first is not modelled")
+        as another access point is heard better; 'llf' (least loaded
+        first): a station associates with the access point that has the
+        fewest stations among those it hears, and leaves its own for one
+        with two fewer (Mininet-WiFi's rule) — the engine medium's
+        decision (wifi: {roaming: {association: llf}})."""
+        if ac not in ("ssf", "llf"):
+            raise CompatError(f"associationControl({ac!r}): Mininet-WiFi's methods are 'ssf' (strongest signal "
+                              "first) and 'llf' (least loaded first)")
         self.ac_method = ac
 
     def configureWifiNodes(self) -> None:
@@ -566,8 +573,11 @@ class Mininet_wifi(Mininet):
                 continue
             sta.network = ssids[0] if len(ssids) == 1 else ssids  # type: ignore[assignment]
             # Mininet-WiFi keeps an access point while in range; ssf
-            # switches to a better one at once
-            sta.roaming = {"hysteresis": "0dB" if self.ac_method == "ssf" else "40dB"}
+            # switches to a better one at once; llf picks by load
+            if self.ac_method == "llf":
+                sta.roaming = {"association": "llf"}
+            else:
+                sta.roaming = {"hysteresis": "0dB" if self.ac_method == "ssf" else "40dB"}
             if sta.bgscan:
                 sta.roaming["bgscan"] = sta.bgscan
 
@@ -627,6 +637,12 @@ class Mininet_wifi(Mininet):
             self.session.extra["wifi"]["backend"] = "engine"
             info("*** emuctl: stations roam between access points of several SSIDs: the lab's Wi-Fi runs on "
                  "emuctl's engine medium (wifi: {backend: engine})\n")
+        elif any(s.roaming and s.roaming.get("association") == "llf" for s in self.stations):
+            # least loaded first is the engine medium's decision too
+            # (wpa_supplicant on hwsim picks by signal)
+            self.session.extra["wifi"]["backend"] = "engine"
+            info("*** emuctl: associationControl('llf'): the lab's Wi-Fi runs on emuctl's engine medium, "
+                 "which associates by load (wifi: {backend: engine})\n")
 
     def build(self) -> None:
         """Declare the topology, write the Wi-Fi as emuctl's, bring the lab up."""

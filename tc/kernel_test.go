@@ -246,12 +246,19 @@ func TestApplyNetem(t *testing.T) {
 	if p98 := netlab.Percentile(rtts, 98); p98 > idle.Min+q+2*time.Millisecond+slack {
 		t.Errorf("RTT p98 %v above base + queue + 2 ms", p98)
 	}
-	if s.P50 < idle.Min+q/2 {
-		t.Errorf("median RTT %v: the queue does not fill (TSQ?)", s.P50)
-	}
 	lo := 0.93
 	if kernellab.InLab() {
 		lo = 0.7 // TCP under QEMU TCG falls short of the rate now and then; the rate itself is the kernel's
+	}
+	// the queue fills only behind a sender that keeps up with the rate:
+	// under QEMU TCG one that fell short (16.76 of 19.13 Mbit/s in a
+	// rehearsal, median RTT 32.9 ms) leaves it half empty, not judged
+	switch {
+	case s.P50 >= idle.Min+q/2:
+	case g < 0.93*netlab.Capacity(rate) && kernellab.InLab():
+		t.Logf("median RTT %v with the emulated sender at %.2f of capacity: the queue's fill not judged", s.P50, g/netlab.Capacity(rate))
+	default:
+		t.Errorf("median RTT %v: the queue does not fill (TSQ?)", s.P50)
 	}
 	if g < lo*netlab.Capacity(rate) || g > 1.02*netlab.Capacity(rate) {
 		t.Errorf("goodput %.2f Mbit/s, want [%.2f, 1.02] × %.2f", g/1e6, lo, netlab.Capacity(rate)/1e6)

@@ -41,26 +41,6 @@ nodes:
   s4: {kind: station, position: [5, 499.5, 0], wifi: {adhoc: near}}
 `
 
-// detectRange is where a radio sending at txDBm is heard at the medium's
-// preamble detection threshold (ns-3's −82 dBm) under the lab's path
-// loss: farther, none of its frames is detected.
-func detectRange(t *testing.T, pl model.PathLoss, txDBm float64) float64 {
-	lo, hi := 0.1, 100e3
-	for range 80 {
-		mid := (lo + hi) / 2
-		l, err := pl.LossDB(mid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if txDBm-l > model.DefaultDetectDBm {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo
-}
-
 // TestWiFiEngineAdhoc: in a chain placed by the path-loss model (b at
 // 0.6, c at 1.2 detection ranges from a) a reaches b and b reaches c, a
 // never reaches c (no ARP answer, and with c's MAC given by hand every
@@ -73,7 +53,10 @@ func TestWiFiEngineAdhoc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := detectRange(t, wifi.MediumSettings(*probe.WiFiMedium).PathLoss, wifi.LabTxPowerDBm)
+	d, ok := wifi.MediumSettings(*probe.WiFiMedium).PathLoss.DistanceAt(wifi.LabTxPowerDBm - model.DefaultDetectDBm)
+	if !ok {
+		t.Fatal("the lab's path loss gives no detection range")
+	}
 	spec, err := topo.Load("twadh.yaml", fmt.Appendf(nil, adhocLab, 0.6*d, 1.2*d))
 	if err != nil {
 		t.Fatal(err)

@@ -41,17 +41,8 @@ func (d *dec) adhocTop(n *yaml.Node, path string, doc *rawDoc) {
 			fp := joinPath(p, f.Key)
 			l := at(f.V, fp)
 			switch f.Key {
-			case "mode":
-				w.mode, _ = d.oneOf(f.V, fp, "Wi-Fi mode", WiFiModes)
-				w.modeLoc = l
-			case "band":
-				w.band, w.bandLoc = d.band(f.V, fp)
-			case "channel":
-				if v, ok := d.integer(f.V, fp, 1, 233); ok {
-					w.channel, w.chanLoc = int(v), l
-				}
-			case "width":
-				w.width, w.widthLoc = d.width(f.V, fp)
+			case "mode", "band", "channel", "width":
+				d.channelKey(w, f.Key, f.V, fp)
 			case "preamble":
 				w.preamble, _ = d.oneOf(f.V, fp, "preamble", []string{"long", "short"})
 				w.preambleLoc = l

@@ -144,17 +144,8 @@ func (d *dec) wifiBlock(n *yaml.Node, path string, isAP bool, keyLoc loc) *rawWi
 				}
 				w.ssids, w.ssidLocs = append(w.ssids, s), append(w.ssidLocs, at(v, p))
 			}
-		case "mode":
-			w.mode, _ = d.oneOf(e.V, p, "Wi-Fi mode", WiFiModes)
-			w.modeLoc = l
-		case "band":
-			w.band, w.bandLoc = d.band(e.V, p)
-		case "channel":
-			if v, ok := d.integer(e.V, p, 1, 233); ok {
-				w.channel, w.chanLoc = int(v), l
-			}
-		case "width":
-			w.width, w.widthLoc = d.width(e.V, p)
+		case "mode", "band", "channel", "width":
+			d.channelKey(w, e.Key, e.V, p)
 		case "security":
 			w.security, _ = d.oneOf(e.V, p, "security", securities)
 			w.secLoc = l
@@ -382,4 +373,22 @@ func parseTxPower(s string) (int, string) {
 		return 0, bad
 	}
 	return int(dbm*100 + 0.5), ""
+}
+
+// channelKey decodes a key an access point and an ad hoc network share:
+// the radio's mode, band, channel or width.
+func (d *dec) channelKey(w *rawWiFi, key string, v *yaml.Node, p string) {
+	switch key {
+	case "mode":
+		w.mode, _ = d.oneOf(v, p, "Wi-Fi mode", WiFiModes)
+		w.modeLoc = at(v, p)
+	case "band":
+		w.band, w.bandLoc = d.band(v, p)
+	case "channel":
+		if n, ok := d.integer(v, p, 1, 233); ok {
+			w.channel, w.chanLoc = int(n), at(v, p)
+		}
+	case "width":
+		w.width, w.widthLoc = d.width(v, p)
+	}
 }

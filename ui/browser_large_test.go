@@ -3,8 +3,6 @@ package ui_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -243,16 +241,7 @@ func TestUIBrowserLargeClusters(t *testing.T) {
 // artifacts (the full page of a large lab is mostly its table).
 func screenshotTopo(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(`#topo`)))
-	if err != nil {
-		t.Errorf("screenshot: %v", err)
-		return
-	}
-	p := filepath.Join(t.ArtifactDir(), name+".png")
-	if err := os.WriteFile(p, png, 0o644); err != nil {
-		t.Error(err)
-	}
-	t.Logf("screenshot %s (%d bytes)", p, len(png))
+	keepShot(t, ctx, name, chromedp.Screenshot(chromedp.CSS(`#topo`)))
 }
 
 func sum(v []int) int {

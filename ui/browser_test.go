@@ -61,7 +61,13 @@ func browser(t *testing.T) context.Context {
 // -artifacts keeps them; otherwise a temporary directory).
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	keepShot(t, ctx, name, chromedp.FullScreenshot(100))
+}
+
+// keepShot keeps a screenshot action's PNG with the test's artifacts.
+func keepShot(t *testing.T, ctx context.Context, name string, shot chromedp.Action[[]byte]) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, shot)
 	if err != nil {
 		t.Errorf("screenshot: %v", err)
 		return

@@ -11,20 +11,11 @@ import (
 // preamble detection threshold (model.DefaultDetectDBm) under pl: beyond
 // it no frame of its is detected at all.
 func detectRangeM(t testing.TB, pl model.PathLoss, txDBm float64) float64 {
-	lo, hi := 0.1, 100e3
-	for range 80 {
-		mid := (lo + hi) / 2
-		l, err := pl.LossDB(mid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if txDBm-l > model.DefaultDetectDBm {
-			lo = mid
-		} else {
-			hi = mid
-		}
+	d, ok := pl.DistanceAt(txDBm - model.DefaultDetectDBm)
+	if !ok {
+		t.Fatalf("%+v: no distance for a %.1f dB budget", pl, txDBm-model.DefaultDetectDBm)
 	}
-	return lo
+	return d
 }
 
 var (

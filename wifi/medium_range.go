@@ -22,24 +22,9 @@ func (c *MediumConfig) RangeM(i int) (float64, bool) {
 	// the path loss that leaves exactly the threshold's SNR (Link's noise)
 	// at a receiver with an isotropic antenna
 	budget := r.TxPowerDBm + r.GainDBi - model.NoiseDBm(20, c.NoiseFigureDB) - berThreshold(rates[0])
-	lossAt := func(d float64) float64 {
-		l, err := c.PathLoss.LossDB(d)
-		if err != nil {
-			return budget + 1
-		}
-		return l
-	}
-	lo, hi := 0.01, 100e3 // loss grows with distance
-	if lossAt(lo) > budget || lossAt(hi) < budget {
+	d, ok := c.PathLoss.DistanceAt(budget)
+	if !ok {
 		return 0, false
 	}
-	for range 60 {
-		mid := (lo + hi) / 2
-		if lossAt(mid) < budget {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return round2(lo), true
+	return round2(d), true
 }

@@ -51,6 +51,33 @@ func (p PathLoss) LossDB(d float64) (float64, error) {
 	return 0, fmt.Errorf("path-loss model %q: want friis, logdistance or itu-indoor", p.Model)
 }
 
+// DistanceAt is the distance (metres, within 1 cm..100 km) at which the
+// path loss reaches lossDB — how far a link budget carries, the loss
+// growing with distance; ok is false when the model cannot say or the
+// budget is spent within 1 cm or not within 100 km.
+func (p PathLoss) DistanceAt(lossDB float64) (float64, bool) {
+	at := func(d float64) float64 {
+		l, err := p.LossDB(d)
+		if err != nil {
+			return lossDB + 1
+		}
+		return l
+	}
+	lo, hi := 0.01, 100e3
+	if at(lo) > lossDB || at(hi) < lossDB {
+		return 0, false
+	}
+	for range 60 {
+		mid := (lo + hi) / 2
+		if at(mid) < lossDB {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, true
+}
+
 // NoiseDBm is the receiver's noise power: thermal kTB (−174 dBm/Hz at
 // 290 K) over the channel width plus the noise figure (ns-3's default
 // 7 dB gives −94 dBm at 20 MHz).

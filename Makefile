@@ -143,7 +143,7 @@ demo-labs: deps build
 # looked at in a headless chromium (ui's TestSuiteReportsInBrowser:
 # sections in order, every plot drawn; the screenshots kept under
 # results/ci/screenshots). SUITES_BUDGET (seconds, 0 = none) bounds the
-# first runs: CI gives the tier 720 s (.ci/run, within its 60 minutes), so
+# first runs: CI gives the tier 600 s (.ci/run, within its 60 minutes), so
 # it runs the suites whose estimates fit, in an order rotated by the day
 # of the year, and names the others with the command that runs them
 # (scripts/test-suites).

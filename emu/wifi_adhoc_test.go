@@ -1,7 +1,6 @@
 package emu_test
 
 import (
-	"context"
 	"fmt"
 	"os/exec"
 	"testing"
@@ -62,18 +61,7 @@ func TestWiFiEngineAdhoc(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("detection range %.2f m: b at %.2f m, c at %.2f m", d, 0.6*d, 1.2*d)
-	st, err := emu.Deploy(context.Background(), spec, emu.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := emu.Down(spec.Name, nil); err != nil {
-			t.Error(err)
-		}
-	})
-	if st.Medium == nil || st.Medium.Backend != emu.WiFiEngine {
-		t.Fatalf("lab's medium %+v, want the engine backend", st.Medium)
-	}
+	st := deployEngine(t, spec)
 	addr := func(n string) string {
 		a, ok := emu.PrimaryAddr(spec.Node(n))
 		if !ok {

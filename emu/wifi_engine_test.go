@@ -41,6 +41,14 @@ func upEngine(t *testing.T, name, srv string) *topo.Spec {
 	if err != nil {
 		t.Fatal(err)
 	}
+	deployEngine(t, spec)
+	return spec
+}
+
+// deployEngine brings spec up (down at the test's end) and requires its
+// Wi-Fi to run on the engine backend.
+func deployEngine(t *testing.T, spec *topo.Spec) *emu.State {
+	t.Helper()
 	st, err := emu.Deploy(context.Background(), spec, emu.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +61,7 @@ func upEngine(t *testing.T, name, srv string) *topo.Spec {
 	if st.Medium == nil || st.Medium.Backend != emu.WiFiEngine {
 		t.Fatalf("lab's medium %+v, want the engine backend", st.Medium)
 	}
-	return spec
+	return st
 }
 
 // predict is the model's goodput (bit/s) for n saturated stations: the

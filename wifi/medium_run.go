@@ -148,6 +148,9 @@ type MediumStats struct {
 	NoRate uint64 `json:"no_rate"`
 	// ADDBADropped counts Block Ack agreement requests not delivered.
 	ADDBADropped uint64 `json:"addba_dropped"`
+	// BeaconsHeld counts beacons held for their radio's TBTT
+	// (medium_tbtt.go).
+	BeaconsHeld uint64 `json:"beacons_held,omitempty"`
 	// Reordered counts frames held for an earlier one of their sender
 	// (the receiver's Block Ack reorder buffer, medium_reorder.go).
 	Reordered uint64 `json:"reordered,omitempty"`
@@ -210,6 +213,8 @@ type MediumServer struct {
 	roam      map[int]*hwRoam
 	bssids    map[[6]byte]int
 	handovers []Handover
+	// held: beacons waiting for their radio's TBTT (medium_tbtt.go)
+	held []heldBeacon
 }
 
 // NewMediumServer prepares a medium on a registered socket.
@@ -252,6 +257,7 @@ func NewMediumServer(sock *MediumSocket, cfg MediumConfig) (*MediumServer, error
 		}
 	}
 	s.watchRoaming()
+	s.next = s.nextBeacon
 	return s, nil
 }
 
@@ -359,8 +365,12 @@ func (s *MediumServer) schedule(ctx context.Context) error {
 			}
 		}
 		s.m.Advance(now, emit(now))
+		s.releaseBeacons(now)
 		for _, f := range in {
 			s.stats.FramesIn++
+			if i, ok := s.perm[f.Transmitter]; ok && s.holdBeacon(now, i, f) {
+				continue
+			}
 			if isADDBARequest(f.Data) {
 				// No Block Ack agreement is ever made: with one, mac80211
 				// marks every data frame as part of an A-MPDU and its

@@ -100,9 +100,9 @@ func wifiPreflight(spec *topo.Spec) []string {
 	}
 	if engine {
 		errs = append(errs, engineModeMix(spec)...)
-	} else if len(spec.WiFiAdhoc) > 0 {
-		a := spec.WiFiAdhoc[0]
-		errs = append(errs, fmt.Sprintf("%s: ad hoc network %s: this machine has mac80211_hwsim, so the lab would run on the hwsim backend, where ad hoc (IBSS: wpa_supplicant mode=1 on hwsim radios) is not built yet; give the file wifi: {backend: engine} to run it on emuctl's medium", a.Pos, a.Name))
+		errs = append(errs, engineMeshRefusal(spec)...) // wifi_adhoc.go
+	} else {
+		errs = append(errs, hwsimAdhocPreflight(spec)...)
 	}
 	tools := wifiTools(spec)
 	caps := tc.Probe()
@@ -281,8 +281,11 @@ func (d *deployer) wifiSetup(ctx context.Context) error {
 	if err := d.waitWiFi(ctx, wnodes, true); err != nil {
 		return err
 	}
+	if err := d.joinAdhocMembers(ctx, wnodes); err != nil { // wifi_adhoc.go
+		return err
+	}
 	for _, n := range wnodes {
-		if n.spec.Station != nil {
+		if n.spec.Station != nil && !n.spec.AdhocStation() {
 			if err := d.startWpaSupplicant(n, tools.WpaSupplicant); err != nil {
 				return err
 			}
@@ -378,6 +381,13 @@ func (d *deployer) createRadio(hw *wifi.Hwsim, mediumFd int, n *node, perm [6]by
 		}
 	}
 	n.setIndex(iface, l.Attrs().Index)
+	if n.spec.AdhocStation() {
+		// an ad hoc or mesh member: its interface's type, while down
+		// (it joins once every radio exists: joinAdhocMembers)
+		if err := setAdhocIfType(d.spec, n, iface); err != nil {
+			return err
+		}
+	}
 	if n.spec.Station != nil {
 		// wpa_supplicant brings a station's interface up itself; up now so
 		// routes through it can be installed.

@@ -165,7 +165,7 @@ func (d *deployer) waitWiFi(ctx context.Context, wnodes []*node, aps bool) error
 	deadline := time.Now().Add(WiFiTimeout())
 	pending := map[string]*node{}
 	for _, n := range wnodes {
-		if (n.spec.AP != nil) == aps {
+		if (n.spec.AP != nil) == aps && !n.spec.AdhocStation() { // members: joinAdhocMembers
 			pending[n.spec.Name] = n
 		}
 	}

@@ -51,11 +51,15 @@ type WiFiNodeStatus struct {
 	AP string `json:"ap,omitempty"`
 	// Adhoc is an ad hoc member's network (engine backend; no AP), and
 	// AdhocPeers how it reaches each other member, live from the medium.
-	Adhoc      string          `json:"adhoc,omitempty"`
-	AdhocPeers []AdhocPeer     `json:"adhoc_peers,omitempty"`
-	Network    []string        `json:"network,omitempty"`
-	Handovers  []wifi.Handover `json:"handovers,omitempty"`
-	Error      string          `json:"error,omitempty"`
+	Adhoc      string      `json:"adhoc,omitempty"`
+	AdhocPeers []AdhocPeer `json:"adhoc_peers,omitempty"`
+	// Mesh: Adhoc is an 802.11s mesh (hwsim backend), and MeshPaths the
+	// member's path table (HWMP: destination, next hop, metric, hops).
+	Mesh      bool            `json:"mesh,omitempty"`
+	MeshPaths []wifi.MeshPath `json:"mesh_paths,omitempty"`
+	Network   []string        `json:"network,omitempty"`
+	Handovers []wifi.Handover `json:"handovers,omitempty"`
+	Error     string          `json:"error,omitempty"`
 }
 
 // MLDStatus is a multi-link device (an AP MLD or a station MLD) and each
@@ -187,6 +191,17 @@ func WiFiStatus(st *State) []WiFiNodeStatus {
 			s.Iface, s.Daemon, key = n.AP.Iface, "hostapd", "state"
 		} else {
 			s.Iface, s.Daemon = n.Station.Iface, "wpa_supplicant"
+		}
+		if n.AdhocStation() {
+			fd, err := unix.Open(filepath.Join(NetnsDir, topo.Namespace(st.Lab, n.Name)), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+			if err != nil {
+				s.Error = err.Error()
+			} else {
+				hwsimAdhocStatus(st, n, &s, fd, ms) // wifi_adhoc.go
+				unix.Close(fd)
+			}
+			out = append(out, s)
+			continue
 		}
 		if d, ok := kept[n.Name+"/"+s.Daemon]; ok {
 			s.Starts, s.GaveUp = d.Starts, d.GaveUp

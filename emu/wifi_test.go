@@ -69,3 +69,32 @@ func TestWiFiNames(t *testing.T) {
 		t.Error("medium namespace name")
 	}
 }
+
+// TestWiFiMeshRefusedOnEngine: on a kernel without mac80211_hwsim a lab
+// with an 802.11s mesh would run on the engine backend, which forwards
+// nothing: refused before anything is built, saying why and what would
+// run it.
+func TestWiFiMeshRefusedOnEngine(t *testing.T) {
+	needRoot(t)
+	if wifi.ProbeHwsim() == nil {
+		t.Skip("this kernel has mac80211_hwsim: a mesh runs here (the kernel lab's TestLabWiFiAdhocMesh)")
+	}
+	spec, err := topo.Load("mesh.yaml", []byte("name: twmesh\nwifi: {mesh: {m1: {}}}\nnodes:\n  a: {kind: station, wifi: {mesh: m1}}\n  b: {kind: station, position: [10, 0], wifi: {mesh: m1}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := Leaks()
+	if _, err := Deploy(context.Background(), spec, Options{}); err == nil {
+		Down("twmesh", nil)
+		t.Fatal("a mesh came up on the engine backend")
+	} else {
+		for _, want := range []string{"mesh.yaml:2:15: mesh m1", "802.11s mesh runs on the hwsim backend only", "no mac80211_hwsim", "nothing was changed"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("the refusal does not say %q:\n%v", want, err)
+			}
+		}
+	}
+	if after := Leaks(); len(after) != len(before) {
+		t.Errorf("refused lab changed the machine: before %v after %v", before, after)
+	}
+}

@@ -45,16 +45,46 @@ func TestAdhocSpec(t *testing.T) {
 	}
 }
 
-// TestAdhocMeshRefused: 802.11s mesh is refused wherever it is asked for,
-// saying why.
-func TestAdhocMeshRefused(t *testing.T) {
-	for _, doc := range []string{
-		"wifi: {mesh: {m: {}}}\nnodes: {s1: {kind: station, wifi: {adhoc: x}}}\n",
-		"wifi: {adhoc: {x: {}}}\nnodes: {s1: {kind: station, wifi: {mesh: m}}}\n",
+// TestMeshSpec: a mesh is declared and joined like an ad hoc network
+// (one segment, the network's channel), marked Mesh; an explicit engine
+// backend refuses it, saying why; a member names its network with the
+// key of its kind, and mode b and 6 GHz are refused with what would do.
+func TestMeshSpec(t *testing.T) {
+	s, err := Load("m.yaml", []byte(`wifi:
+  mesh: {m1: {mode: n, channel: 6}}
+  adhoc: {i1: {}}
+nodes:
+  a: {kind: station, wifi: {mesh: m1}}
+  b: {kind: station, position: [30, 0], wifi: {mesh: m1}}
+  c: {kind: station, wifi: {adhoc: i1}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, i := s.Adhoc("m1"), s.Adhoc("i1")
+	if m == nil || !m.Mesh || m.Mode != WiFiModeN || m.Channel.FreqMHz != 2437 || !slices.Equal(m.Members, []string{"a", "b"}) {
+		t.Fatalf("mesh m1: %+v", m)
+	}
+	if i == nil || i.Mesh {
+		t.Errorf("ad hoc i1: %+v", i)
+	}
+	if !s.Node("a").AdhocStation() || s.Node("a").Station.Adhoc != "m1" {
+		t.Errorf("a: %+v", s.Node("a").Station)
+	}
+	for _, c := range []struct{ doc, want string }{
+		{"wifi: {backend: engine, mesh: {m: {}}}\nnodes: {s1: {kind: station, wifi: {mesh: m}}}\n", "m.yaml:1:17: wifi.backend: mesh m: 802.11s mesh runs on the hwsim backend only"},
+		{"wifi: {mesh: {m: {}}}\nnodes: {s1: {kind: station, wifi: {adhoc: m}}}\n", "no ad hoc network \"m\" is declared"},
+		{"wifi: {mesh: {m: {}}}\nnodes: {s1: {kind: station, wifi: {adhoc: m}}}\n", "m is declared under wifi.mesh: name it with mesh: m"},
+		{"wifi: {adhoc: {x: {}}}\nnodes: {s1: {kind: station, wifi: {mesh: x}}}\n", "no mesh \"x\" is declared"},
+		{"wifi: {mesh: {m: {mode: b}}}\nnodes: {s1: {kind: station, wifi: {mesh: m}}}\n", "a mesh cannot be 802.11b only"},
+		{"wifi: {mesh: {m: {band: 6}}}\nnodes: {s1: {kind: station, wifi: {mesh: m}}}\n", "mesh SAE"},
+		{"wifi: {mesh: {m: {}}, adhoc: {m: {}}}\nnodes: {s1: {kind: station, wifi: {mesh: m}}}\n", "share one set of names"},
+		{"wifi: {mesh: {m: {}}}\nnodes: {s1: {kind: station, wifi: {mesh: m, adhoc: m}}}\n", "give adhoc: or mesh:, not both"},
+		{"wifi: {mesh: {m: {}}}\nnodes: {s1: {kind: station}}\n", "mesh m has no stations: give its members wifi: {mesh: m}"},
 	} {
-		_, err := Load("m.yaml", []byte(doc))
-		if err == nil || !strings.Contains(err.Error(), "no HWMP path selection") {
-			t.Errorf("mesh not refused with the reason: %v", err)
+		_, err := Load("m.yaml", []byte(c.doc))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.doc, err, c.want)
 		}
 	}
 }

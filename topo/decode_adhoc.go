@@ -1,35 +1,60 @@
 package topo
 
 import (
+	"fmt"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// Ad hoc (IBSS) networks as written: the top level declares each one's
-// channel like an access point's (wifi: {adhoc: {NAME: {mode: g, channel:
-// 1}}}) and each member says wifi: {adhoc: NAME}. 802.11s mesh is
-// refused, saying why (no path selection on the engine medium).
+// Ad hoc (IBSS) networks and 802.11s meshes as written: the top level
+// declares each one's channel like an access point's (wifi: {adhoc:
+// {NAME: {mode: g, channel: 1}}}, or wifi: {mesh: {NAME: ...}}) and each
+// member says wifi: {adhoc: NAME} (or mesh: NAME). A mesh needs the hwsim
+// backend (mac80211's peering and HWMP path selection); the engine's
+// medium forwards nothing, so it is refused there, saying why.
 
 var adhocKeys = []string{"mode", "band", "channel", "width", "preamble", "rate"}
 
-// meshRefusal is why wifi: {mesh: ...} is refused on either backend.
-const meshRefusal = "802.11s mesh is not available: the engine backend's medium has no HWMP path selection (mesh points would have to forward frames for each other, which it does not model), and mesh on hwsim (wpa_supplicant mesh mode) is not built yet; an ad hoc network (wifi: {adhoc: NAME}) carries one hop, and stations with forward: true and routes relay over several"
+// MeshEngineRefusal is why a mesh is refused on the engine backend.
+const MeshEngineRefusal = "802.11s mesh runs on the hwsim backend only (mac80211's mesh: peering, HWMP path selection and forwarding by the mesh points): the engine backend's medium has no path selection and forwards nothing, so a mesh there would not be one; use mac80211_hwsim (backend: hwsim or auto on a kernel with it), or on the engine an ad hoc network (wifi: {adhoc: NAME}) for one hop, with stations that forward: true and routes to relay over several"
 
 // rawAdhoc is one ad hoc network's declaration.
 type rawAdhoc struct {
 	name string
-	loc  loc // its key under wifi.adhoc
+	loc  loc // its key under wifi.adhoc or wifi.mesh
 	w    *rawWiFi
+	mesh bool // declared under wifi.mesh
 }
 
-// adhocTop decodes wifi: {adhoc: {NAME: {...}, ...}}.
-func (d *dec) adhocTop(n *yaml.Node, path string, doc *rawDoc) {
+// kind names the network's kind for messages.
+func (a rawAdhoc) kind() string {
+	if a.mesh {
+		return "mesh"
+	}
+	return "ad hoc network"
+}
+
+// article is the kind with its article.
+func (a rawAdhoc) article() string {
+	if a.mesh {
+		return "a mesh"
+	}
+	return "an ad hoc network"
+}
+
+// adhocTop decodes wifi: {adhoc: {NAME: {...}, ...}} (or wifi: {mesh:
+// ...} when mesh).
+func (d *dec) adhocTop(n *yaml.Node, path string, doc *rawDoc, mesh bool) {
 	for _, e := range d.entries(n, path) {
 		p := joinPath(path, keyPath(e.Key))
-		a := rawAdhoc{name: e.Key, loc: at(e.K, p), w: &rawWiFi{loc: at(e.K, p), isAP: true}}
+		a := rawAdhoc{name: e.Key, loc: at(e.K, p), w: &rawWiFi{loc: at(e.K, p), isAP: true}, mesh: mesh}
 		if len(a.name) == 0 || len(a.name) > 32 || strings.ContainsAny(a.name, "\n\r\x00\"") {
-			d.errorf(a.loc, "ad hoc network name %q is not valid: 1-32 bytes (it is the IBSS's SSID), no quotes, newlines or NUL", clip(a.name))
+			id := "the IBSS's SSID"
+			if mesh {
+				id = "the mesh ID"
+			}
+			d.errorf(a.loc, "%s name %q is not valid: 1-32 bytes (it is %s), no quotes, newlines or NUL", a.kind(), clip(a.name), id)
 			continue
 		}
 		w := a.w
@@ -63,20 +88,25 @@ func (r *resolver) resolveAdhoc() map[string]int {
 	for _, a := range r.doc.wifi.adhoc {
 		w := a.w
 		if w.band == Band6 {
-			r.d.errorf(w.bandLoc, "ad hoc network %s: the 6 GHz band allows only WPA3 networks, and an ad hoc network here is open (no IBSS-RSN): use band 2.4 or 5", a.name)
+			r.d.errorf(w.bandLoc, "%s %s: the 6 GHz band allows only WPA3 networks, and %s here is open (no IBSS-RSN or mesh SAE): use band 2.4 or 5", a.kind(), a.name, a.article())
 			continue
 		}
 		if _, dup := byName[a.name]; dup {
-			r.d.errorf(a.loc, "ad hoc network %s is declared twice", a.name)
+			r.d.errorf(a.loc, "%s %s is declared twice (ad hoc networks and meshes share one set of names)", a.kind(), a.name)
 			continue
 		}
-		if mode := firstNonEmpty(w.mode, defaultWiFiMode); mode == WiFiModeBE {
-			r.d.errorf(firstLoc(w.modeLoc, a.loc), "ad hoc network %s: mode be is for multi-link access points here; an ad hoc network takes a, b, g, n, ac or ax", a.name)
+		mode := firstNonEmpty(w.mode, defaultWiFiMode)
+		if mode == WiFiModeBE {
+			r.d.errorf(firstLoc(w.modeLoc, a.loc), "%s %s: mode be is for multi-link access points here; %s takes a, b, g, n, ac or ax", a.kind(), a.name, a.article())
+			continue
+		}
+		if mode == WiFiModeB && a.mesh {
+			r.d.errorf(firstLoc(w.modeLoc, a.loc), "mesh %s: mode b: mac80211's mesh points advertise every 2.4 GHz rate, OFDM included, so a mesh cannot be 802.11b only; use mode g or n", a.name)
 			continue
 		}
 		ap := r.resolveAP(&rawNode{name: a.name, loc: a.loc, wifi: w})
 		byName[a.name] = len(r.spec.WiFiAdhoc)
-		r.spec.WiFiAdhoc = append(r.spec.WiFiAdhoc, WiFiAdhoc{Name: a.name, Mode: ap.Mode, Channel: ap.Channel,
+		r.spec.WiFiAdhoc = append(r.spec.WiFiAdhoc, WiFiAdhoc{Name: a.name, Mesh: a.mesh, Mode: ap.Mode, Channel: ap.Channel,
 			ShortPreamble: ap.ShortPreamble, Pos: posString(r.spec.Source, a.loc)})
 		if w.rate != "auto" {
 			r.spec.WiFiAdhoc[len(r.spec.WiFiAdhoc)-1].Rate = w.rate
@@ -89,17 +119,31 @@ func (r *resolver) resolveAdhoc() map[string]int {
 // names; false when it cannot be.
 func (r *resolver) joinAdhoc(ni int, rn *rawNode, nets map[string]int) bool {
 	w := rn.wifi
+	key, kind := "adhoc", "ad hoc network"
+	if w.meshMember {
+		key, kind = "mesh", "mesh"
+	}
 	k, ok := nets[w.adhoc]
-	if !ok {
+	if !ok || r.spec.WiFiAdhoc[k].Mesh != w.meshMember {
 		var known []string
 		for _, a := range r.spec.WiFiAdhoc {
-			known = append(known, a.Name)
+			if a.Mesh == w.meshMember {
+				known = append(known, a.Name)
+			}
 		}
-		r.d.errorf(w.adhocLoc, "no ad hoc network %q is declared (wifi: {adhoc: {%s: {mode: g, channel: 1}}} at the top level) %s", w.adhoc, w.adhoc, choicesOrNone("ad hoc networks", w.adhoc, known))
+		other := ""
+		if ok { // declared, as the other kind
+			otherKey := "mesh"
+			if w.meshMember {
+				otherKey = "adhoc"
+			}
+			other = fmt.Sprintf("; %s is declared under wifi.%s: name it with %s: %s", w.adhoc, otherKey, otherKey, w.adhoc)
+		}
+		r.d.errorf(w.adhocLoc, "no %s %q is declared (wifi: {%s: {%s: {mode: g, channel: 1}}} at the top level) %s%s", kind, w.adhoc, key, w.adhoc, choicesOrNone(kind+"s", w.adhoc, known), other)
 		return false
 	}
 	why := func(key string, l loc, what string) {
-		r.d.errorf(l, "%s: a station of the ad hoc network %s %s", key, w.adhoc, what)
+		r.d.errorf(l, "%s: a station of the %s %s %s", key, kind, w.adhoc, what)
 	}
 	bad := false
 	for _, c := range []struct {
@@ -139,23 +183,35 @@ func (r *resolver) joinAdhoc(ni int, rn *rawNode, nets map[string]int) bool {
 func (r *resolver) checkAdhoc() {
 	for _, a := range r.spec.WiFiAdhoc {
 		if len(a.Members) == 0 {
-			r.d.errorf(r.adhocLoc(a.Name), "ad hoc network %s has no stations: give its members wifi: {adhoc: %s}", a.Name, a.Name)
+			key, kind := "adhoc", "ad hoc network"
+			if a.Mesh {
+				key, kind = "mesh", "mesh"
+			}
+			r.d.errorf(r.adhocLoc(a.Name), "%s %s has no stations: give its members wifi: {%s: %s}", kind, a.Name, key, a.Name)
 		}
 	}
 }
 
-// checkAdhocBackend: ad hoc networks need the engine's medium.
+// checkAdhocBackend: a mesh needs hwsim (an explicit engine backend is
+// refused here; auto is decided where the kernel is probed).
 func (r *resolver) checkAdhocBackend() {
-	if len(r.spec.WiFiAdhoc) == 0 || r.spec.WiFiMedium == nil {
+	if r.spec.WiFiMedium == nil || r.spec.WiFiMedium.Backend != WiFiBackendEngine {
 		return
 	}
-	m := r.spec.WiFiMedium
-	switch {
-	case m.Backend == WiFiBackendHwsim:
-		r.d.errorf(r.doc.wifi.backendLoc, "ad hoc networks (%s) run on the engine backend only: IBSS on hwsim radios (wpa_supplicant mode=1) is not built yet; use backend: engine (or auto on a kernel without mac80211_hwsim)", r.adhocNames())
-	case !m.Enabled:
-		r.d.errorf(r.doc.medium.loc, "ad hoc networks (%s) are carried by emuctl's medium (the engine backend), which medium: false turns off", r.adhocNames())
+	if names := r.meshNames(); names != "" {
+		r.d.errorf(r.doc.wifi.backendLoc, "mesh %s: %s", names, MeshEngineRefusal)
 	}
+}
+
+// meshNames lists the lab's meshes ("" for none).
+func (r *resolver) meshNames() string {
+	var out []string
+	for _, a := range r.spec.WiFiAdhoc {
+		if a.Mesh {
+			out = append(out, a.Name)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // adhocLoc is where the file declares the ad hoc network name.
@@ -166,14 +222,6 @@ func (r *resolver) adhocLoc(name string) loc {
 		}
 	}
 	return loc{}
-}
-
-func (r *resolver) adhocNames() string {
-	var out []string
-	for _, a := range r.spec.WiFiAdhoc {
-		out = append(out, a.Name)
-	}
-	return strings.Join(out, ", ")
 }
 
 // adhocRate is the fixed rate a member sends at: its own rate:, else its

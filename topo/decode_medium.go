@@ -69,11 +69,8 @@ func (d *dec) wifiTop(n *yaml.Node, doc *rawDoc) {
 	for _, e := range d.fields(n, "wifi", wifiTopKeys) {
 		p := joinPath("wifi", e.Key)
 		switch e.Key {
-		case "adhoc":
-			d.adhocTop(e.V, p, doc)
-			continue
-		case "mesh":
-			d.errorf(at(e.K, p), "%s", meshRefusal)
+		case "adhoc", "mesh":
+			d.adhocTop(e.V, p, doc, e.Key == "mesh")
 			continue
 		}
 		if e.Key == "backend" {

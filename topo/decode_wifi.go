@@ -52,13 +52,16 @@ type rawWiFi struct {
 	// adhoc: the ad hoc network the station is a member of
 	adhoc    string
 	adhocLoc loc
-	mlo      bool
-	mloLoc   loc
-	params   lp
-	dirs     [2]*lp
-	parLoc   loc
-	dirLocs  [2]loc
-	hasLink  bool
+	// meshMember: the station named its network with mesh: (adhoc
+	// names the network either way)
+	meshMember bool
+	mlo        bool
+	mloLoc     loc
+	params     lp
+	dirs       [2]*lp
+	parLoc     loc
+	dirLocs    [2]loc
+	hasLink    bool
 	// rate: a fixed rate on the medium ("" or auto: rate control)
 	rate    string
 	rateLoc loc
@@ -229,12 +232,18 @@ func (d *dec) wifiBlock(n *yaml.Node, path string, isAP bool, keyLoc loc) *rawWi
 			if s, ok := d.str(e.V, p, "the name of an AP node"); ok {
 				w.ap, w.apLoc = s, l
 			}
-		case "adhoc":
-			if s, ok := d.str(e.V, p, "the name of an ad hoc network declared under the top-level wifi: {adhoc: ...}"); ok {
-				w.adhoc, w.adhocLoc = s, l
+		case "adhoc", "mesh":
+			what := "the name of an ad hoc network declared under the top-level wifi: {adhoc: ...}"
+			if e.Key == "mesh" {
+				what = "the name of a mesh declared under the top-level wifi: {mesh: ...}"
 			}
-		case "mesh":
-			d.errorf(at(e.K, p), "%s", meshRefusal)
+			if s, ok := d.str(e.V, p, what); ok {
+				if w.adhoc != "" {
+					d.errorf(l, "a station is a member of one network: give adhoc: or mesh:, not both")
+					continue
+				}
+				w.adhoc, w.adhocLoc, w.meshMember = s, l, e.Key == "mesh"
+			}
 		case "mlo":
 			w.mlo, _ = d.boolean(e.V, p)
 			w.mloLoc = l

@@ -111,8 +111,14 @@ func (a *WiFiAP) MLO() bool { return len(a.Links) > 1 }
 // each other on its channel, one L2 segment, with no access point to
 // relay and nothing forwarded by the network itself (IBSS has no
 // forwarding: a station out of another's range is not reached).
+//
+// Mesh makes it an 802.11s mesh instead (wifi: {mesh: {NAME: ...}}; hwsim
+// backend): Name is its mesh ID, and the mesh points forward for each
+// other (mac80211's HWMP), so a member out of another's range is reached
+// through those between them.
 type WiFiAdhoc struct {
 	Name    string      `json:"name"`
+	Mesh    bool        `json:"mesh,omitempty"`
 	Mode    string      `json:"mode"`
 	Channel WiFiChannel `json:"channel"`
 	// ShortPreamble as for an 802.11b access point.

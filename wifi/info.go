@@ -98,7 +98,10 @@ type StationInfo struct {
 	RxPackets uint64 `json:"rx_packets"`
 	TxPackets uint64 `json:"tx_packets"`
 	TxRetries uint64 `json:"tx_retries,omitempty"`
-	TxFailed  uint64 `json:"tx_failed,omitempty"`
+	// PlinkState is a mesh peer's link state ("ESTAB" once peered;
+	// NL80211_PLINK_*), empty for peers outside a mesh.
+	PlinkState string `json:"plink_state,omitempty"`
+	TxFailed   uint64 `json:"tx_failed,omitempty"`
 	// Links are per-link figures of a multi-link peer, on kernels that
 	// report them (NL80211_ATTR_MLO_LINKS); each has LinkID and MAC set.
 	Links []StationInfo `json:"links,omitempty"`
@@ -528,6 +531,8 @@ func decodeStaInfo(ad *netlink.AttributeDecoder, st *StationInfo) {
 			st.TxRetries = uint64(ad.Uint32())
 		case unix.NL80211_STA_INFO_TX_FAILED:
 			st.TxFailed = uint64(ad.Uint32())
+		case unix.NL80211_STA_INFO_PLINK_STATE:
+			st.PlinkState = plinkState(ad.Uint8())
 		case unix.NL80211_STA_INFO_SIGNAL:
 			st.SignalDBm = int(ad.Int8())
 		case unix.NL80211_STA_INFO_SIGNAL_AVG:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
@@ -217,8 +218,10 @@ func printWiFi(ws []emu.WiFiNodeStatus) {
 }
 
 // printAdhoc prints each ad hoc member's reach to the other members of
-// its network: SNR, and the rate of its unicast or "out of range".
+// its network: SNR, and the rate of its unicast (where the medium picks
+// it) or "out of range"; a mesh point's peer links and paths too.
 func printAdhoc(ws []emu.WiFiNodeStatus) {
+
 	head := false
 	for _, w := range ws {
 		if w.Adhoc == "" {
@@ -234,12 +237,26 @@ func printAdhoc(ws []emu.WiFiNodeStatus) {
 			if !p.InRange {
 				r = "out of range"
 			}
+			if r == "" {
+				peers = append(peers, fmt.Sprintf("%s %.1f dB", p.Node, p.SNRdB))
+				continue
+			}
 			peers = append(peers, fmt.Sprintf("%s %.1f dB (%s)", p.Node, p.SNRdB, r))
 		}
 		if len(peers) == 0 {
 			peers = []string{"none"}
 		}
-		fmt.Printf("%s in ad hoc network %s (no AP, no forwarding): %s\n", w.Node, w.Adhoc, strings.Join(peers, ", "))
+		if !w.Mesh {
+			fmt.Printf("%s in ad hoc network %s (no AP, no forwarding): %s\n", w.Node, w.Adhoc, strings.Join(peers, ", "))
+			continue
+		}
+		fmt.Printf("%s in mesh %s (the kernel's 802.11s: peers and forwards): %s\n", w.Node, w.Adhoc, strings.Join(peers, ", "))
+		for _, p := range w.Peers {
+			fmt.Printf("  peer link %s %s, %d dBm\n", p.MAC, cmp.Or(p.PlinkState, "-"), p.SignalDBm)
+		}
+		for _, p := range w.MeshPaths {
+			fmt.Printf("  path to %s via %s, %d hop(s), metric %d\n", p.Dst, p.NextHop, p.HopCount, p.Metric)
+		}
 	}
 }
 

@@ -1,0 +1,185 @@
+package kernellab
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/wifi"
+	"github.com/emuctl/emuctl/wifi/model"
+)
+
+// adhocMeshLab: two chains on hwsim radios, placed by the medium's path
+// loss (b at 0.6 and c at 1.2 detection ranges from a): an IBSS on
+// channel 1 and an 802.11s mesh on channel 11, 2 km apart.
+const adhocMeshLab = `name: ekladh
+wifi:
+  medium: {seed: 5}
+  adhoc: {cell: {mode: g, channel: 1}}
+  mesh: {m1: {mode: n, channel: 11}}
+nodes:
+  ia: {kind: station, position: [0, 0], wifi: {adhoc: cell}}
+  ib: {kind: station, position: [%[1]f, 0], wifi: {adhoc: cell}}
+  ic: {kind: station, position: [%[2]f, 0], wifi: {adhoc: cell}}
+  ma: {kind: station, position: [0, 2000], wifi: {mesh: m1}}
+  mb: {kind: station, position: [%[1]f, 2000], wifi: {mesh: m1}}
+  mc: {kind: station, position: [%[2]f, 2000], wifi: {mesh: m1}}
+`
+
+// TestLabWiFiAdhocMesh: ad hoc and mesh on hwsim, the kernel running
+// both (no daemon). In each chain the ends are out of each other's
+// range: the IBSS's neighbours reach each other and its ends do not
+// (IBSS forwards nothing); the mesh's ends do, through the middle mesh
+// point (HWMP: mc's path at ma has mb as next hop, two hops), and a UDP
+// flow from end to end arrives. wifi show reports the networks, the
+// kernel's peers (mesh peer links ESTAB) and the mesh paths.
+func TestLabWiFiAdhocMesh(t *testing.T) {
+	requireHwsim(t)
+	probe, err := topo.Load("ekladh.yaml", fmt.Appendf(nil, adhocMeshLab, 1.0, 2.0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := wifi.MediumSettings(*probe.WiFiMedium).PathLoss.DistanceAt(wifi.LabTxPowerDBm - model.DefaultDetectDBm)
+	if !ok {
+		t.Fatal("the lab's path loss gives no detection range")
+	}
+	t.Logf("detection range %.1f m: b at %.1f m, c at %.1f m", d, 0.6*d, 1.2*d)
+	spec, err := topo.Load("ekladh.yaml", fmt.Appendf(nil, adhocMeshLab, 0.6*d, 1.2*d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	upWiFi(t, spec)
+	addr := func(n string) string {
+		a, ok := emu.PrimaryAddr(spec.Node(n))
+		if !ok {
+			t.Fatalf("%s has no address", n)
+		}
+		return a.String()
+	}
+	ping := func(from, to string, n int) (string, error) {
+		var out []byte
+		err := emu.InNode("ekladh", from, func() (err error) {
+			out, err = exec.Command("ping", "-c", fmt.Sprint(n), "-i", "0.3", "-W", "1", addr(to)).CombinedOutput()
+			return
+		})
+		return string(out), err
+	}
+	status := func() map[string]emu.WiFiNodeStatus {
+		st, err := emu.ReadState("ekladh")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]emu.WiFiNodeStatus{}
+		for _, w := range emu.WiFiStatus(st) {
+			out[w.Node] = w
+		}
+		return out
+	}
+	mac := func(n string) string { return strings.ToLower(spec.Node(n).Interfaces[0].MAC) }
+
+	ws := status()
+	for _, n := range []string{"ia", "ib", "ic"} {
+		if w := ws[n]; w.State != "IBSS" || w.Adhoc != "cell" || w.FreqMHz != 2412 || !w.Running {
+			t.Errorf("%s: %+v, want joined to the IBSS cell on 2412 MHz", n, w)
+		}
+	}
+	for _, n := range []string{"ma", "mb", "mc"} {
+		if w := ws[n]; w.State != "MESH" || !w.Mesh || w.FreqMHz != 2462 {
+			t.Errorf("%s: %+v, want a mesh point of m1 on 2462 MHz", n, w)
+		}
+	}
+
+	// IBSS: neighbours reach each other, the ends do not
+	dump := func(nodes ...string) {
+		ws := status()
+		for _, n := range nodes {
+			w := ws[n]
+			t.Logf("%s (%s) %s: peers %+v; medium %+v", n, mac(n), w.State, w.Peers, w.Medium)
+		}
+	}
+	for _, p := range [][2]string{{"ia", "ib"}, {"ib", "ic"}, {"ic", "ib"}} {
+		t0 := time.Now()
+		out, err := ping(p[0], p[1], 4)
+		for err != nil && time.Since(t0) < 20*time.Second {
+			out, err = ping(p[0], p[1], 4)
+		}
+		if err != nil {
+			dump("ia", "ib", "ic")
+			t.Errorf("IBSS: %s cannot reach %s in range: %v\n%s", p[0], p[1], err, out)
+		} else if time.Since(t0) > 5*time.Second {
+			t.Logf("IBSS: %s reached %s after %v", p[0], p[1], time.Since(t0).Round(time.Millisecond))
+		}
+	}
+	if out, err := ping("ia", "ic", 4); err == nil {
+		t.Errorf("IBSS: ia reached ic at 1.2 detection ranges (an IBSS forwards nothing):\n%s", out)
+	} else {
+		t.Logf("IBSS: ia -> ic fails as it should: %s", lastLine(out))
+	}
+
+	// mesh: peer links come up between neighbours only
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ws = status()
+		estab := map[string]bool{}
+		for _, p := range ws["mb"].Peers {
+			if p.PlinkState == "ESTAB" {
+				estab[p.MAC] = true
+			}
+		}
+		if estab[mac("ma")] && estab[mac("mc")] {
+			t.Logf("mb's peer links: %d ESTAB (ma, mc)", len(estab))
+			break
+		}
+		if time.Now().After(deadline) {
+			for _, n := range []string{"ma", "mb", "mc"} {
+				t.Logf("%s (%s): peers %+v; medium %+v", n, mac(n), ws[n].Peers, ws[n].Medium)
+			}
+			t.Fatalf("mb's mesh peer links to ma and mc not established within 30 s")
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	for _, p := range ws["ma"].Peers {
+		if p.MAC == mac("mc") && p.PlinkState == "ESTAB" {
+			t.Errorf("ma peered with mc at 1.2 detection ranges")
+		}
+	}
+	// the mesh forwards: ma reaches mc through mb
+	var out string
+	var perr error
+	for range 3 { // HWMP finds the path on the first frames
+		if out, perr = ping("ma", "mc", 5); perr == nil {
+			break
+		}
+	}
+	if perr != nil {
+		t.Fatalf("mesh: ma cannot reach mc through mb: %v\n%s", perr, out)
+	}
+	t.Logf("mesh: ma -> mc: %s", lastLine(out))
+	var path *wifi.MeshPath
+	for _, p := range status()["ma"].MeshPaths {
+		if p.Dst == mac("mc") {
+			path = &p
+		}
+	}
+	if path == nil || path.NextHop != mac("mb") || path.HopCount != 2 {
+		t.Errorf("ma's mesh path to mc: %+v, want next hop mb (%s), 2 hops", path, mac("mb"))
+	} else {
+		t.Logf("ma's path to mc: next hop mb, %d hops, metric %d", path.HopCount, path.Metric)
+	}
+	// and carries a flow from end to end
+	got := udpFlows(t, "ekladh", []string{"ma"}, "mc", 300e3, 8*time.Second, 2*time.Second)
+	t.Logf("UDP ma -> mc over two mesh hops: %.0f of 300 kbit/s", got[0]/1e3)
+	if got[0] < 0.9*300e3 {
+		t.Errorf("UDP across the mesh: %.0f kbit/s of 300 offered", got[0]/1e3)
+	}
+}
+
+// lastLine is the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}

@@ -232,7 +232,7 @@ def test_topo():
     (lambda n: n.addLink(n.addStation("s1"), cls=adhoc, ssid="x", proto="olsrd"), "forward nothing"),
     (lambda n: n.addLink(n.addStation("s1"), cls=adhoc, ssid="x", ht_cap="VHT80"), "ht_cap"),
     (lambda n: n.addLink(n.addAccessPoint("ap1"), cls=adhoc, ssid="x"), "only stations"),
-    (lambda n: n.addLink(n.addStation("s1"), cls=mesh, ssid="x"), "mesh"),
+    (lambda n: n.addLink(n.addStation("s1"), cls=mesh, ssid="x", passwd="123456789a"), "SAE"),
     (lambda n: n.addStation("s1", wlans=2), "wlans"),
     (lambda n: n.addStation("s1", nvif=2), "nvif"),
     (lambda n: n.addStation("s1", range=-5), "range"),
@@ -329,10 +329,31 @@ def test_adhoc_networks(tmp_path):
         net.addLink(s3, cls=adhoc, ssid="other")
     doc = document(net)
     assert doc["wifi"]["adhoc"] == {"adhocNet": {"mode": "n", "band": "2.4", "channel": 5, "width": 40}}
-    assert doc["wifi"]["backend"] == "engine"
+    assert "backend" not in doc["wifi"]  # the kernel's IBSS on hwsim, else the engine's
     assert [doc["nodes"][n]["wifi"]["adhoc"] for n in ("sta1", "sta2", "sta3")] == ["adhocNet"] * 3
     assert doc["nodes"]["sta1"]["wifi"]["ip"] == ["10.0.0.1/8", "fd00::1/64"]
     assert doc["nodes"]["sta2"]["wifi"]["ip"] == ["10.0.0.2/8"] and s2.ip6 == "fe80::2/64"
     assert abs(float(doc["wifi"]["medium"]["path_loss"]["ref_loss"][:-2]) - friis1m(2432)) < 1e-3
     assert s1.wintfs[0].associatedTo == "adhoc"
+    validate(doc, tmp_path)
+
+
+def test_mesh_networks(tmp_path):
+    """addLink(sta, cls=mesh, ...): members join a mesh by its mesh ID
+    (wifi: {mesh: ...}, the backend left to the machine: the kernel's mesh
+    on mac80211_hwsim); one name is one kind of network."""
+    net = Mininet_wifi(link=wmediumd, wmediumd_mode=interference)
+    s1 = net.addStation("sta1", position="10,10,0")
+    s2 = net.addStation("sta2", position="50,10,0")
+    s3 = net.addStation("sta3", position="90,10,0")
+    net.addLink(s1, cls=mesh, intf="sta1-wlan0", ssid="meshNet", channel=5, ht_cap="HT40+")
+    net.addLink(s2, cls=mesh, ssid="meshNet", channel=5)
+    with pytest.raises(CompatError, match="one network is one kind"):
+        net.addLink(s3, cls=adhoc, ssid="meshNet", channel=5)
+    net.addLink(s3, cls=mesh, ssid="meshNet", channel=5)
+    doc = document(net)
+    assert doc["wifi"]["mesh"] == {"meshNet": {"mode": "n", "band": "2.4", "channel": 5, "width": 40}}
+    assert "adhoc" not in doc["wifi"] and "backend" not in doc["wifi"]
+    assert [doc["nodes"][n]["wifi"]["mesh"] for n in ("sta1", "sta2", "sta3")] == ["meshNet"] * 3
+    assert s1.wintfs[0].associatedTo == "mesh"
     validate(doc, tmp_path)

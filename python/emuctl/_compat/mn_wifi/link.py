@@ -5,8 +5,9 @@ access point joined by ``net.addLink(sta, ap)`` are an association, with
 ``bw``/``delay``/``loss``/``jitter`` shaping the station's wireless hop
 as emuctl's ``wifi: {link: ...}`` does. ``net.addLink(sta, cls=adhoc,
 ssid=..., mode=..., channel=...)`` joins the station to an ad hoc (IBSS)
-network, built on emuctl's engine medium. Mesh (802.11s), Wi-Fi Direct,
-4-address, 802.11p and physical links are refused, saying why.
+network, and ``cls=mesh`` to an 802.11s mesh (mac80211_hwsim: the
+kernel's mesh, which forwards). Wi-Fi Direct, 4-address, 802.11p and
+physical links are refused, saying why.
 """
 
 from __future__ import annotations
@@ -43,16 +44,19 @@ class adhoc:
     """Ad hoc (IBSS): ``net.addLink(sta, cls=adhoc, intf='sta1-wlan0',
     ssid='adhocNet', mode='g', channel=1, ht_cap='')`` makes the station a
     member of the ad hoc network of that SSID (emuctl's ``wifi: {adhoc:
-    ...}``, engine backend): members send to each other directly, as the
-    medium lets them hear each other, and forward nothing. The first
-    member's mode, channel and ``ht_cap`` make the network."""
+    ...}``; the kernel's IBSS on mac80211_hwsim, else emuctl's engine
+    medium): members send to each other directly, as the medium lets them
+    hear each other, and forward nothing. The first member's mode, channel
+    and ``ht_cap`` make the network."""
 
 
-class mesh(_Refused):
-    """802.11s mesh links."""
-
-    why = ("802.11s mesh networks are not built: emuctl's engine medium has no HWMP path selection, and mesh on "
-           "mac80211_hwsim is not built yet; ad hoc (cls=adhoc) is, without forwarding")
+class mesh:
+    """802.11s mesh: ``net.addLink(sta, cls=mesh, intf='sta1-wlan0',
+    ssid='meshNet', channel=5, ht_cap='HT40+')`` makes the station a mesh
+    point of the mesh of that mesh ID (emuctl's ``wifi: {mesh: ...}``):
+    mac80211's mesh on mac80211_hwsim radios, which peers with the mesh
+    points it hears and forwards for the others (HWMP). It needs
+    mac80211_hwsim: on the engine backend a mesh is refused, saying why."""
 
 
 class ITSLink(_Refused):
@@ -88,4 +92,4 @@ class PhysicalWifiDirectLink(_Refused):
 __all__ = ["Intf", "Link", "TCLink", "wmediumd", "WirelessLink", "TCWirelessLink", "TCLinkWireless", "adhoc",
            "mesh", "ITSLink", "WifiDirectLink", "physicalMesh", "PhysicalWifiDirectLink", "REFUSED"]
 
-REFUSED = (mesh, ITSLink, WifiDirectLink, physicalMesh, _4address, PhysicalWifiDirectLink)
+REFUSED = (ITSLink, WifiDirectLink, physicalMesh, _4address, PhysicalWifiDirectLink)

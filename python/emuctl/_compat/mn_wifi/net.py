@@ -45,7 +45,7 @@ from mininet.link import Link, tcKeys
 from mininet.log import info, warn
 from mininet.net import Mininet
 from mininet.util import ipAdd, macColonHex
-from mn_wifi.link import REFUSED, WirelessLink, _Refused, adhoc, wmediumd
+from mn_wifi.link import REFUSED, WirelessLink, _Refused, adhoc, mesh, wmediumd
 from mn_wifi.node import _REFUSED, AP, MODES, Car, OVSKernelAP, Station, bandOf, freqOf, parsePosition
 from mn_wifi.wmediumdConnector import error_prob, interference, snr
 
@@ -251,8 +251,8 @@ class Mininet_wifi(Mininet):
         (its hop shaped by bw/delay/loss/jitter)."""
         node1 = node1 if not isinstance(node1, str) else self[node1]
         node2 = node2 if not isinstance(node2, str) else self[node2]
-        if cls is adhoc:
-            return self._adhoc(node1, params)
+        if cls is adhoc or cls is mesh:
+            return self._adhoc(node1, params, isMesh=cls is mesh)
         if isinstance(cls, type) and issubclass(cls, _Refused):
             return cls(node1, **params)
         if cls in REFUSED:
@@ -290,12 +290,14 @@ class Mininet_wifi(Mininet):
         self.wlinks.append(a)
         return a
 
-    def _adhoc(self, sta: Any, params: dict[str, Any]) -> Any:
-        """A station joins the ad hoc (IBSS) network of an SSID; its first
-        member's mode, channel and ht_cap make the network (as the
-        station that starts an IBSS sets it up)."""
+    def _adhoc(self, sta: Any, params: dict[str, Any], isMesh: bool = False) -> Any:
+        """A station joins the ad hoc (IBSS) network of an SSID, or the
+        mesh of a mesh ID (isMesh); its first member's mode, channel and
+        ht_cap make the network (as the station that starts an IBSS sets
+        it up)."""
         name = getattr(sta, "name", sta)
-        where = f"addLink({name}, cls=adhoc)"
+        kind = "mesh" if isMesh else "adhoc"
+        where = f"addLink({name}, cls={kind})"
         if not isinstance(sta, Station):
             raise CompatError(f"{where}: only stations join an ad hoc network")
         if self.session.running:
@@ -304,7 +306,8 @@ class Mininet_wifi(Mininet):
         if sta.ap is not None or sta.adhoc is not None:
             raise CompatError(f"{where}: {name} is joined to {sta.ap.name if sta.ap else sta.adhoc} already "
                               "(one wireless interface per station)")
-        why = {"passwd": "secured ad hoc networks (IBSS-RSN) are not modelled: the engine's are open",
+        why = {"passwd": ("secured meshes (SAE, AMPE) are not built: emuctl's are open" if isMesh else
+                          "secured ad hoc networks (IBSS-RSN) are not modelled: the engine's are open"),
                "proto": "MANET routing daemons are not run: ad hoc members forward nothing; route through a member "
                         "yourself (ip route, ip_forward)",
                "bitrates": "give the station's rate instead: emuctl's members send at the network's rate "
@@ -321,7 +324,7 @@ class Mininet_wifi(Mininet):
         intf = params.get("intf")
         if intf not in (None, sta.wintfs[0].name):
             raise CompatError(f"{where}: intf={intf!r}: {name}'s wireless interface is {sta.wintfs[0].name}")
-        ssid = str(params.get("ssid") or "adhocNet")
+        ssid = str(params.get("ssid") or ("meshNet" if isMesh else "adhocNet"))
         if not 1 <= len(ssid.encode()) <= 32:
             raise CompatError(f"{where}: ssid={ssid!r}: 1 to 32 bytes")
         mode = str(params.get("mode") or "g")
@@ -342,14 +345,18 @@ class Mininet_wifi(Mininet):
         if net is None:
             band = bandOf(eff, channel)
             self.adhocNets[ssid] = net = {"mode": eff, "band": band, "channel": channel, "width": width,
-                                          "creator": name, "freq": freqOf(band, channel)}
+                                          "creator": name, "freq": freqOf(band, channel), "mesh": isMesh}
+        elif net["mesh"] != isMesh:
+            raise CompatError(f"{where}: {ssid} is {'a mesh' if net['mesh'] else 'an ad hoc network'} "
+                              f"({net['creator']} joined it with cls={'mesh' if net['mesh'] else 'adhoc'}): one "
+                              "network is one kind")
         elif channel != net["channel"]:
             raise CompatError(f"{where}: channel {channel}: {ssid} is on channel {net['channel']} ({net['creator']} "
                               "started it); an ad hoc network has one channel")
         elif (eff, width) != (net["mode"], net["width"]):
             info(f"*** emuctl: {name} joins {ssid} as {net['creator']} started it (802.11{net['mode']}, "
                  f"{net['width']} MHz): emuctl's ad hoc network has one mode and width for its members\n")
-        sta.adhoc = ssid
+        sta.adhoc, sta.adhocMesh = ssid, isMesh
         return None
 
     # radio settings
@@ -624,13 +631,18 @@ class Mininet_wifi(Mininet):
             "path_loss": {"model": "logdistance", "exponent": self.ppm["exp"],
                           "ref_loss": f"{self.refLossDB():.4f}dB", "ref_distance": "1m"},
             "noise_figure": f"{nf:.2f}dB"}}
-        if self.adhocNets:
-            self.session.extra["wifi"]["adhoc"] = {
-                ssid: {k: n[k] for k in ("mode", "band", "channel")} | ({"width": n["width"]} if n["width"] != 20 else {})
-                for ssid, n in self.adhocNets.items()}
-            self.session.extra["wifi"]["backend"] = "engine"
-            info("*** emuctl: ad hoc networks run on emuctl's engine medium (wifi: {backend: engine}): members "
-                 "hear each other by position and forward nothing\n")
+        for key, isMesh in (("adhoc", False), ("mesh", True)):
+            nets = {ssid: {k: n[k] for k in ("mode", "band", "channel")} | ({"width": n["width"]} if n["width"] != 20
+                                                                              else {})
+                    for ssid, n in self.adhocNets.items() if n["mesh"] == isMesh}
+            if nets:
+                self.session.extra["wifi"][key] = nets
+        if any(not n["mesh"] for n in self.adhocNets.values()):
+            info("*** emuctl: ad hoc members hear each other by position and forward nothing (the kernel's IBSS "
+                 "on mac80211_hwsim, else emuctl's engine medium)\n")
+        if any(n["mesh"] for n in self.adhocNets.values()):
+            info("*** emuctl: mesh points peer with those they hear and forward for the others (the kernel's "
+                 "802.11s mesh on mac80211_hwsim; refused on the engine backend)\n")
         if any(isinstance(s.network, list) for s in self.stations):
             # roaming between networks is the engine medium's decision
             # (wpa_supplicant on hwsim roams within one network)

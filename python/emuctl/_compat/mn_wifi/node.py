@@ -145,12 +145,12 @@ class WirelessIntf(Intf):
     @property
     def associatedTo(self) -> Any:
         """The access point's wireless interface a station is associated
-        with ('adhoc' for a member of an ad hoc network, as Mininet-WiFi
-        says; None for an access point's own)."""
+        with ('adhoc' for a member of an ad hoc network, 'mesh' for a
+        mesh point, as Mininet-WiFi says; None for an access point's own)."""
         if isinstance(self.node, AP):
             return None
         if getattr(self.node, "adhoc", None) is not None:
-            return "adhoc"
+            return "mesh" if getattr(self.node, "adhocMesh", False) else "adhoc"
         ap = self.node.currentAP()
         return ap.wintfs[0] if ap is not None else None
 
@@ -324,6 +324,7 @@ class Station(WifiNode, Host):
         self.coord: Optional[list[str]] = None
         self.ap: Any = None           # the access point a script linked it to
         self.adhoc: Optional[str] = None  # or the ad hoc network (SSID) it joined (addLink(sta, cls=adhoc))
+        self.adhocMesh = False  # that network is a mesh (addLink(sta, cls=mesh))
         self.ip6: Optional[str] = None  # an IPv6 address of its wireless interface (ip6=, setIP6)
         if params.get("ip6"):
             v6 = str(params["ip6"])
@@ -359,7 +360,7 @@ class Station(WifiNode, Host):
             e["position"] = self._pos
         w = self._wifiKeys()
         if self.adhoc is not None:
-            w["adhoc"] = self.adhoc
+            w["mesh" if self.adhocMesh else "adhoc"] = self.adhoc
         elif self.ap is not None:
             w["ap"] = self.ap.name
         elif self.network:

@@ -201,8 +201,11 @@ MLO_BIN := bin/kernel-lab-mlo
 # Mininet's example tests that need kernel features this machine may lack
 # (vlanhost: 802.1Q), inside the kernel lab's VM with 8021q and the
 # openvswitch module loaded; the package is downloaded on the host first
-# (the VM has no archive). MININET_KERNEL_TESTS names them.
+# (the VM has no archive). MININET_KERNEL_TESTS names them. Then the
+# Mininet-WiFi layer's scripts that need mac80211_hwsim (adhoc.py and
+# mesh.py: the kernel's IBSS and 802.11s mesh), in a VM of their own.
 MININET_KERNEL_TESTS ?= test_vlanhost
+MN_WIFI_KERNEL_TESTS ?= adhoc or mesh
 test-mininet-kernel: kernel-lab-setup build
 	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
 	(cd "$$d" && apt-get download mininet >/dev/null 2>&1) && deb=$$(ls "$$d"/mininet_*.deb) || \
@@ -210,6 +213,9 @@ test-mininet-kernel: kernel-lab-setup build
 	./scripts/kernel-lab run --kernel $(firstword $(KERNELS)) --timeout 900 --module 8021q --module openvswitch -- \
 	  env EMUCTL=$(CURDIR)/$(BIN) MININET_DEB="$$deb" MININET_PASSING="$(MININET_KERNEL_TESTS)" \
 	  ./scripts/test-mininet $(MININET_KERNEL_TESTS)
+	./scripts/kernel-lab run --kernel $(firstword $(KERNELS)) --timeout 600 -- \
+	  env EMUCTL=$(CURDIR)/$(BIN) PATH=$(CURDIR)/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+	  sh -c 'cd python && python3 -m pytest -v -p no:cacheprovider tests/test_mn_wifi_root.py -k "$(MN_WIFI_KERNEL_TESTS)"'
 
 test-mlo: build
 	@if [ -z "$$EMUCTL_HOSTAPD" ]; then \

@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/emuctl/emuctl/topo"
@@ -66,8 +67,14 @@ func engineMeshRefusal(spec *topo.Spec) []string {
 
 // joinAdhocMembers makes every ad hoc and mesh member join its network and
 // waits until each has (its interface's carrier: the IBSS joined or
-// created, the mesh point started). A member out of everyone's range is
-// joined all the same: it is alone in its cell.
+// created, the mesh point started), then, as up waits for stations to
+// associate, until each member has the members it hears as peers (the
+// medium's links above the detection threshold; every member without a
+// medium): an IBSS adds a peer when it hears its beacon, a mesh point
+// once their peer link is established. A member out of everyone's range
+// is joined all the same: it is alone in its cell. Peering that does not
+// come within adhocPeerWait is logged, not fatal: a link at the edge of
+// detection may never carry a beacon intact.
 func (d *deployer) joinAdhocMembers(ctx context.Context, wnodes []*node) error {
 	var members []*node
 	for _, n := range wnodes {
@@ -102,7 +109,74 @@ func (d *deployer) joinAdhocMembers(ctx context.Context, wnodes []*node) error {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
+	d.waitAdhocPeers(ctx, members)
 	return nil
+}
+
+// adhocPeerWait bounds how long up waits for ad hoc and mesh peers.
+const adhocPeerWait = 20 * time.Second
+
+// waitAdhocPeers waits until each member has the members it hears as
+// peers in the kernel (mesh: peer link ESTAB), at most adhocPeerWait.
+func (d *deployer) waitAdhocPeers(ctx context.Context, members []*node) {
+	var ms *wifi.MediumStats
+	if d.st.Medium != nil {
+		ms, _ = LabMediumStats(d.spec.Name)
+	}
+	mac := map[string]string{} // member → its interface's MAC
+	for _, n := range members {
+		if ifc := findIface(n.spec, n.spec.Station.Iface); ifc != nil {
+			mac[n.spec.Name] = strings.ToLower(ifc.MAC)
+		}
+	}
+	want := map[*node][]string{}
+	for _, n := range members {
+		a := d.spec.Adhoc(n.spec.Station.Adhoc)
+		if ms == nil {
+			for _, m := range a.Members {
+				if m != n.spec.Name {
+					want[n] = append(want[n], m)
+				}
+			}
+			continue
+		}
+		for _, p := range adhocPeers(d.spec, n.spec, a, ms) {
+			if p.InRange {
+				want[n] = append(want[n], p.Node)
+			}
+		}
+	}
+	t0 := time.Now()
+	for {
+		var missing []string
+		for _, n := range members {
+			peers, err := wifi.Stations(int(n.ns), n.spec.Station.Iface)
+			if err != nil {
+				missing = append(missing, n.spec.Name+": "+err.Error())
+				continue
+			}
+			have := map[string]bool{}
+			for _, p := range peers {
+				if p.PlinkState == "" || p.PlinkState == "ESTAB" {
+					have[p.MAC] = true
+				}
+			}
+			for _, m := range want[n] {
+				if !have[mac[m]] {
+					missing = append(missing, n.spec.Name+" → "+m)
+				}
+			}
+		}
+		if len(missing) == 0 {
+			d.log.Debug("ad hoc and mesh peers ready", "after", time.Since(t0))
+			return
+		}
+		if ctx.Err() != nil || time.Since(t0) > adhocPeerWait {
+			d.log.Warn("ad hoc and mesh members still without peers they hear", "after", time.Since(t0).Round(time.Millisecond), "missing", strings.Join(missing, ", "))
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // setAdhocIfType turns a member's new radio interface (down) into an IBSS

@@ -112,7 +112,7 @@ func writeState(st *State) error {
 	if err := os.MkdirAll(stateDir(st.Lab), 0o755); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(st, "", "  ")
+	b, err := json.Marshal(st) // compact: indenting cost more than encoding (a change writes it 2-3 times)
 	if err != nil {
 		return err
 	}

@@ -153,11 +153,6 @@ func diffSpecs(old, new *topo.Spec) labDiff {
 
 // change runs one edit against a running lab under its lock.
 func change(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) (*topo.Spec, error)) (*State, error) {
-	log := opt.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	log = log.With("lab", lab)
 	if os.Geteuid() != 0 {
 		return nil, errors.New("emuctl needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN) to change a lab: run it with sudo")
 	}
@@ -166,7 +161,21 @@ func change(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) 
 		return nil, err
 	}
 	defer unlock()
-	st, err := ReadState(lab)
+	st, err := changeLocked(ctx, lab, opt, edit)
+	if err == nil {
+		keepCommitted(st) // state_cache.go
+	}
+	return st, err
+}
+
+// changeLocked is change with the lab's lock held.
+func changeLocked(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) (*topo.Spec, error)) (*State, error) {
+	log := opt.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("lab", lab)
+	st, err := readStateForChange(lab)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +185,6 @@ func change(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) 
 	if err := changeable(st); err != nil {
 		return nil, err
 	}
-	withDocument(st)
 	old := st.Spec
 	t0 := time.Now()
 	spec, err := edit(old)

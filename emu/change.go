@@ -526,8 +526,16 @@ func forgetAddrs(st *State, spec *topo.Spec, freed []netip.Prefix) {
 		return
 	}
 	gone := map[netip.Addr]bool{}
+	var fams []int // only the families freed: a neighbour dump each
 	for _, p := range freed {
 		gone[p.Addr()] = true
+		fam := netlink.FAMILY_V4
+		if p.Addr().Is6() && !p.Addr().Is4In6() {
+			fam = netlink.FAMILY_V6
+		}
+		if !slices.Contains(fams, fam) {
+			fams = append(fams, fam)
+		}
 	}
 	var nodes []*topo.Node
 	for i := range spec.Nodes {
@@ -554,7 +562,7 @@ func forgetAddrs(st *State, spec *topo.Spec, freed []netip.Prefix) {
 		}
 		defer ns.Close()
 		defer h.Close()
-		for _, fam := range []int{netlink.FAMILY_V4, netlink.FAMILY_V6} {
+		for _, fam := range fams {
 			neighs, _ := h.NeighList(0, fam)
 			for _, nb := range neighs {
 				if a, ok := netip.AddrFromSlice(nb.IP); ok && gone[a.Unmap()] {

@@ -34,14 +34,21 @@ func LoadFile(path string) (*Spec, error) {
 // messages, in Link.Pos and for the default lab name. On any problem it
 // returns Errors holding every problem found, sorted by position.
 func Load(filename string, data []byte) (*Spec, error) {
+	s, _, err := load(filename, data)
+	return s, err
+}
+
+// load is Load, also returning the document's parsed tree (nil when it
+// did not parse), which decoding reads and never changes.
+func load(filename string, data []byte) (*Spec, *yaml.Node, error) {
 	d := newDec(&diag{file: filename})
 	if len(data) > MaxFileSize {
 		d.errorf(loc{}, "file is larger than %d MiB: not a topology", MaxFileSize>>20)
-		return nil, d.result()
+		return nil, nil, d.result()
 	}
 	root := d.parse(data)
 	if root == nil {
-		return nil, d.result()
+		return nil, nil, d.result()
 	}
 	doc := d.document(root)
 	doc.source = filename
@@ -49,7 +56,7 @@ func Load(filename string, data []byte) (*Spec, error) {
 	if s != nil {
 		s.Document = data
 	}
-	return s, err
+	return s, root, err
 }
 
 // parse turns data into the root mapping node, or reports why it cannot

@@ -282,7 +282,10 @@ func edit(s *Spec, call string, change func(doc *yaml.Node) (string, error)) (*S
 	if err != nil {
 		return nil, fmt.Errorf("%s: write the document: %w", call, err)
 	}
-	ns, err := Load(s.Source, data)
+	ns, tree, err := load(s.Source, data)
+	if err == nil {
+		keepTree(data, tree) // the next edit of ns starts from it
+	}
 	if err != nil {
 		if strings.Contains(err.Error(), "no free address left in") {
 			err = fmt.Errorf("%w\n(a segment's subnet was sized at up — a switch with two hosts gets addressing.p2p_prefix, /30 by default — and addresses already given never change; for a lab that grows at run time, set addressing: {p2p_prefix: 24} in its file, as generated labs have)", blame(err, call, added))
@@ -338,6 +341,9 @@ func (s *Spec) documentNode() (*yaml.Node, error) {
 		if data, err = Export(s); err != nil {
 			return nil, err
 		}
+	}
+	if root := treeOf(data); root != nil {
+		return root, nil
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {

@@ -851,11 +851,15 @@ func (d *deployer) runChange(ctx context.Context, old *topo.Spec) error {
 			os.Exit(9) // tests: die like kill -9, with no rollback
 		}
 		t0 := time.Now()
+		nsBefore := len(d.st.Namespaces)
 		if err := p.fn(ctx); err != nil {
 			return err
 		}
 		d.log.Debug("phase done", "phase", "change-"+p.name, "took", time.Since(t0))
-		if p.name == "namespaces" { // the rest is recorded at the commit
+		// the rest is recorded at the commit; a change that made no
+		// namespace (a link added between existing nodes) left the state
+		// as written before the build
+		if p.name == "namespaces" && len(d.st.Namespaces) != nsBefore {
 			if err := d.save(); err != nil {
 				return err
 			}

@@ -73,3 +73,30 @@ func copyTree(n *yaml.Node, done map[*yaml.Node]*yaml.Node) *yaml.Node {
 	}
 	return c
 }
+
+// resolveTags gives the scalars an edit made without a tag the tag the
+// parser resolves for their text (what reading the encoded document back
+// would give them: the decoder tells !!int, !!bool and !!null by tag).
+func resolveTags(n *yaml.Node) {
+	if n == nil {
+		return
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "" {
+		n.Tag = n.ShortTag()
+	}
+	for _, c := range n.Content {
+		resolveTags(c)
+	}
+}
+
+// noPositions clears the lines and columns of a tree parsed from text
+// other than the document's.
+func noPositions(n *yaml.Node) {
+	if n == nil {
+		return
+	}
+	n.Line, n.Column = 0, 0
+	for _, c := range n.Content {
+		noPositions(c)
+	}
+}

@@ -290,7 +290,7 @@ func edit(s *Spec, call string, change func(doc *yaml.Node) (string, error)) (*S
 	resolveTags(root)
 	ns, err := loadTree(s.Source, data, root)
 	if err == nil {
-		keepTree(data, root) // the next edit of ns starts from a copy
+		keepTree(data, root) // the next edit of ns starts from it
 	}
 	if err != nil {
 		if strings.Contains(err.Error(), "no free address left in") {

@@ -1,16 +1,18 @@
 package topo
 
 import (
+	"slices"
 	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
 
 // A process that edits one lab again and again (emuctl api, package lab)
-// would parse the document each edit made once more at the next edit:
-// load has just parsed it. The trees of the last few edited documents are
-// kept by their text, and an edit starts from a copy (aliases and anchors
-// kept as they are), so the tree kept is never changed.
+// would parse the document each edit made once more at the next edit,
+// though the edit has the tree it encoded. The trees of the last few
+// edited documents are kept by their text; the next edit of a document
+// takes its tree (no one else gets it: an edit changes it, and a failed
+// edit leaves nothing kept, so the edit after it parses the text).
 
 const keptTrees = 8
 
@@ -39,39 +41,16 @@ func keepTree(data []byte, root *yaml.Node) {
 	}
 }
 
-// treeOf is a copy of the tree kept for data, or nil.
+// treeOf takes the tree kept for data, or nil.
 func treeOf(data []byte) *yaml.Node {
 	docTrees.Lock()
+	defer docTrees.Unlock()
 	root := docTrees.m[string(data)]
-	docTrees.Unlock()
-	if root == nil {
-		return nil
+	if root != nil {
+		delete(docTrees.m, string(data))
+		docTrees.order = slices.DeleteFunc(docTrees.order, func(k string) bool { return k == string(data) })
 	}
-	return copyTree(root, map[*yaml.Node]*yaml.Node{})
-}
-
-// copyTree copies n; an alias in the copy points at the copy of its
-// anchor's node (deepCopy, by contrast, expands aliases).
-func copyTree(n *yaml.Node, done map[*yaml.Node]*yaml.Node) *yaml.Node {
-	if n == nil {
-		return nil
-	}
-	if c, ok := done[n]; ok {
-		return c
-	}
-	c := new(yaml.Node)
-	*c = *n
-	done[n] = c
-	if n.Content != nil {
-		c.Content = make([]*yaml.Node, len(n.Content))
-		for i, k := range n.Content {
-			c.Content[i] = copyTree(k, done)
-		}
-	}
-	if n.Alias != nil {
-		c.Alias = copyTree(n.Alias, done)
-	}
-	return c
+	return root
 }
 
 // resolveTags gives the scalars an edit made without a tag the tag the

@@ -718,7 +718,11 @@ func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, lin
 	st.Spec, st.Links = spec, links
 	// recorded before anything is built: a kill from here on leaves a lab
 	// whose state names every node, and whose new namespaces carry its marker
-	err := writeState(st)
+	var err error
+	d.specJSON, err = json.Marshal(spec)
+	if err == nil {
+		err = writeStateSpec(st, d.specJSON)
+	}
 	if err == nil {
 		err = d.runChange(ctx, old.Spec)
 	}

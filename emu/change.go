@@ -19,6 +19,7 @@ import (
 	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -152,11 +153,6 @@ func diffSpecs(old, new *topo.Spec) labDiff {
 
 // change runs one edit against a running lab under its lock.
 func change(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) (*topo.Spec, error)) (*State, error) {
-	log := opt.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	log = log.With("lab", lab)
 	if os.Geteuid() != 0 {
 		return nil, errors.New("emuctl needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN) to change a lab: run it with sudo")
 	}
@@ -165,7 +161,21 @@ func change(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) 
 		return nil, err
 	}
 	defer unlock()
-	st, err := ReadState(lab)
+	st, err := changeLocked(ctx, lab, opt, edit)
+	if err == nil {
+		keepCommitted(st) // state_cache.go
+	}
+	return st, err
+}
+
+// changeLocked is change with the lab's lock held.
+func changeLocked(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) (*topo.Spec, error)) (*State, error) {
+	log := opt.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("lab", lab)
+	st, err := readStateForChange(lab)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +185,6 @@ func change(ctx context.Context, lab string, opt Options, edit func(*topo.Spec) 
 	if err := changeable(st); err != nil {
 		return nil, err
 	}
-	withDocument(st)
 	old := st.Spec
 	t0 := time.Now()
 	spec, err := edit(old)
@@ -375,6 +384,7 @@ func removeParts(st *State, spec *topo.Spec, diff labDiff, links []LinkState, lo
 	}
 	var engineNS []string
 	var engineEnds []topo.Endpoint // their kept nodes' ends
+	var detached []detachedEnd     // kept ends of links to removed nodes
 	var errs []error
 	// OVS first: rows, then their devices, so ovs-vswitchd never holds a
 	// port whose device is gone (ovs_change.go)
@@ -398,6 +408,21 @@ func removeParts(st *State, spec *topo.Spec, diff labDiff, links []LinkState, lo
 				continue // both ends' namespaces go
 			}
 			ep = l.B
+		}
+		if gone[l.A.Node] || gone[l.B.Node] {
+			// the pair goes with the removed node's namespace; the kept
+			// end only has to give its name back now (see detachEnd)
+			if d, ok, err := detachEnd(st, ep); err != nil {
+				errs = append(errs, err)
+			} else if ok {
+				d.peerNode = l.A.Node
+				if !gone[l.A.Node] {
+					d.peerNode = l.B.Node
+				}
+				detached = append(detached, d)
+				log.Debug("link detached", "a", l.A.String(), "b", l.B.String(), "kept-end", d.name)
+				continue
+			}
 		}
 		if err := deleteEnd(st, ep); err != nil {
 			errs = append(errs, err)
@@ -431,11 +456,20 @@ func removeParts(st *State, spec *topo.Spec, diff labDiff, links []LinkState, lo
 			}
 		}
 	}
+	failed := map[string]bool{}
 	for _, name := range diff.delNodes {
 		if err := removeNode(st, name); err != nil {
 			errs = append(errs, err)
+			failed[name] = true
 		}
 		log.Debug("node removed", "node", name)
+	}
+	for _, d := range detached {
+		if failed[d.peerNode] { // its namespace stays: the pair would too
+			if err := d.delete(); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	forgetAddrs(st, spec, freedAddrs(old, diff))
 	var nsKeep []string
@@ -492,8 +526,16 @@ func forgetAddrs(st *State, spec *topo.Spec, freed []netip.Prefix) {
 		return
 	}
 	gone := map[netip.Addr]bool{}
+	var fams []int // only the families freed: a neighbour dump each
 	for _, p := range freed {
 		gone[p.Addr()] = true
+		fam := netlink.FAMILY_V4
+		if p.Addr().Is6() && !p.Addr().Is4In6() {
+			fam = netlink.FAMILY_V6
+		}
+		if !slices.Contains(fams, fam) {
+			fams = append(fams, fam)
+		}
 	}
 	var nodes []*topo.Node
 	for i := range spec.Nodes {
@@ -520,7 +562,7 @@ func forgetAddrs(st *State, spec *topo.Spec, freed []netip.Prefix) {
 		}
 		defer ns.Close()
 		defer h.Close()
-		for _, fam := range []int{netlink.FAMILY_V4, netlink.FAMILY_V6} {
+		for _, fam := range fams {
 			neighs, _ := h.NeighList(0, fam)
 			for _, nb := range neighs {
 				if a, ok := netip.AddrFromSlice(nb.IP); ok && gone[a.Unmap()] {
@@ -555,6 +597,75 @@ func deleteEnd(st *State, ep topo.Endpoint) error {
 		return fmt.Errorf("%s: delete: %w", ep, err)
 	}
 	return nil
+}
+
+// detachedEnd is the kept end of a veth whose other end is in a node
+// being removed, renamed out of the way.
+type detachedEnd struct {
+	nsPath, name string
+	peerNode     string // the removed node
+}
+
+// detachEnd frees the name of ep, the kept end of a veth whose peer is in
+// a node the change removes, instead of deleting the pair: deleting a
+// device waits for an RCU grace period in the caller (rtnl's
+// netdev_run_todo, ~20 ms here), while the removed node's namespace takes
+// the pair with it in the kernel's own cleanup work. The end is set down
+// (no traffic, no bridge forwarding into it) and renamed to a unique name
+// so a link added at once can take <node>-ethN again; it keeps the lab's
+// marker and lives in a lab namespace, so `down` and `clean` remove it
+// should anything keep the removed namespace alive. Ends in the machine's
+// own namespace (an OVS port, a root node) are not detached: ok false,
+// and the caller deletes them as before.
+func detachEnd(st *State, ep topo.Endpoint) (detachedEnd, bool, error) {
+	path, name := EndpointNetns(st, ep.Node, ep.Iface)
+	if filepath.Dir(path) != NetnsDir {
+		return detachedEnd{}, false, nil
+	}
+	ns, h, _, err := openEnd(st, ep)
+	if err != nil {
+		return detachedEnd{}, false, fmt.Errorf("%s: %w", ep, err)
+	}
+	defer ns.Close()
+	defer h.Close()
+	l, err := h.LinkByName(name)
+	if err != nil {
+		var nf netlink.LinkNotFoundError
+		if errors.As(err, &nf) {
+			return detachedEnd{}, false, nil // deleteEnd: nothing to do
+		}
+		return detachedEnd{}, false, fmt.Errorf("%s: %w", ep, err)
+	}
+	if _, ok := l.(*netlink.Veth); !ok {
+		return detachedEnd{}, false, nil
+	}
+	tmp := fmt.Sprintf("rm%x", rand.Uint64()&(1<<52-1)) // 15 bytes at most
+	if err := h.LinkSetDown(l); err != nil {
+		return detachedEnd{}, false, fmt.Errorf("%s: set down: %w", ep, err)
+	}
+	if err := h.LinkSetName(l, tmp); err != nil {
+		return detachedEnd{}, false, fmt.Errorf("%s: rename to %s: %w", ep, tmp, err)
+	}
+	return detachedEnd{nsPath: path, name: tmp}, true, nil
+}
+
+// delete deletes a detached end now (its peer's namespace stays).
+func (d detachedEnd) delete() error {
+	ns, err := netns.GetFromPath(d.nsPath)
+	if err != nil {
+		return nil // the namespace is gone, and the end with it
+	}
+	defer ns.Close()
+	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	l, err := h.LinkByName(d.name)
+	if err != nil {
+		return nil
+	}
+	return h.LinkDel(l)
 }
 
 // removeNode stops every process in a node and removes its namespace and
@@ -607,7 +718,11 @@ func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, lin
 	st.Spec, st.Links = spec, links
 	// recorded before anything is built: a kill from here on leaves a lab
 	// whose state names every node, and whose new namespaces carry its marker
-	err := writeState(st)
+	var err error
+	d.specJSON, err = json.Marshal(spec)
+	if err == nil {
+		err = writeStateSpec(st, d.specJSON)
+	}
 	if err == nil {
 		err = d.runChange(ctx, old.Spec)
 	}
@@ -740,11 +855,15 @@ func (d *deployer) runChange(ctx context.Context, old *topo.Spec) error {
 			os.Exit(9) // tests: die like kill -9, with no rollback
 		}
 		t0 := time.Now()
+		nsBefore := len(d.st.Namespaces)
 		if err := p.fn(ctx); err != nil {
 			return err
 		}
 		d.log.Debug("phase done", "phase", "change-"+p.name, "took", time.Since(t0))
-		if p.name == "namespaces" { // the rest is recorded at the commit
+		// the rest is recorded at the commit; a change that made no
+		// namespace (a link added between existing nodes) left the state
+		// as written before the build
+		if p.name == "namespaces" && len(d.st.Namespaces) != nsBefore {
 			if err := d.save(); err != nil {
 				return err
 			}

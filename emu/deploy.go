@@ -3,6 +3,7 @@ package emu
 import (
 	"container/list"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -92,6 +93,9 @@ type deployer struct {
 	// scope, for a run-time change (change.go), is what the phases
 	// build: its nodes and links; nil builds the whole Spec.
 	scope *changeScope
+	// specJSON, for a run-time change, is spec as JSON for the state
+	// written after the namespaces phase (the phase does not change spec)
+	specJSON json.RawMessage
 }
 
 // builds reports whether the deploy builds node name (a change builds
@@ -246,6 +250,9 @@ func (d *deployer) run(ctx context.Context) error {
 func (d *deployer) save() error {
 	d.stMu.Lock()
 	defer d.stMu.Unlock()
+	if d.specJSON != nil && d.st.Spec == d.spec {
+		return writeStateSpec(d.st, d.specJSON)
+	}
 	return writeState(d.st)
 }
 

@@ -56,8 +56,13 @@ func (d *deployer) hostsFiles(ctx context.Context) error {
 		return err
 	}
 	labHosts := filepath.Join(etc, "hosts")
-	if err := os.WriteFile(labHosts, hostsFile(d.spec), 0o644); err != nil {
-		return err
+	// a change's commit rewrites the lab's hosts file whole (writeHosts:
+	// renamed over, so no node ever reads half of it); here it is written
+	// only when the lab has none yet
+	if _, err := os.Stat(labHosts); d.scope == nil || err != nil {
+		if err := os.WriteFile(labHosts, hostsFile(d.spec), 0o644); err != nil {
+			return err
+		}
 	}
 	if _, err := os.Stat(etcNetnsDir); errors.Is(err, os.ErrNotExist) {
 		if err := d.j.add("hostsdir", etcNetnsDir); err != nil {

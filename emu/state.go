@@ -109,10 +109,27 @@ func StateDir(lab string) string { return stateDir(lab) }
 
 // writeState saves st atomically.
 func writeState(st *State) error {
+	return writeStateSpec(st, nil)
+}
+
+// writeStateSpec is writeState with st.Spec given as its JSON (nil: st.Spec
+// encoded now): a change writes its new Spec more than once before its
+// commit, and encoding a Spec is most of the cost.
+func writeStateSpec(st *State, spec json.RawMessage) error {
 	if err := os.MkdirAll(stateDir(st.Lab), 0o755); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(st, "", "  ")
+	var b []byte
+	var err error
+	if spec == nil {
+		b, err = json.Marshal(st) // compact: indenting cost more than encoding (a change writes it 2-3 times)
+	} else {
+		// the outer spec hides State's own, last in both: the same bytes
+		b, err = json.Marshal(struct {
+			*State
+			Spec json.RawMessage `json:"spec"`
+		}{st, spec})
+	}
 	if err != nil {
 		return err
 	}

@@ -34,26 +34,57 @@ func LoadFile(path string) (*Spec, error) {
 // messages, in Link.Pos and for the default lab name. On any problem it
 // returns Errors holding every problem found, sorted by position.
 func Load(filename string, data []byte) (*Spec, error) {
+	s, _, err := load(filename, data)
+	return s, err
+}
+
+// load is Load, also returning the document's parsed tree (nil when it
+// did not parse), which decoding reads and never changes.
+func load(filename string, data []byte) (*Spec, *yaml.Node, error) {
+	d := newDec(&diag{file: filename})
+	if len(data) > MaxFileSize {
+		d.errorf(loc{}, "file is larger than %d MiB: not a topology", MaxFileSize>>20)
+		return nil, nil, d.result()
+	}
+	root := d.parse(data)
+	if root == nil {
+		return nil, nil, d.result()
+	}
+	return loadRoot(d, filename, data, root)
+}
+
+// loadTree is load of the document data whose tree root the caller has
+// already (an edit: the tree it encoded to data), without parsing data.
+func loadTree(filename string, data []byte, root *yaml.Node) (*Spec, error) {
 	d := newDec(&diag{file: filename})
 	if len(data) > MaxFileSize {
 		d.errorf(loc{}, "file is larger than %d MiB: not a topology", MaxFileSize>>20)
 		return nil, d.result()
 	}
-	root := d.parse(data)
-	if root == nil {
+	if root = d.y.Tree(root, docDesc()); root == nil {
 		return nil, d.result()
 	}
+	s, _, err := loadRoot(d, filename, data, root)
+	return s, err
+}
+
+func loadRoot(d *dec, filename string, data []byte, root *yaml.Node) (*Spec, *yaml.Node, error) {
 	doc := d.document(root)
 	doc.source = filename
 	s, err := resolve(d.diag, doc)
 	if s != nil {
 		s.Document = data
 	}
-	return s, err
+	return s, root, err
+}
+
+// docDesc is a topology for yamlpos's messages (docKeys grows in init).
+func docDesc() yamlpos.Doc {
+	return yamlpos.Doc{Kind: "topology", Needs: "at least a nodes: mapping", Keys: docKeys, MaxExpanded: maxExpanded}
 }
 
 // parse turns data into the root mapping node, or reports why it cannot
 // (yamlpos.Decoder.Parse: syntax errors at their line, aliases checked).
 func (d *dec) parse(data []byte) *yaml.Node {
-	return d.y.Parse(data, yamlpos.Doc{Kind: "topology", Needs: "at least a nodes: mapping", Keys: docKeys, MaxExpanded: maxExpanded})
+	return d.y.Parse(data, docDesc())
 }

@@ -184,6 +184,7 @@ func mergeEntry(body *yaml.Node, entry, call, whose, example string) error {
 		return fmt.Errorf("%s: %s keys %q are not a YAML mapping such as %s", call, whose, entry, example)
 	}
 	m := extra.Content[0]
+	noPositions(m) // lines of the entry's text, not of the document's
 	for k := 0; k+1 < len(m.Content); k += 2 {
 		setNode(body, m.Content[k].Value, m.Content[k+1])
 	}
@@ -282,7 +283,15 @@ func edit(s *Spec, call string, change func(doc *yaml.Node) (string, error)) (*S
 	if err != nil {
 		return nil, fmt.Errorf("%s: write the document: %w", call, err)
 	}
-	ns, err := Load(s.Source, data)
+	// loaded from the tree just encoded: parsing data again would give
+	// the same tree but for positions (the kept nodes keep those of the
+	// document they were read from; the edit's own have none, and are
+	// named by path) and the tags the parser resolves, set here
+	resolveTags(root)
+	ns, err := loadTree(s.Source, data, root)
+	if err == nil {
+		keepTree(data, root) // the next edit of ns starts from it
+	}
 	if err != nil {
 		if strings.Contains(err.Error(), "no free address left in") {
 			err = fmt.Errorf("%w\n(a segment's subnet was sized at up — a switch with two hosts gets addressing.p2p_prefix, /30 by default — and addresses already given never change; for a lab that grows at run time, set addressing: {p2p_prefix: 24} in its file, as generated labs have)", blame(err, call, added))
@@ -338,6 +347,9 @@ func (s *Spec) documentNode() (*yaml.Node, error) {
 		if data, err = Export(s); err != nil {
 			return nil, err
 		}
+	}
+	if root := treeOf(data); root != nil {
+		return root, nil
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {

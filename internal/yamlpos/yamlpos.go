@@ -189,6 +189,14 @@ func (d *Decoder) Parse(data []byte, doc Doc) (root *yaml.Node) {
 		}
 		root = root.Content[0]
 	}
+	return d.Tree(root, doc)
+}
+
+// Tree checks a parsed document's root as Parse does after parsing it
+// (aliases, a mapping at the top) and returns it, or nil after reporting
+// why not: for a document a program built or edited as a tree, which
+// need not be parsed from its text again.
+func (d *Decoder) Tree(root *yaml.Node, doc Doc) *yaml.Node {
 	limit := doc.MaxExpanded
 	if limit == 0 {
 		limit = 100000

@@ -1,0 +1,88 @@
+package emu
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/emuctl/emuctl/topo"
+)
+
+// TestStateSpecBytes: a state written with its Spec encoded beforehand is
+// byte for byte the state written whole.
+func TestStateSpecBytes(t *testing.T) {
+	t.Setenv("EMUCTL_RUN_DIR", t.TempDir())
+	spec, err := topo.Generate("linear,3", topo.GenOptions{Name: "stb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &State{Lab: "stb", Status: StatusUp, Namespaces: []string{"stb.h1"}, Created: time.Unix(1, 0), Spec: spec,
+		NodeEnv: map[string][]topo.KV{"s1": {{Key: "A", Value: "b"}}}}
+	if err := writeState(st); err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := os.ReadFile(statePath("stb"))
+	sj, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeStateSpec(st, sj); err != nil {
+		t.Fatal(err)
+	}
+	given, _ := os.ReadFile(statePath("stb"))
+	if string(whole) != string(given) {
+		t.Errorf("the state differs:\n%s\n---\n%s", whole, given)
+	}
+}
+
+// TestChangeCacheStamp: a change takes the state this process committed
+// only while the state file is the one it wrote; it takes it once; labs
+// with records this cache does not copy are never kept.
+func TestChangeCacheStamp(t *testing.T) {
+	t.Setenv("EMUCTL_RUN_DIR", t.TempDir())
+	spec, err := topo.Generate("linear,2", topo.GenOptions{Name: "stc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Document = []byte("name: stc\n")
+	st := &State{Lab: "stc", Status: StatusUp, Spec: spec, Namespaces: []string{"stc.h1"}}
+	if err := writeState(st); err != nil {
+		t.Fatal(err)
+	}
+	keepCommitted(st)
+	st.Namespaces[0] = "changed by the caller" // the kept copy has its own
+	got, err := readStateForChange("stc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == st || got.Spec != spec || got.Namespaces[0] != "stc.h1" {
+		t.Fatalf("the kept state: %p (%v), want a copy of %p with its Spec", got, got.Namespaces, st)
+	}
+	if again, _ := readStateForChange("stc"); again == got {
+		t.Error("a kept state was taken twice")
+	}
+	// another writer: the file has a new identity, the copy is not used
+	keepCommitted(got)
+	other := *got
+	other.Namespaces = []string{"stc.h1", "stc.h2"}
+	if err := writeState(&other); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := readStateForChange("stc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fresh.Namespaces) != 2 {
+		t.Errorf("read %v after another writer, want the file's two namespaces", fresh.Namespaces)
+	}
+	// OVS labs are not kept
+	fresh.OVS = &OVSState{}
+	if err := writeState(fresh); err != nil {
+		t.Fatal(err)
+	}
+	keepCommitted(fresh)
+	if got, _ := readStateForChange("stc"); got == fresh || got.Spec == fresh.Spec {
+		t.Error("an OVS lab's state was kept")
+	}
+}

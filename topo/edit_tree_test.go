@@ -1,0 +1,142 @@
+package topo
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// TestEditKeptTree: an edit starts from the tree the previous edit
+// loaded — the document's tree (anchors and aliases included), taken so
+// no other edit changes it — and edits from it write the same documents,
+// and give the same Specs, as edits from text.
+func TestEditKeptTree(t *testing.T) {
+	data, err := os.ReadFile("testdata/good/anchors.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Load("anchors.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := AddNode(s, NodeRequest{Name: "x1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := func(data []byte) *yaml.Node {
+		var doc yaml.Node
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		return doc.Content[0]
+	}
+	enc := func(root *yaml.Node) string {
+		b, err := encodeDoc(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if enc(fresh(s2.Document)) != string(s2.Document) {
+		t.Fatal("the document does not encode to itself") // what the checks below compare
+	}
+	kept := treeOf(s2.Document)
+	if kept == nil {
+		t.Fatal("the edit kept no tree for its document")
+	}
+	if enc(kept) != string(s2.Document) {
+		t.Fatal("the kept tree is not the document's")
+	}
+	if treeOf(s2.Document) != nil {
+		t.Fatal("a tree taken is still kept")
+	}
+	keepTree(s2.Document, kept) // back, for the edit below
+	viaTree, err := RemoveNode(s2, "x1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2text := *s2
+	s2text.Document = append([]byte(nil), s2.Document...)
+	s2text.Document = append(s2text.Document, '\n') // other text: no tree kept for it
+	if treeOf(s2text.Document) != nil {
+		t.Fatal("a tree kept for a document never loaded")
+	}
+	viaText, err := RemoveNode(&s2text, "x1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(viaTree.Document) != string(viaText.Document) {
+		t.Errorf("edits from the kept tree and from the text differ:\n%s\n---\n%s", viaTree.Document, viaText.Document)
+	}
+	if specJSON(t, viaTree) != specJSON(t, viaText) {
+		t.Error("edits from the kept tree and from the text give different Specs")
+	}
+}
+
+// TestEditLoadsAsText: what an edit loads from its tree is what loading
+// the document it wrote gives (positions aside), for every good file and
+// edits of each kind: nodes with keys and positions, links with
+// parameters, flow keys, addresses and MTUs, removals.
+func TestEditLoadsAsText(t *testing.T) {
+	files, _ := filepath.Glob("testdata/good/*.yaml")
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".yaml"), func(t *testing.T) {
+			s := mustLoad(t, file)
+			check := func(what string, edit func() (*Spec, error)) *Spec {
+				t.Helper()
+				ns, err := edit()
+				if err != nil {
+					t.Logf("%s: refused: %v", what, err) // some files cannot take every edit
+					return nil
+				}
+				back, err := Load(s.Source, ns.Document)
+				if err != nil {
+					t.Fatalf("%s: the document written does not load: %v", what, err)
+				}
+				back.Source = ns.Source
+				if ns.MACName != "" {
+					back.Name, back.MACName = ns.Name, ns.MACName
+				}
+				if a, b := specJSON(t, ns), specJSON(t, back); a != b {
+					t.Errorf("%s: the Spec loaded from the tree differs from its document's\n--- tree:\n%s\n--- text:\n%s", what, a, b)
+				}
+				return ns
+			}
+			pos := [3]float64{1.5, 2, 0}
+			for _, n := range s.Nodes {
+				if n.AP != nil {
+					check("station add", func() (*Spec, error) {
+						return AddNode(s, NodeRequest{Name: "zz0", Kind: "station", AP: n.Name, Position: &pos})
+					})
+					break
+				}
+			}
+			s1 := check("node add", func() (*Spec, error) {
+				return AddNode(s, NodeRequest{Name: "zz1", Entry: "{sysctls: {net.ipv4.tcp_ecn: 1}, tcp: {congestion_control: reno, sack: false}}"})
+			})
+			if s1 == nil {
+				t.Fatal("a host with keys cannot be added")
+			}
+			s2 := check("node add router", func() (*Spec, error) { return AddNode(s1, NodeRequest{Name: "zz2", Kind: KindRouter}) })
+			if s2 == nil {
+				return
+			}
+			s3 := check("link add", func() (*Spec, error) {
+				return AddLink(s2, LinkRequest{A: "zz1", B: "zz2", Params: "rate=10mbit,delay=5ms,loss=1%", MTU: 9000, Entry: "{link: {b->a: {delay: 20ms}}}"})
+			})
+			if s3 == nil {
+				return
+			}
+			s4 := check("link add with addresses", func() (*Spec, error) {
+				return AddLink(s3, LinkRequest{A: "zz2", B: "zz1", IP: map[string][]string{"zz1": {"10.250.0.1/30"}, "zz2": {"10.250.0.2/30"}}})
+			})
+			if s4 != nil {
+				check("link del", func() (*Spec, error) { return RemoveLink(s4, len(s4.Links)-1) })
+			}
+			check("node del", func() (*Spec, error) { return RemoveNode(s3, "zz1") })
+		})
+	}
+}

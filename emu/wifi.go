@@ -126,9 +126,6 @@ func wifiPreflight(spec *topo.Spec) []string {
 		if n.Station != nil && n.Station.Roaming != nil && n.Station.Roaming.Association == topo.WiFiAssocLLF && !engine {
 			errs = append(errs, fmt.Sprintf("%s: station %s: roaming: {association: llf} (least loaded first) is the engine backend's medium's decision; wpa_supplicant picks by signal here (drop association:, or wifi: {backend: engine})", n.Station.Pos, n.Name))
 		}
-		if n.Station != nil && len(n.Station.Networks) > 1 && !engine {
-			errs = append(errs, fmt.Sprintf("%s: station %s roams between several networks (ssid: [%s]): that is the engine backend's medium's decision; wpa_supplicant roams within one network here (give the access points one SSID, or wifi: {backend: engine})", n.Station.Pos, n.Name, strings.Join(n.Station.Networks, ", ")))
-		}
 		if n.Station != nil {
 			ap := spec.Node(n.Station.AP)
 			if ap != nil && ap.AP != nil && !engine && n.Station.Adhoc == "" {

@@ -117,7 +117,21 @@ func (d *deployer) startWpaSupplicant(n *node, wpas wifi.Tool) error {
 		// scoring, and the medium's fixed rate is that link's
 		freqs = freqs[:1]
 	}
-	conf, err := wifi.WpaSupplicantConfig(st, filepath.Join(dir, "ctrl"), freqs)
+	// a station of several networks (ssid: [a, b]): one network block
+	// each, with the security of its access points
+	var others []wifi.StaNetwork
+	for _, ssid := range st.Networks {
+		if ssid == st.SSID {
+			continue
+		}
+		for _, name := range st.ESS {
+			if a := d.spec.Node(name).AP; a.SSID == ssid {
+				others = append(others, wifi.StaNetwork{SSID: a.SSID, Security: a.Security, Passphrase: a.Passphrase})
+				break
+			}
+		}
+	}
+	conf, err := wifi.WpaSupplicantConfig(st, filepath.Join(dir, "ctrl"), freqs, others...)
 	if err != nil {
 		return fmt.Errorf("station %s: %w", n.spec.Name, err)
 	}

@@ -2,6 +2,7 @@ package kernellab
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -21,22 +22,38 @@ import (
 // (the switch learned where it is from the layer-2 update mac80211 sends
 // when hostapd adds the station).
 func TestLabWiFiRoaming(t *testing.T) {
-	upHwsimLab(t, `name: eklroam
+	roamWalk(t, "campus", "campus", "campus")
+}
+
+// TestLabWiFiRoamingNetworks: as TestLabWiFiRoaming, with two networks
+// (ap1's SSID campus-a, ap2's campus-b, both WPA2) and a station of both
+// (ssid: [campus-a, campus-b]), as in Mininet-WiFi's handover example:
+// wpa_supplicant holds one network block each and, as ap1 fades, picks
+// ap2's network by signal and associates there; the wired side learns
+// where the station is as within one network.
+func TestLabWiFiRoamingNetworks(t *testing.T) {
+	roamWalk(t, "[campus-a, campus-b]", "campus-a, security: wpa2, passphrase: roaming-both", "campus-b, security: wpa2, passphrase: roaming-both")
+}
+
+// roamWalk walks sta1 (its ssid: staSSID) from ap1 (SSID ap1SSID) to ap2
+// (ap2SSID, with more keys after it) under a downlink UDP flow.
+func roamWalk(t *testing.T, staSSID, ap1SSID, ap2SSID string) {
+	upHwsimLab(t, fmt.Sprintf(`name: eklroam
 wifi: {medium: true}
 nodes:
   s1: {kind: switch}
-  ap1: {kind: ap, wifi: {ssid: campus, mode: g, channel: 1}}
-  ap2: {kind: ap, position: [80, 0], wifi: {ssid: campus, mode: g, channel: 6}}
+  ap1: {kind: ap, wifi: {ssid: %s, mode: g, channel: 1}}
+  ap2: {kind: ap, position: [80, 0], wifi: {ssid: %s, mode: g, channel: 6}}
   sta1:
     kind: station
-    wifi: {ssid: campus}
+    wifi: {ssid: %s}
     mobility: {waypoints: [{t: 0s, pos: [10, 0]}, {t: 2s, pos: [10, 0]}, {t: 22s, pos: [70, 0]}], t0: traffic}
   srv: {}
 links:
   - {endpoints: [ap1, s1]}
   - {endpoints: [ap2, s1]}
   - {endpoints: [srv, s1]}
-`)
+`, ap1SSID, ap2SSID, staSSID))
 	st, err := emu.ReadState("eklroam")
 	if err != nil {
 		t.Fatal(err)

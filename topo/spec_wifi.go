@@ -174,7 +174,8 @@ type WiFiStation struct {
 	AntennaGainDBi float64 `json:"antenna_gain_dbi,omitempty"`
 	// Networks are the SSIDs of a station that roams between several
 	// networks (ssid: [a, b]): ESS holds all their access points, and
-	// SSID is the first's (engine backend only). Nil for one network.
+	// SSID is the first's (on hwsim wpa_supplicant has one network block
+	// each). Nil for one network.
 	Networks []string `json:"networks,omitempty"`
 	// Pos is "file:line:col" of the node, for messages.
 	Pos string `json:"pos,omitempty"`

@@ -274,7 +274,8 @@ func writeAPBSS(b *confBuf, ap *topo.WiFiAP, ch topo.WiFiChannel, ctrlDir string
 
 // WpaSupplicantConfig returns the wpa_supplicant.conf of a station: its
 // control socket in ctrlDir (ctrlDir/<sta.Iface>) and one network, the
-// station's AP: SSID and security (key_mgmt NONE, WPA-PSK, or SAE with
+// station's AP's (others: one more block each, for a station of several
+// networks): SSID and security (key_mgmt NONE, WPA-PSK, or SAE with
 // management frame protection required). freqs (MHz) are the AP's
 // frequencies (APFreqs): scanning and network selection are limited to
 // them (scan_freq, freq_list), so the station associates after scanning a
@@ -290,9 +291,17 @@ func writeAPBSS(b *confBuf, ap *topo.WiFiAP, ch topo.WiFiChannel, ctrlDir string
 // short for the AP to answer under emulation, and the station then
 // associated on one link only (2 of ~65 associations in the kernel lab;
 // with passive scans 16 of 16 used both).
-func WpaSupplicantConfig(sta *topo.WiFiStation, ctrlDir string, freqs []int) ([]byte, error) {
+func WpaSupplicantConfig(sta *topo.WiFiStation, ctrlDir string, freqs []int, others ...StaNetwork) ([]byte, error) {
 	if err := checkStation(sta, ctrlDir, freqs); err != nil {
 		return nil, err
+	}
+	for _, o := range others {
+		if err := checkSSID(o.SSID); err != nil {
+			return nil, fmt.Errorf("wpa_supplicant config for station %s: another network: %v", staName(sta), err)
+		}
+		if err := checkSecurity(o.Security, o.Passphrase); err != nil {
+			return nil, fmt.Errorf("wpa_supplicant config for station %s: network %q: %v", staName(sta), o.SSID, err)
+		}
 	}
 	on6 := slices.ContainsFunc(freqs, is6GHz)
 	var b confBuf
@@ -302,51 +311,66 @@ func WpaSupplicantConfig(sta *topo.WiFiStation, ctrlDir string, freqs []int) ([]
 	if sta.MLO {
 		b.kv("passive_scan", "1")
 	}
-	if sta.Security == topo.WiFiWPA3 {
+	sae := sta.Security == topo.WiFiWPA3
+	for _, o := range others {
+		sae = sae || o.Security == topo.WiFiWPA3
+	}
+	if sae {
 		b.kv("sae_pwe", strconv.Itoa(saePWE(on6)))
 	}
-	b.blank()
-	b.line("network={")
-	if isPrintableASCII(sta.SSID) {
-		b.line("\tssid=" + quote(sta.SSID))
-	} else {
-		b.line("\tssid=" + hex.EncodeToString([]byte(sta.SSID)))
-	}
-	switch sta.Security {
-	case topo.WiFiOpen:
-		b.line("\tkey_mgmt=NONE")
-	case topo.WiFiWPA2:
-		b.line("\tkey_mgmt=WPA-PSK")
-		b.line("\tproto=RSN")
-		b.line("\tpairwise=CCMP")
-		b.line("\tpsk=" + quote(sta.Passphrase))
-	case topo.WiFiWPA3:
-		b.line("\tkey_mgmt=SAE")
-		b.line("\tproto=RSN")
-		b.line("\tpairwise=CCMP")
-		b.line("\tieee80211w=2")
-		b.line("\tsae_password=" + quote(sta.Passphrase))
-	}
-	if len(sta.ESS) > 1 && sta.Roaming != nil {
-		// a network of several APs: wpa_supplicant scans in the
-		// background and roams as on hardware
-		bg := sta.Roaming.Bgscan
-		if bg == "" {
-			bg = topo.DefaultBgscan
+	nets := append([]StaNetwork{{SSID: sta.SSID, Security: sta.Security, Passphrase: sta.Passphrase}}, others...)
+	for _, n := range nets {
+		b.blank()
+		b.line("network={")
+		if isPrintableASCII(n.SSID) {
+			b.line("\tssid=" + quote(n.SSID))
+		} else {
+			b.line("\tssid=" + hex.EncodeToString([]byte(n.SSID)))
 		}
-		b.line("\tbgscan=" + quote(bg))
-	}
-	if len(freqs) > 0 {
-		fs := make([]string, len(freqs))
-		for i, f := range freqs {
-			fs[i] = strconv.Itoa(f)
+		switch n.Security {
+		case topo.WiFiOpen:
+			b.line("\tkey_mgmt=NONE")
+		case topo.WiFiWPA2:
+			b.line("\tkey_mgmt=WPA-PSK")
+			b.line("\tproto=RSN")
+			b.line("\tpairwise=CCMP")
+			b.line("\tpsk=" + quote(n.Passphrase))
+		case topo.WiFiWPA3:
+			b.line("\tkey_mgmt=SAE")
+			b.line("\tproto=RSN")
+			b.line("\tpairwise=CCMP")
+			b.line("\tieee80211w=2")
+			b.line("\tsae_password=" + quote(n.Passphrase))
 		}
-		list := strings.Join(fs, " ")
-		b.line("\tscan_freq=" + list)
-		b.line("\tfreq_list=" + list)
+		if len(sta.ESS) > 1 && sta.Roaming != nil {
+			// a network of several APs: wpa_supplicant scans in the
+			// background and roams as on hardware
+			bg := sta.Roaming.Bgscan
+			if bg == "" {
+				bg = topo.DefaultBgscan
+			}
+			b.line("\tbgscan=" + quote(bg))
+		}
+		if len(freqs) > 0 {
+			fs := make([]string, len(freqs))
+			for i, f := range freqs {
+				fs[i] = strconv.Itoa(f)
+			}
+			list := strings.Join(fs, " ")
+			b.line("\tscan_freq=" + list)
+			b.line("\tfreq_list=" + list)
+		}
+		b.line("}")
 	}
-	b.line("}")
 	return b.Bytes(), nil
+}
+
+// StaNetwork is one more network a station may join (a station of several
+// networks, ssid: [a, b]): its SSID and security as its access points'.
+// wpa_supplicant keeps its network while it hears it and picks among all
+// of them by signal when it scans (bgscan) or loses it.
+type StaNetwork struct {
+	SSID, Security, Passphrase string
 }
 
 // checkAP rejects settings hostapd cannot run or that would corrupt its

@@ -304,3 +304,23 @@ func TestHTSecondary(t *testing.T) {
 		}
 	}
 }
+
+// TestWpaSupplicantConfigNetworks: a station of several networks gets one
+// network block each, with that network's security, the bgscan module and
+// the channels of every access point in each.
+func TestWpaSupplicantConfigNetworks(t *testing.T) {
+	sta := &topo.WiFiStation{Iface: "sta1-wlan0", SSID: "campus-a", Security: topo.WiFiWPA2, Passphrase: "roaming-both",
+		Networks: []string{"campus-a", "campus-b"}, ESS: []string{"ap1", "ap2"}, Roaming: &topo.WiFiRoaming{}}
+	b, err := WpaSupplicantConfig(sta, "/run/x/ctrl", []int{2412, 2437}, StaNetwork{SSID: "campus-b", Security: topo.WiFiWPA2, Passphrase: "roaming-both"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := string(b)
+	if strings.Count(c, "network={") != 2 || !strings.Contains(c, `ssid="campus-a"`) || !strings.Contains(c, `ssid="campus-b"`) ||
+		strings.Count(c, `psk="roaming-both"`) != 2 || strings.Count(c, "bgscan=") != 2 || strings.Count(c, "freq_list=2412 2437") != 2 {
+		t.Errorf("config:\n%s", c)
+	}
+	if _, err := WpaSupplicantConfig(sta, "/run/x/ctrl", nil, StaNetwork{SSID: "", Security: topo.WiFiOpen}); err == nil {
+		t.Error("an empty SSID for the second network was accepted")
+	}
+}

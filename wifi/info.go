@@ -179,6 +179,24 @@ func interfaceByName(c *genetlink.Conn, fam genetlink.Family, ifname string) (If
 // namespace netnsFd (NL80211_CMD_GET_STATION dump): the stations
 // associated with an access point, or the AP a station is associated with.
 func Stations(netnsFd int, ifname string) ([]StationInfo, error) {
+	msgs, err := ifaceDump(netnsFd, ifname, unix.NL80211_CMD_GET_STATION, "stations")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]StationInfo, 0, len(msgs))
+	for _, m := range msgs {
+		st, err := decodeStation(m.Data)
+		if err != nil {
+			return nil, fmt.Errorf("nl80211: station of %s: %w", ifname, err)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// ifaceDump runs the nl80211 dump cmd (what names it in errors) on the
+// wireless interface ifname in the namespace netnsFd.
+func ifaceDump(netnsFd int, ifname string, cmd uint8, what string) ([]genetlink.Message, error) {
 	c, fam, err := dialNL80211(netnsFd)
 	if err != nil {
 		return nil, err
@@ -195,21 +213,36 @@ func Stations(netnsFd int, ifname string) ([]StationInfo, error) {
 		return nil, err
 	}
 	msgs, err := c.Execute(genetlink.Message{
-		Header: genetlink.Header{Command: unix.NL80211_CMD_GET_STATION, Version: fam.Version},
+		Header: genetlink.Header{Command: cmd, Version: fam.Version},
 		Data:   b,
 	}, fam.ID, netlink.Request|netlink.Dump)
 	if err != nil {
-		return nil, fmt.Errorf("nl80211: stations of %s: %w", ifname, err)
+		return nil, fmt.Errorf("nl80211: %s of %s: %w", what, ifname, err)
 	}
-	out := make([]StationInfo, 0, len(msgs))
-	for _, m := range msgs {
-		st, err := decodeStation(m.Data)
-		if err != nil {
-			return nil, fmt.Errorf("nl80211: station of %s: %w", ifname, err)
-		}
-		out = append(out, st)
+	return msgs, nil
+}
+
+// ifaceDo sends the request build makes for the wireless interface ifname
+// in the namespace netnsFd (build returns command 0: nothing to send).
+func ifaceDo(netnsFd int, ifname string, build func(IfInfo) (cmd uint8, data []byte, err error)) error {
+	c, fam, err := dialNL80211(netnsFd)
+	if err != nil {
+		return err
 	}
-	return out, nil
+	defer c.Close()
+	inf, err := interfaceByName(c, fam, ifname)
+	if err != nil {
+		return err
+	}
+	cmd, b, err := build(inf)
+	if err != nil || cmd == 0 {
+		return err
+	}
+	_, err = c.Execute(genetlink.Message{
+		Header: genetlink.Header{Command: cmd, Version: fam.Version},
+		Data:   b,
+	}, fam.ID, netlink.Request|netlink.Acknowledge)
+	return err
 }
 
 // SetTxPower fixes the transmit power of the wireless interface ifname in

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -43,32 +42,20 @@ func (j JoinSpec) what() string {
 // namespace netnsFd (NL80211_CMD_SET_INTERFACE, as `iw dev X set type`);
 // the interface must be down. iftype is NL80211_IFTYPE_*.
 func SetIfType(netnsFd int, ifname string, iftype uint32) error {
-	c, fam, err := dialNL80211(netnsFd)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	inf, err := interfaceByName(c, fam, ifname)
-	if err != nil {
-		return err
-	}
-	if inf.IfType == iftype {
-		return nil
-	}
-	ae := netlink.NewAttributeEncoder()
-	ae.Uint32(unix.NL80211_ATTR_IFINDEX, uint32(inf.Index))
-	ae.Uint32(unix.NL80211_ATTR_IFTYPE, iftype)
-	b, err := ae.Encode()
-	if err != nil {
-		return err
-	}
-	if _, err := c.Execute(genetlink.Message{
-		Header: genetlink.Header{Command: unix.NL80211_CMD_SET_INTERFACE, Version: fam.Version},
-		Data:   b,
-	}, fam.ID, netlink.Request|netlink.Acknowledge); err != nil {
-		if errors.Is(err, unix.EOPNOTSUPP) {
-			return fmt.Errorf("nl80211: %s: the radio cannot be of type %s (this kernel's mac80211_hwsim or mac80211 lacks it: %w)", ifname, ifTypeName(iftype), err)
+	err := ifaceDo(netnsFd, ifname, func(inf IfInfo) (uint8, []byte, error) {
+		if inf.IfType == iftype {
+			return 0, nil, nil
 		}
+		ae := netlink.NewAttributeEncoder()
+		ae.Uint32(unix.NL80211_ATTR_IFINDEX, uint32(inf.Index))
+		ae.Uint32(unix.NL80211_ATTR_IFTYPE, iftype)
+		b, err := ae.Encode()
+		return unix.NL80211_CMD_SET_INTERFACE, b, err
+	})
+	switch {
+	case errors.Is(err, unix.EOPNOTSUPP):
+		return fmt.Errorf("nl80211: %s: the radio cannot be of type %s (this kernel's mac80211_hwsim or mac80211 lacks it: %w)", ifname, ifTypeName(iftype), err)
+	case err != nil:
 		return fmt.Errorf("nl80211: %s: set type %s: %w", ifname, ifTypeName(iftype), err)
 	}
 	return nil
@@ -80,23 +67,16 @@ func SetIfType(netnsFd int, ifname string, iftype uint32) error {
 // (NL80211_CMD_JOIN_IBSS / NL80211_CMD_JOIN_MESH). It stays joined until
 // the interface goes down or its namespace goes: no socket owns it.
 func Join(netnsFd int, ifname string, j JoinSpec) error {
-	c, fam, err := dialNL80211(netnsFd)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	inf, err := interfaceByName(c, fam, ifname)
-	if err != nil {
-		return err
-	}
-	b, cmd, err := encodeJoin(inf.Index, j)
-	if err != nil {
-		return fmt.Errorf("nl80211: %s: join %s: %w", ifname, j.what(), err)
-	}
-	if _, err := c.Execute(genetlink.Message{
-		Header: genetlink.Header{Command: cmd, Version: fam.Version},
-		Data:   b,
-	}, fam.ID, netlink.Request|netlink.Acknowledge); err != nil {
+	var encodeErr error
+	err := ifaceDo(netnsFd, ifname, func(inf IfInfo) (uint8, []byte, error) {
+		b, cmd, err := encodeJoin(inf.Index, j)
+		encodeErr = err
+		return cmd, b, err
+	})
+	switch {
+	case encodeErr != nil:
+		return fmt.Errorf("nl80211: %s: join %s: %w", ifname, j.what(), encodeErr)
+	case err != nil:
 		return fmt.Errorf("nl80211: %s: join %s on %d MHz (%s): %w", ifname, j.what(), j.FreqMHz, j.widthText(), err)
 	}
 	return nil
@@ -175,27 +155,9 @@ type MeshPath struct {
 // MeshPaths dumps the mesh paths of the mesh interface ifname in the
 // namespace netnsFd.
 func MeshPaths(netnsFd int, ifname string) ([]MeshPath, error) {
-	c, fam, err := dialNL80211(netnsFd)
+	msgs, err := ifaceDump(netnsFd, ifname, unix.NL80211_CMD_GET_MPATH, "mesh paths")
 	if err != nil {
 		return nil, err
-	}
-	defer c.Close()
-	inf, err := interfaceByName(c, fam, ifname)
-	if err != nil {
-		return nil, err
-	}
-	ae := netlink.NewAttributeEncoder()
-	ae.Uint32(unix.NL80211_ATTR_IFINDEX, uint32(inf.Index))
-	b, err := ae.Encode()
-	if err != nil {
-		return nil, err
-	}
-	msgs, err := c.Execute(genetlink.Message{
-		Header: genetlink.Header{Command: unix.NL80211_CMD_GET_MPATH, Version: fam.Version},
-		Data:   b,
-	}, fam.ID, netlink.Request|netlink.Dump)
-	if err != nil {
-		return nil, fmt.Errorf("nl80211: mesh paths of %s: %w", ifname, err)
 	}
 	var out []MeshPath
 	for _, m := range msgs {

@@ -10,8 +10,9 @@ them, on emuctl's engine elsewhere). Mobility becomes emuctl's mobility
 (waypoints or a seeded model, placed 20 times a second by the lab's
 supervisor), the propagation model emuctl's path loss, and stations a
 script does not link to an access point roam between the access points of
-one SSID as emuctl's medium decides. What emuctl cannot honour (ad hoc and
-mesh links, client isolation, several wireless interfaces per node, a
+one SSID as emuctl's medium decides; ad hoc (``cls=adhoc``) and 802.11s
+mesh (``cls=mesh``, on mac80211_hwsim) links are built. What emuctl
+cannot honour (client isolation, several wireless interfaces per node, a
 propagation model it has not) is an error naming it.
 """
 

@@ -574,24 +574,36 @@ func forgetAddrs(st *State, spec *topo.Spec, freed []netip.Prefix) {
 	})
 }
 
-// deleteEnd deletes a veth by one of its ends (the peer goes with it).
-func deleteEnd(st *State, ep topo.Endpoint) error {
+// endLink opens the namespace of link end ep and finds its device; a nil
+// device (and nothing open) when it is gone already.
+func endLink(st *State, ep topo.Endpoint) (netns.NsHandle, *netlink.Handle, netlink.Link, error) {
 	ns, h, name, err := openEnd(st, ep)
 	if err != nil {
-		return fmt.Errorf("%s: %w", ep, err)
+		return -1, nil, nil, fmt.Errorf("%s: %w", ep, err)
+	}
+	l, err := h.LinkByName(name)
+	if err != nil {
+		ns.Close()
+		h.Close()
+		var nf netlink.LinkNotFoundError
+		if errors.As(err, &nf) {
+			return -1, nil, nil, nil
+		}
+		return -1, nil, nil, fmt.Errorf("%s: %w", ep, err)
+	}
+	return ns, h, l, nil
+}
+
+// deleteEnd deletes a veth by one of its ends (the peer goes with it).
+func deleteEnd(st *State, ep topo.Endpoint) error {
+	ns, h, l, err := endLink(st, ep)
+	if err != nil || l == nil {
+		return err
 	}
 	defer ns.Close()
 	defer h.Close()
-	l, err := h.LinkByName(name)
-	if err != nil {
-		var nf netlink.LinkNotFoundError
-		if errors.As(err, &nf) {
-			return nil
-		}
-		return fmt.Errorf("%s: %w", ep, err)
-	}
 	if n := st.Spec.Node(ep.Node); n != nil && n.Kind == topo.KindRoot && l.Attrs().Alias != Marker(st.Lab) {
-		return fmt.Errorf("%s: the device %s in the machine's namespace does not carry lab %s's marker: left alone", ep, name, st.Lab)
+		return fmt.Errorf("%s: the device %s in the machine's namespace does not carry lab %s's marker: left alone", ep, l.Attrs().Name, st.Lab)
 	}
 	if err := h.LinkDel(l); err != nil {
 		return fmt.Errorf("%s: delete: %w", ep, err)
@@ -618,24 +630,16 @@ type detachedEnd struct {
 // own namespace (an OVS port, a root node) are not detached: ok false,
 // and the caller deletes them as before.
 func detachEnd(st *State, ep topo.Endpoint) (detachedEnd, bool, error) {
-	path, name := EndpointNetns(st, ep.Node, ep.Iface)
+	path, _ := EndpointNetns(st, ep.Node, ep.Iface)
 	if filepath.Dir(path) != NetnsDir {
 		return detachedEnd{}, false, nil
 	}
-	ns, h, _, err := openEnd(st, ep)
-	if err != nil {
-		return detachedEnd{}, false, fmt.Errorf("%s: %w", ep, err)
+	ns, h, l, err := endLink(st, ep)
+	if err != nil || l == nil { // gone: deleteEnd has nothing to do either
+		return detachedEnd{}, false, err
 	}
 	defer ns.Close()
 	defer h.Close()
-	l, err := h.LinkByName(name)
-	if err != nil {
-		var nf netlink.LinkNotFoundError
-		if errors.As(err, &nf) {
-			return detachedEnd{}, false, nil // deleteEnd: nothing to do
-		}
-		return detachedEnd{}, false, fmt.Errorf("%s: %w", ep, err)
-	}
 	if _, ok := l.(*netlink.Veth); !ok {
 		return detachedEnd{}, false, nil
 	}

@@ -192,35 +192,30 @@ func setAdhocIfType(spec *topo.Spec, n *node, iface string) error {
 	return nil
 }
 
-// hwsimAdhocStatus fills an ad hoc or mesh member's row of wifi show on
-// hwsim: its network, whether it has joined (carrier), its peers as the
-// kernel has them (a mesh peer's link state too), its reach to the other
-// members from the medium, and a mesh point's paths.
-func hwsimAdhocStatus(st *State, n *topo.Node, s *WiFiNodeStatus, fd int, ms *wifi.MediumStats) {
+// adhocRow starts an ad hoc or mesh member's row of wifi show on hwsim:
+// its network, and no daemon (WiFiStatus then reads the interface and the
+// kernel's peers as for any radio).
+func adhocRow(st *State, n *topo.Node, s *WiFiNodeStatus) {
 	a := st.Spec.Adhoc(n.Station.Adhoc)
-	if a == nil {
-		return
-	}
 	s.Adhoc, s.SSID, s.Daemon = a.Name, a.Name, "none (the kernel's IBSS)"
-	state := "IBSS"
 	if a.Mesh {
-		s.Mesh, s.Daemon, state = true, "none (the kernel's mesh)", "MESH"
+		s.Mesh, s.Daemon = true, "none (the kernel's mesh)"
 	} else {
 		bssid := wifi.AdhocBSSID(adhocNumber(st.Spec, a.Name))
 		s.BSSID = net.HardwareAddr(bssid[:]).String()
 	}
-	if info, err := wifi.InterfaceInfo(fd, s.Iface); err == nil {
-		s.FreqMHz, s.Width = info.FreqMHz, info.Width
-		if info.FreqMHz != 0 { // joined: the interface has its channel
-			s.State, s.Running = state, true
+}
+
+// adhocRowJoined ends the row, its interface read: joined once the
+// interface has its channel, a mesh point's paths, and its reach to the
+// other members from the medium.
+func adhocRowJoined(st *State, n *topo.Node, s *WiFiNodeStatus, fd int, ms *wifi.MediumStats) {
+	a := st.Spec.Adhoc(n.Station.Adhoc)
+	if s.FreqMHz != 0 {
+		s.State, s.Running = "IBSS", true
+		if a.Mesh {
+			s.State = "MESH"
 		}
-	} else {
-		s.Error = err.Error()
-	}
-	if peers, err := wifi.Stations(fd, s.Iface); err == nil {
-		s.Peers = peers
-	} else if s.Error == "" {
-		s.Error = err.Error()
 	}
 	if a.Mesh {
 		if paths, err := wifi.MeshPaths(fd, s.Iface); err == nil {

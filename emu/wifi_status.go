@@ -192,31 +192,25 @@ func WiFiStatus(st *State) []WiFiNodeStatus {
 		} else {
 			s.Iface, s.Daemon = n.Station.Iface, "wpa_supplicant"
 		}
-		if n.AdhocStation() {
-			fd, err := unix.Open(filepath.Join(NetnsDir, topo.Namespace(st.Lab, n.Name)), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-			if err != nil {
-				s.Error = err.Error()
-			} else {
-				hwsimAdhocStatus(st, n, &s, fd, ms) // wifi_adhoc.go
-				unix.Close(fd)
+		adhoc := n.AdhocStation() && st.Spec.Adhoc(n.Station.Adhoc) != nil
+		if adhoc {
+			adhocRow(st, n, &s) // wifi_adhoc.go: no daemon to ask
+		} else {
+			if d, ok := kept[n.Name+"/"+s.Daemon]; ok {
+				s.Starts, s.GaveUp = d.Starts, d.GaveUp
 			}
-			out = append(out, s)
-			continue
-		}
-		if d, ok := kept[n.Name+"/"+s.Daemon]; ok {
-			s.Starts, s.GaveUp = d.Starts, d.GaveUp
-		}
-		if out2, err := wifi.CtrlRequest(ctrlPath(st.Lab, n), "STATUS", time.Second); err == nil {
-			s.Running = true // the daemon answers on its control socket
-			kv := wifi.ParseStatus(out2)
-			s.State, s.SSID = kv[key], kv["ssid"]
-			if n.Station != nil {
-				s.BSSID = kv["bssid"]
-			} else {
-				s.BSSID = kv["bssid[0]"]
-			}
-			if s.SSID == "" {
-				s.SSID = kv["ssid[0]"]
+			if out2, err := wifi.CtrlRequest(ctrlPath(st.Lab, n), "STATUS", time.Second); err == nil {
+				s.Running = true // the daemon answers on its control socket
+				kv := wifi.ParseStatus(out2)
+				s.State, s.SSID = kv[key], kv["ssid"]
+				if n.Station != nil {
+					s.BSSID = kv["bssid"]
+				} else {
+					s.BSSID = kv["bssid[0]"]
+				}
+				if s.SSID == "" {
+					s.SSID = kv["ssid[0]"]
+				}
 			}
 		}
 		fd, err := unix.Open(filepath.Join(NetnsDir, topo.Namespace(st.Lab, n.Name)), unix.O_RDONLY|unix.O_CLOEXEC, 0)
@@ -247,6 +241,9 @@ func WiFiStatus(st *State) []WiFiNodeStatus {
 			s.Peers = peers
 		} else if s.Error == "" {
 			s.Error = err.Error()
+		}
+		if adhoc {
+			adhocRowJoined(st, n, &s, fd, ms) // wifi_adhoc.go
 		}
 		unix.Close(fd)
 		if n.Station != nil && len(n.Station.ESS) > 1 {

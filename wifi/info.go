@@ -194,55 +194,57 @@ func Stations(netnsFd int, ifname string) ([]StationInfo, error) {
 	return out, nil
 }
 
-// ifaceDump runs the nl80211 dump cmd (what names it in errors) on the
-// wireless interface ifname in the namespace netnsFd.
-func ifaceDump(netnsFd int, ifname string, cmd uint8, what string) ([]genetlink.Message, error) {
+// onIface runs fn with nl80211 open in the namespace netnsFd and the
+// wireless interface ifname found there.
+func onIface(netnsFd int, ifname string, fn func(c *genetlink.Conn, fam genetlink.Family, inf IfInfo) error) error {
 	c, fam, err := dialNL80211(netnsFd)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer c.Close()
 	inf, err := interfaceByName(c, fam, ifname)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	ae := netlink.NewAttributeEncoder()
-	ae.Uint32(unix.NL80211_ATTR_IFINDEX, uint32(inf.Index))
-	b, err := ae.Encode()
-	if err != nil {
-		return nil, err
-	}
-	msgs, err := c.Execute(genetlink.Message{
-		Header: genetlink.Header{Command: cmd, Version: fam.Version},
-		Data:   b,
-	}, fam.ID, netlink.Request|netlink.Dump)
-	if err != nil {
-		return nil, fmt.Errorf("nl80211: %s of %s: %w", what, ifname, err)
-	}
-	return msgs, nil
+	return fn(c, fam, inf)
+}
+
+// ifaceDump runs the nl80211 dump cmd (what names it in errors) on the
+// wireless interface ifname in the namespace netnsFd.
+func ifaceDump(netnsFd int, ifname string, cmd uint8, what string) (msgs []genetlink.Message, err error) {
+	err = onIface(netnsFd, ifname, func(c *genetlink.Conn, fam genetlink.Family, inf IfInfo) error {
+		ae := netlink.NewAttributeEncoder()
+		ae.Uint32(unix.NL80211_ATTR_IFINDEX, uint32(inf.Index))
+		b, err := ae.Encode()
+		if err != nil {
+			return err
+		}
+		msgs, err = c.Execute(genetlink.Message{
+			Header: genetlink.Header{Command: cmd, Version: fam.Version},
+			Data:   b,
+		}, fam.ID, netlink.Request|netlink.Dump)
+		if err != nil {
+			return fmt.Errorf("nl80211: %s of %s: %w", what, ifname, err)
+		}
+		return nil
+	})
+	return msgs, err
 }
 
 // ifaceDo sends the request build makes for the wireless interface ifname
 // in the namespace netnsFd (build returns command 0: nothing to send).
 func ifaceDo(netnsFd int, ifname string, build func(IfInfo) (cmd uint8, data []byte, err error)) error {
-	c, fam, err := dialNL80211(netnsFd)
-	if err != nil {
+	return onIface(netnsFd, ifname, func(c *genetlink.Conn, fam genetlink.Family, inf IfInfo) error {
+		cmd, b, err := build(inf)
+		if err != nil || cmd == 0 {
+			return err
+		}
+		_, err = c.Execute(genetlink.Message{
+			Header: genetlink.Header{Command: cmd, Version: fam.Version},
+			Data:   b,
+		}, fam.ID, netlink.Request|netlink.Acknowledge)
 		return err
-	}
-	defer c.Close()
-	inf, err := interfaceByName(c, fam, ifname)
-	if err != nil {
-		return err
-	}
-	cmd, b, err := build(inf)
-	if err != nil || cmd == 0 {
-		return err
-	}
-	_, err = c.Execute(genetlink.Message{
-		Header: genetlink.Header{Command: cmd, Version: fam.Version},
-		Data:   b,
-	}, fam.ID, netlink.Request|netlink.Acknowledge)
-	return err
+	})
 }
 
 // SetTxPower fixes the transmit power of the wireless interface ifname in

@@ -262,30 +262,23 @@ func SetTxPowerAuto(netnsFd int, ifname string) error {
 }
 
 func setTxPower(netnsFd int, ifname string, setting uint32, mBm int) error {
-	c, fam, err := dialNL80211(netnsFd)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	inf, err := interfaceByName(c, fam, ifname)
-	if err != nil {
-		return err
-	}
-	b, err := encodeTxPower(inf.Index, setting, mBm)
-	if err != nil {
-		return err
-	}
-	_, err = c.Execute(genetlink.Message{
-		Header: genetlink.Header{Command: unix.NL80211_CMD_SET_WIPHY, Version: fam.Version},
-		Data:   b,
-	}, fam.ID, netlink.Request|netlink.Acknowledge)
-	if err != nil {
-		if setting == unix.NL80211_TX_POWER_AUTOMATIC {
-			return fmt.Errorf("nl80211: %s: automatic transmit power: %w", ifname, err)
+	return onIface(netnsFd, ifname, func(c *genetlink.Conn, fam genetlink.Family, inf IfInfo) error {
+		b, err := encodeTxPower(inf.Index, setting, mBm)
+		if err != nil {
+			return err
 		}
-		return fmt.Errorf("nl80211: %s: transmit power %d mBm: %w", ifname, mBm, err)
-	}
-	return nil
+		_, err = c.Execute(genetlink.Message{
+			Header: genetlink.Header{Command: unix.NL80211_CMD_SET_WIPHY, Version: fam.Version},
+			Data:   b,
+		}, fam.ID, netlink.Request|netlink.Acknowledge)
+		if err != nil {
+			if setting == unix.NL80211_TX_POWER_AUTOMATIC {
+				return fmt.Errorf("nl80211: %s: automatic transmit power: %w", ifname, err)
+			}
+			return fmt.Errorf("nl80211: %s: transmit power %d mBm: %w", ifname, mBm, err)
+		}
+		return nil
+	})
 }
 
 func encodeTxPower(ifindex int, setting uint32, mBm int) ([]byte, error) {

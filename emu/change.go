@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,6 +53,9 @@ func topologyFile(lab string) string { return filepath.Join(stateDir(lab), "topo
 // saveDocument records the document a lab's Spec came from (nothing for
 // a generated Spec: changes write it out from the Spec).
 func saveDocument(spec *topo.Spec) error {
+	if err := spec.WaitDocument(); err != nil { // encoded while the change was built
+		return err
+	}
 	if spec.Document == nil {
 		return nil
 	}
@@ -81,20 +85,20 @@ func Topology(lab string) ([]byte, error) {
 // switch), its sysctls and TCP profile (a host or router). It has no
 // links until AddLink gives it some.
 func AddNode(ctx context.Context, lab string, req topo.NodeRequest, opt Options) (*State, error) {
-	return change(ctx, lab, opt, func(s *topo.Spec) (*topo.Spec, error) { return topo.AddNode(s, req) })
+	return change(ctx, lab, opt, func(s *topo.Spec) (*topo.Spec, error) { return topo.AddNode(s, req, topo.DocumentLater) })
 }
 
 // AddLink adds a link to a running lab, shaped as its parameters say on
 // the backend up would pick; routes follow. The new link is the last:
 // index len(st.Spec.Links)-1.
 func AddLink(ctx context.Context, lab string, req topo.LinkRequest, opt Options) (*State, error) {
-	return change(ctx, lab, opt, func(s *topo.Spec) (*topo.Spec, error) { return topo.AddLink(s, req) })
+	return change(ctx, lab, opt, func(s *topo.Spec) (*topo.Spec, error) { return topo.AddLink(s, req, topo.DocumentLater) })
 }
 
 // RemoveLink removes link i (topology order) from a running lab; later
 // links move down one index.
 func RemoveLink(ctx context.Context, lab string, i int, opt Options) (*State, error) {
-	return change(ctx, lab, opt, func(s *topo.Spec) (*topo.Spec, error) { return topo.RemoveLink(s, i) })
+	return change(ctx, lab, opt, func(s *topo.Spec) (*topo.Spec, error) { return topo.RemoveLink(s, i, topo.DocumentLater) })
 }
 
 // RemoveNode removes a node and every link that ends on it from a
@@ -104,7 +108,7 @@ func RemoveNode(ctx context.Context, lab, name string, opt Options) (*State, err
 		if n := s.Node(name); n != nil && n.AP != nil {
 			return nil, apRemovalRefused(name) // wifi_change.go
 		}
-		return topo.RemoveNode(s, name)
+		return topo.RemoveNode(s, name, topo.DocumentLater)
 	})
 }
 
@@ -239,7 +243,7 @@ func changeLocked(ctx context.Context, lab string, opt Options, edit func(*topo.
 			return nil, err
 		}
 		j.add("phase", "change-commit")
-		return st, commitChange(st, spec, links)
+		return st, commitChange(st, spec, links, nil)
 	}
 	return st, addParts(ctx, st, spec, diff, links, ovsPlan, j, opt, log)
 }
@@ -734,7 +738,7 @@ func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, lin
 	d.anchor.remove()
 	if err == nil {
 		j.add("phase", "change-commit")
-		return commitChange(st, spec, st.Links)
+		return commitChange(st, spec, st.Links, d.specJSON)
 	}
 	log.Debug("change failed, rolling back", "err", err)
 	var rerrs []error
@@ -859,19 +863,16 @@ func (d *deployer) runChange(ctx context.Context, old *topo.Spec) error {
 			os.Exit(9) // tests: die like kill -9, with no rollback
 		}
 		t0 := time.Now()
-		nsBefore := len(d.st.Namespaces)
 		if err := p.fn(ctx); err != nil {
 			return err
 		}
 		d.log.Debug("phase done", "phase", "change-"+p.name, "took", time.Since(t0))
-		// the rest is recorded at the commit; a change that made no
-		// namespace (a link added between existing nodes) left the state
-		// as written before the build
-		if p.name == "namespaces" && len(d.st.Namespaces) != nsBefore {
-			if err := d.save(); err != nil {
-				return err
-			}
-		}
+		// the rest is recorded at the commit. The state written before the
+		// build names the new nodes; their namespaces, made under the
+		// journal's anchor and carrying the lab's marker, are found by
+		// teardown whether or not the state lists them yet (a change that
+		// died here leaves nothing `down` or `clean` misses: the soak's
+		// kill-change cycles), so no state is written between phases
 	}
 	return nil
 }
@@ -944,7 +945,8 @@ func followRoutes(ctx context.Context, old, spec *topo.Spec, opt Options, log *s
 
 // commitChange records the lab as it stands: its Spec, links and
 // document, and every node's hosts file naming the nodes it has now.
-func commitChange(st *State, spec *topo.Spec, links []LinkState) error {
+// specJSON is spec's JSON where the change encoded it already (nil: encoded here).
+func commitChange(st *State, spec *topo.Spec, links []LinkState, specJSON json.RawMessage) error {
 	st.Spec, st.Links = spec, links
 	if err := writeHosts(spec); err != nil {
 		return err
@@ -952,7 +954,7 @@ func commitChange(st *State, spec *topo.Spec, links []LinkState) error {
 	if err := saveDocument(spec); err != nil {
 		return err
 	}
-	return writeState(st)
+	return writeStateSpec(st, specJSON)
 }
 
 // writeHosts rewrites the lab's one hosts file (every node's
@@ -962,5 +964,9 @@ func writeHosts(spec *topo.Spec) error {
 	if _, err := os.Stat(filepath.Dir(path)); err != nil {
 		return nil // a lab without hosts files (none yet)
 	}
-	return writeAtomic(path, hostsFile(spec))
+	data := hostsFile(spec)
+	if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, data) {
+		return nil // a node without addresses, or one whose names no one sees
+	}
+	return writeAtomic(path, data)
 }

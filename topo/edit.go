@@ -72,9 +72,9 @@ type LinkRequest struct {
 }
 
 // AddNode returns s with a new node.
-func AddNode(s *Spec, req NodeRequest) (*Spec, error) {
+func AddNode(s *Spec, req NodeRequest, opts ...EditOption) (*Spec, error) {
 	call := "node add " + req.Name
-	return edit(s, call, func(doc *yaml.Node) (string, error) {
+	return edit(s, call, opts, func(doc *yaml.Node) (string, error) {
 		nodes := mapValue(doc, "nodes")
 		if nodes == nil {
 			return "", fmt.Errorf("%s: the lab's document has no nodes: mapping", call)
@@ -122,9 +122,9 @@ func AddNode(s *Spec, req NodeRequest) (*Spec, error) {
 }
 
 // AddLink returns s with a new link (its index is len(s.Links)).
-func AddLink(s *Spec, req LinkRequest) (*Spec, error) {
+func AddLink(s *Spec, req LinkRequest, opts ...EditOption) (*Spec, error) {
 	call := "link add " + req.A + " " + req.B
-	ns, err := edit(s, call, func(doc *yaml.Node) (string, error) {
+	ns, err := edit(s, call, opts, func(doc *yaml.Node) (string, error) {
 		links := mapValue(doc, "links")
 		if links == nil {
 			links = &yaml.Node{Kind: yaml.SequenceNode}
@@ -225,12 +225,12 @@ func inPlan(s *Spec, node string, addrs []netip.Prefix) error {
 }
 
 // RemoveLink returns s without link i.
-func RemoveLink(s *Spec, i int) (*Spec, error) {
+func RemoveLink(s *Spec, i int, opts ...EditOption) (*Spec, error) {
 	if i < 0 || i >= len(s.Links) {
 		return nil, fmt.Errorf("link del: link %d does not exist (the lab's links are 0..%d)", i, len(s.Links)-1)
 	}
 	call := fmt.Sprintf("link del %d (%s <-> %s)", i, s.Links[i].A, s.Links[i].B)
-	return edit(s, call, func(doc *yaml.Node) (string, error) {
+	return edit(s, call, opts, func(doc *yaml.Node) (string, error) {
 		links := mapValue(doc, "links")
 		links.Content = slices.Delete(links.Content, i, i+1)
 		return "", nil
@@ -238,12 +238,12 @@ func RemoveLink(s *Spec, i int) (*Spec, error) {
 }
 
 // RemoveNode returns s without the node and every link that ends on it.
-func RemoveNode(s *Spec, name string) (*Spec, error) {
+func RemoveNode(s *Spec, name string, opts ...EditOption) (*Spec, error) {
 	call := "node del " + name
 	if s.Node(name) == nil {
 		return nil, fmt.Errorf("%s: the lab has no node %q (nodes: %s)", call, name, strings.Join(nodeNamesOf(s), ", "))
 	}
-	return edit(s, call, func(doc *yaml.Node) (string, error) {
+	return edit(s, call, opts, func(doc *yaml.Node) (string, error) {
 		if links := mapValue(doc, "links"); links != nil {
 			keep := links.Content[:0]
 			for li, item := range links.Content {
@@ -264,12 +264,46 @@ func RemoveNode(s *Spec, name string) (*Spec, error) {
 	})
 }
 
+// EditOption changes how an edit is made.
+type EditOption int
+
+// DocumentLater lets an edit return before its document is written out:
+// the Spec's Document is nil until WaitDocument, and the text is encoded
+// meanwhile on another goroutine (a run-time change builds the kernel's
+// side in that time, and writes the document out at its commit).
+const DocumentLater EditOption = 1
+
+// pendingDoc is a document being encoded (DocumentLater).
+type pendingDoc struct {
+	done chan struct{}
+	data []byte
+	err  error
+}
+
+// WaitDocument waits for the document of an edit made with DocumentLater
+// and sets s.Document (nothing for any other Spec).
+func (s *Spec) WaitDocument() error {
+	p := s.pending
+	if p == nil {
+		return nil
+	}
+	<-p.done
+	if p.err != nil {
+		return fmt.Errorf("write the lab's document: %w", p.err)
+	}
+	s.Document, s.pending = p.data, nil
+	return nil
+}
+
 // edit pins s's document, lets change edit it (returning the path of what
 // it added, for messages), loads the result and checks that everything
 // else is as it was.
-func edit(s *Spec, call string, change func(doc *yaml.Node) (string, error)) (*Spec, error) {
+func edit(s *Spec, call string, opts []EditOption, change func(doc *yaml.Node) (string, error)) (*Spec, error) {
 	if s.Cluster != nil {
 		return nil, fmt.Errorf("%s: the lab runs over several machines, and run-time changes are not supported there yet (bring it down, change the file, and up it again)", call)
+	}
+	if err := s.WaitDocument(); err != nil {
+		return nil, fmt.Errorf("%s: %w", call, err)
 	}
 	root, err := s.pinned()
 	if err != nil {
@@ -279,19 +313,33 @@ func edit(s *Spec, call string, change func(doc *yaml.Node) (string, error)) (*S
 	if err != nil {
 		return nil, err
 	}
-	data, err := encodeDoc(root)
-	if err != nil {
+	// the text is encoded from the tree as the edit left it, a copy when
+	// it is encoded meanwhile (loading sets tags on the tree, and the
+	// encoder restyles a flow document's)
+	var data []byte
+	var later *pendingDoc
+	loaded := make(chan bool, 1)
+	if slices.Contains(opts, DocumentLater) {
+		later = &pendingDoc{done: make(chan struct{})}
+		cp := cloneTree(root, map[*yaml.Node]*yaml.Node{})
+		go func() {
+			defer close(later.done)
+			later.data, later.err = encodeDoc(cp)
+			if <-loaded && later.err == nil {
+				keepTree(later.data, root) // the next edit of the Spec starts from it
+			}
+		}()
+	} else if data, err = encodeDoc(root); err != nil {
 		return nil, fmt.Errorf("%s: write the document: %w", call, err)
 	}
+	ok := false
+	defer func() { loaded <- ok }()
 	// loaded from the tree just encoded: parsing data again would give
 	// the same tree but for positions (the kept nodes keep those of the
 	// document they were read from; the edit's own have none, and are
 	// named by path) and the tags the parser resolves, set here
 	resolveTags(root)
 	ns, err := loadTree(s.Source, data, root)
-	if err == nil {
-		keepTree(data, root) // the next edit of ns starts from it
-	}
 	if err != nil {
 		if strings.Contains(err.Error(), "no free address left in") {
 			err = fmt.Errorf("%w\n(a segment's subnet was sized at up — a switch with two hosts gets addressing.p2p_prefix, /30 by default — and addresses already given never change; for a lab that grows at run time, set addressing: {p2p_prefix: 24} in its file, as generated labs have)", blame(err, call, added))
@@ -306,6 +354,11 @@ func edit(s *Spec, call string, change func(doc *yaml.Node) (string, error)) (*S
 	if err := unchanged(s, ns); err != nil {
 		return nil, fmt.Errorf("%s: %w", call, err)
 	}
+	ok = true
+	if later == nil {
+		keepTree(data, root) // the next edit of ns starts from it
+	}
+	ns.pending = later
 	return ns, nil
 }
 
@@ -477,21 +530,25 @@ func pinWireless(root *yaml.Node, s *Spec) error {
 // unchanged checks that every node and link of old that is still in
 // new is exactly as it was (automatic routes aside: they follow).
 func unchanged(old, new *Spec) error {
+	newAt := make(map[string]int, len(new.Nodes))
+	for i := range new.Nodes {
+		newAt[new.Nodes[i].Name] = i
+	}
 	for i := range old.Nodes {
 		on := old.Nodes[i]
-		nn := new.Node(on.Name)
-		if nn == nil {
+		j, ok := newAt[on.Name]
+		if !ok {
 			continue
 		}
-		a, b := on, *nn
+		a, b := on, new.Nodes[j]
 		if a.AP != nil && b.AP != nil {
 			// the stations an AP has follow what is added and removed
 			apA, apB := *a.AP, *b.AP
 			apA.Stations, apB.Stations = nil, nil
 			a.AP, b.AP = &apA, &apB
 		}
-		a.Interfaces = keptIfaces(a.Interfaces, new, on.Name)
-		b.Interfaces = keptIfaces(b.Interfaces, old, on.Name)
+		a.Interfaces = keptIfaces(a.Interfaces, &new.Nodes[j])
+		b.Interfaces = keptIfaces(b.Interfaces, &old.Nodes[i])
 		a.Routes, b.Routes = explicitOnly(a.Routes), explicitOnly(b.Routes)
 		if reflect.DeepEqual(a, b) {
 			continue // the common case; else compare without positions
@@ -500,28 +557,34 @@ func unchanged(old, new *Spec) error {
 			return fmt.Errorf("node %s would change (was %s, would be %s): run-time changes never alter what is built", on.Name, ja, jb)
 		}
 	}
+	newLink := make(map[[2]Endpoint]int, len(new.Links))
+	for i, l := range new.Links {
+		if _, dup := newLink[[2]Endpoint{l.A, l.B}]; !dup {
+			newLink[[2]Endpoint{l.A, l.B}] = i
+		}
+	}
 	for _, ol := range old.Links {
-		for _, nl := range new.Links {
-			if nl.A == ol.A && nl.B == ol.B {
-				ol.Pos, nl.Pos = "", ""
-				if reflect.DeepEqual(ol, nl) {
-					continue
-				}
-				if ja, jb := PlaceFree(mustJSON(ol)), PlaceFree(mustJSON(nl)); ja != jb {
-					return fmt.Errorf("link %s <-> %s would change (was %s, would be %s)", ol.A, ol.B, ja, jb)
-				}
-			}
+		k, ok := newLink[[2]Endpoint{ol.A, ol.B}]
+		if !ok {
+			continue
+		}
+		nl := new.Links[k]
+		ol.Pos, nl.Pos = "", ""
+		if reflect.DeepEqual(ol, nl) {
+			continue
+		}
+		if ja, jb := PlaceFree(mustJSON(ol)), PlaceFree(mustJSON(nl)); ja != jb {
+			return fmt.Errorf("link %s <-> %s would change (was %s, would be %s)", ol.A, ol.B, ja, jb)
 		}
 	}
 	return nil
 }
 
-// keptIfaces are the interfaces of node in ifs that other also has (a
-// link's interface is in both Specs, or only in one when the link is
-// added or removed); Link indexes are left out, since removing a link
-// renumbers the later ones.
-func keptIfaces(ifs []Interface, other *Spec, node string) []Interface {
-	on := other.Node(node)
+// keptIfaces are the interfaces in ifs that the same node in the other
+// Spec (on) also has (a link's interface is in both Specs, or only in one
+// when the link is added or removed); Link indexes are left out, since
+// removing a link renumbers the later ones.
+func keptIfaces(ifs []Interface, on *Node) []Interface {
 	var out []Interface
 	for _, ifc := range ifs {
 		if on.Iface(ifc.Name) != nil {
@@ -653,6 +716,27 @@ func delKey(m *yaml.Node, key string) {
 			return
 		}
 	}
+}
+
+// cloneTree copies a tree as it is, anchors and aliases included (an
+// alias points at the copy of its anchor).
+func cloneTree(n *yaml.Node, seen map[*yaml.Node]*yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	if c, ok := seen[n]; ok {
+		return c
+	}
+	c := *n
+	seen[n] = &c
+	if n.Content != nil {
+		c.Content = make([]*yaml.Node, len(n.Content))
+		for i, k := range n.Content {
+			c.Content[i] = cloneTree(k, seen)
+		}
+	}
+	c.Alias = cloneTree(n.Alias, seen)
+	return &c
 }
 
 func deepCopy(n *yaml.Node) *yaml.Node {

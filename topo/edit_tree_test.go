@@ -140,3 +140,57 @@ func TestEditLoadsAsText(t *testing.T) {
 		})
 	}
 }
+
+// TestEditDocumentLater: edits whose document is written meanwhile
+// (DocumentLater, as run-time changes make them) give the documents and
+// Specs of edits that write it at once, for every good file.
+func TestEditDocumentLater(t *testing.T) {
+	files, _ := filepath.Glob("testdata/good/*.yaml")
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".yaml"), func(t *testing.T) {
+			s := mustLoad(t, file)
+			chain := func(opts ...EditOption) (docs [][]byte, specs []string) {
+				cur := s
+				for _, e := range []func(*Spec) (*Spec, error){
+					func(s *Spec) (*Spec, error) {
+						return AddNode(s, NodeRequest{Name: "zz1", Entry: "{tcp: {congestion_control: reno}}"}, opts...)
+					},
+					func(s *Spec) (*Spec, error) { return AddNode(s, NodeRequest{Name: "zz2", Kind: KindRouter}, opts...) },
+					func(s *Spec) (*Spec, error) {
+						return AddLink(s, LinkRequest{A: "zz1", B: "zz2", Params: "rate=10mbit,delay=5ms"}, opts...)
+					},
+					func(s *Spec) (*Spec, error) { return RemoveLink(s, len(s.Links)-1, opts...) },
+					func(s *Spec) (*Spec, error) { return RemoveNode(s, "zz1", opts...) },
+				} {
+					ns, err := e(cur)
+					if err != nil {
+						docs = append(docs, []byte("refused: "+err.Error()))
+						return
+					}
+					if err := ns.WaitDocument(); err != nil {
+						t.Fatal(err)
+					}
+					docs, specs = append(docs, ns.Document), append(specs, specJSON(t, ns))
+					cur = ns
+				}
+				return
+			}
+			ld, ls := chain(DocumentLater)
+			nd, ns := chain()
+			if len(ld) != len(nd) {
+				t.Fatalf("%d edits later, %d at once", len(ld), len(nd))
+			}
+			for i := range nd {
+				if string(ld[i]) != string(nd[i]) {
+					t.Errorf("edit %d: the document written later differs:\n--- later:\n%s\n--- at once:\n%s", i, ld[i], nd[i])
+				}
+			}
+			if strings.Join(ls, "\n") != strings.Join(ns, "\n") {
+				t.Errorf("the Specs differ")
+			}
+			if len(nd) < 2 {
+				t.Logf("refused early: %s", nd[len(nd)-1])
+			}
+		})
+	}
+}

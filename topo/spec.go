@@ -46,7 +46,8 @@ type Spec struct {
 	// Document is the topology document the Spec was loaded from (nil
 	// for a generated one); run-time changes edit it (edit.go), and the
 	// runtime keeps it beside the lab's state.
-	Document []byte `json:"-"`
+	Document []byte      `json:"-"`
+	pending  *pendingDoc // edit.go: a document still being encoded (DocumentLater)
 }
 
 // AddressPlan is a lab's addressing: pool, subnet sizes, automatic or not.

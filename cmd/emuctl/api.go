@@ -35,6 +35,7 @@ them down); the session's shells and subscriptions end with it.`,
 				_, err := os.Stdout.Write(api.Schema)
 				return err
 			}
+			longLivedGC()
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return api.Serve(ctx, os.Stdin, os.Stdout, api.Options{Lab: lab})

@@ -58,6 +58,7 @@ func newBenchCmd() *cobra.Command {
 				return benchMininetScript(asJSON)
 			}
 			if change {
+				longLivedGC()
 				return benchChange(reps, shellsTopo, mininet, asJSON)
 			}
 			if uiPages {

@@ -41,6 +41,7 @@ can do).`,
   sudo emuctl ui -l demo --port 8080 --allow-changes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			longLivedGC()
 			st, err := resolveLab(lab)
 			if err != nil {
 				return err

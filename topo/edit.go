@@ -74,7 +74,12 @@ type LinkRequest struct {
 // AddNode returns s with a new node.
 func AddNode(s *Spec, req NodeRequest, opts ...EditOption) (*Spec, error) {
 	call := "node add " + req.Name
-	return edit(s, call, opts, func(doc *yaml.Node) (string, error) {
+	var alone func(*yaml.Node) (*Spec, bool, error)
+	if loadAlone && req.Entry == "" && req.AP == "" && req.Position == nil && req.OVSNames == "" &&
+		(req.Kind == "" || req.Kind == KindHost || req.Kind == KindRouter || req.Kind == KindSwitch && req.SwitchType != SwitchOVS) {
+		alone = func(root *yaml.Node) (*Spec, bool, error) { return addAlone(s, root, req.Name) }
+	}
+	return editAlone(s, call, opts, func(doc *yaml.Node) (string, error) {
 		nodes := mapValue(doc, "nodes")
 		if nodes == nil {
 			return "", fmt.Errorf("%s: the lab's document has no nodes: mapping", call)
@@ -118,7 +123,55 @@ func AddNode(s *Spec, req NodeRequest, opts ...EditOption) (*Spec, error) {
 		}
 		nodes.Content = append(nodes.Content, strNode(req.Name), body)
 		return "nodes." + keyPath(req.Name), nil
-	})
+	}, alone)
+}
+
+// loadAlone lets a node that comes without links or keys of its own be
+// added without loading the whole document again (tests turn it off to
+// compare).
+var loadAlone = true
+
+// aloneKeys are the document's top-level keys that can shape a node
+// added without links: the lab's name, its addressing, routing and
+// defaults. The others (links, wifi, schedules, machines) name nodes.
+var aloneKeys = []string{"version", "name", "addressing", "routing", "defaults"}
+
+// addAlone makes the Spec of s with node name added, root being the
+// edited document: a document of root's lab-wide keys and that node alone
+// is loaded, and its node joins a copy of s. A host, router or Linux
+// bridge without links has no interfaces, addresses, MACs or routes, and
+// no other node's change with it (TestAddAloneAsWhole compares this with
+// loading the whole document for every good file). An Open vSwitch switch
+// (the default switch type may say so) is loaded whole.
+func addAlone(s *Spec, root *yaml.Node, name string) (*Spec, bool, error) {
+	mini := &yaml.Node{Kind: yaml.MappingNode, Tag: root.Tag, Style: root.Style, Line: root.Line, Column: root.Column}
+	for k := 0; k+1 < len(root.Content); k += 2 {
+		switch key := root.Content[k].Value; {
+		case slices.Contains(aloneKeys, key):
+			mini.Content = append(mini.Content, root.Content[k], root.Content[k+1])
+		case key == "nodes":
+			nodes := root.Content[k+1]
+			one := &yaml.Node{Kind: yaml.MappingNode, Tag: nodes.Tag, Style: nodes.Style, Line: nodes.Line, Column: nodes.Column}
+			for j := 0; j+1 < len(nodes.Content); j += 2 {
+				if nodes.Content[j].Value == name {
+					one.Content = append(one.Content, nodes.Content[j], nodes.Content[j+1])
+				}
+			}
+			mini.Content = append(mini.Content, root.Content[k], one)
+		}
+	}
+	ms, err := loadTree(s.Source, nil, mini)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(ms.Nodes) != 1 || ms.Nodes[0].Name != name || ms.Nodes[0].SwitchType == SwitchOVS {
+		return nil, false, nil
+	}
+	ns := *s
+	ns.Document, ns.pending = nil, nil
+	ns.Nodes = append(slices.Clip(s.Nodes), ms.Nodes[0])
+	ns.Links = slices.Clip(s.Links)
+	return &ns, true, nil
 }
 
 // AddLink returns s with a new link (its index is len(s.Links)).
@@ -299,6 +352,14 @@ func (s *Spec) WaitDocument() error {
 // it added, for messages), loads the result and checks that everything
 // else is as it was.
 func edit(s *Spec, call string, opts []EditOption, change func(doc *yaml.Node) (string, error)) (*Spec, error) {
+	return editAlone(s, call, opts, change, nil)
+}
+
+// editAlone is edit; alone, when it is not nil, makes the new Spec
+// without loading the whole document again, for an edit that adds
+// something nothing else in the lab depends on (addAlone), or says it
+// cannot (ok false: the whole document is loaded).
+func editAlone(s *Spec, call string, opts []EditOption, change func(doc *yaml.Node) (string, error), alone func(root *yaml.Node) (ns *Spec, ok bool, err error)) (*Spec, error) {
 	if s.Cluster != nil {
 		return nil, fmt.Errorf("%s: the lab runs over several machines, and run-time changes are not supported there yet (bring it down, change the file, and up it again)", call)
 	}
@@ -339,7 +400,16 @@ func edit(s *Spec, call string, opts []EditOption, change func(doc *yaml.Node) (
 	// document they were read from; the edit's own have none, and are
 	// named by path) and the tags the parser resolves, set here
 	resolveTags(root)
-	ns, err := loadTree(s.Source, data, root)
+	var ns *Spec
+	done := false
+	if alone != nil {
+		if ns, done, err = alone(root); err != nil {
+			return nil, blame(err, call, added)
+		}
+	}
+	if !done {
+		ns, err = loadTree(s.Source, data, root)
+	}
 	if err != nil {
 		if strings.Contains(err.Error(), "no free address left in") {
 			err = fmt.Errorf("%w\n(a segment's subnet was sized at up — a switch with two hosts gets addressing.p2p_prefix, /30 by default — and addresses already given never change; for a lab that grows at run time, set addressing: {p2p_prefix: 24} in its file, as generated labs have)", blame(err, call, added))
@@ -351,8 +421,13 @@ func edit(s *Spec, call string, opts []EditOption, change func(doc *yaml.Node) (
 	if s.MACName != "" {
 		ns.Name, ns.MACName = s.Name, s.MACName
 	}
-	if err := unchanged(s, ns); err != nil {
-		return nil, fmt.Errorf("%s: %w", call, err)
+	if later == nil {
+		ns.Document = data
+	}
+	if !done {
+		if err := unchanged(s, ns); err != nil {
+			return nil, fmt.Errorf("%s: %w", call, err)
+		}
 	}
 	ok = true
 	if later == nil {

@@ -194,3 +194,87 @@ func TestEditDocumentLater(t *testing.T) {
 		})
 	}
 }
+
+// TestAddAloneAsWhole: a node added without links or keys of its own
+// (loaded alone, addAlone) gives the Spec and document that loading the
+// whole edited document gives, and the same refusals, for every good file.
+func TestAddAloneAsWhole(t *testing.T) {
+	files, _ := filepath.Glob("testdata/good/*.yaml")
+	reqs := []NodeRequest{
+		{Name: "zz1"},
+		{Name: "zz2", Kind: KindRouter},
+		{Name: "zz3", Kind: KindSwitch},
+		{Name: "zz4", Kind: KindSwitch, SwitchType: SwitchLinuxBridge},
+		{Name: "zz5", Kind: KindHost},
+		{Name: "this-name-is-far-too-long-for-an-interface"},
+		{Name: "bad name"},
+	}
+	add := func(s *Spec, req NodeRequest, alone bool) (string, string) {
+		loadAlone = alone
+		defer func() { loadAlone = true }()
+		ns, err := AddNode(s, req)
+		if err != nil {
+			return "refused: " + err.Error(), ""
+		}
+		return specJSON(t, ns), string(ns.Document)
+	}
+	// a generated lab (written out by Export) is loaded alone too
+	g, err := Generate("linear,3", GenOptions{Name: "zzgen"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := g.pinned()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nodes := mapValue(root, "nodes"); nodes != nil {
+		nodes.Content = append(nodes.Content, strNode("zz0"), &yaml.Node{Kind: yaml.MappingNode})
+	}
+	resolveTags(root)
+	if _, ok, err := addAlone(g, root, "zz0"); !ok || err != nil {
+		t.Fatalf("a host added to a generated lab is not loaded alone (ok %v, err %v)", ok, err)
+	}
+	for _, file := range append(files, "generated") {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".yaml"), func(t *testing.T) {
+			s := g
+			if file != "generated" {
+				s = mustLoad(t, file)
+			}
+			for _, req := range reqs {
+				wholeSpec, wholeDoc := add(s, req, false)
+				aloneSpec, aloneDoc := add(s, req, true)
+				if wholeSpec != aloneSpec {
+					t.Errorf("node add %s: alone\n%s\nwhole\n%s", req.Name, aloneSpec, wholeSpec)
+				}
+				if wholeDoc != aloneDoc {
+					t.Errorf("node add %s: the documents differ", req.Name)
+				}
+			}
+			// and a chain: nodes added alone, then a link to them, loaded whole
+			s1, err := AddNode(s, NodeRequest{Name: "zz1"})
+			if err != nil {
+				t.Skipf("no node can be added: %v", err)
+			}
+			s2, err := AddNode(s1, NodeRequest{Name: "zz2", Kind: KindRouter})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s3, err := AddLink(s2, LinkRequest{A: "zz1", B: "zz2"})
+			if err != nil {
+				t.Logf("link add refused: %v", err)
+				return
+			}
+			back, err := Load(s.Source, s3.Document)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back.Source = s3.Source
+			if s3.MACName != "" {
+				back.Name, back.MACName = s3.Name, s3.MACName
+			}
+			if a, b := specJSON(t, s3), specJSON(t, back); a != b {
+				t.Errorf("after nodes added alone and a link, the Spec differs from its document's\n%s\n%s", a, b)
+			}
+		})
+	}
+}

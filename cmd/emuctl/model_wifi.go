@@ -83,7 +83,8 @@ access point). Traffic flows from the stations to the access point.
 
 The link's SNR comes from --snr, or from --distance with a path-loss model
 (--pathloss logdistance|friis|itu-indoor, ns-3's defaults: exponent 3,
-46.6777 dB at 1 m), --txpower and the noise floor (kTB + --noise-figure);
+46.6777 dB at 1 m), --txpower and the noise floor (kTB over the rate's
+channel width + --noise-figure, as ns-3 counts it);
 without either the channel is error-free.
 
 --engine picks what runs the stations:

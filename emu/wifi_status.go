@@ -423,7 +423,7 @@ func adhocPeers(spec *topo.Spec, n *topo.Node, a *topo.WiFiAdhoc, ms *wifi.Mediu
 		}
 		// in range: its preamble is detected (ns-3's threshold model,
 		// as the medium judges every frame)
-		in := l.RxDBm >= model.DefaultDetectDBm && l.SNRdB >= model.DefaultDetectSNRdB
+		in := model.Link{RxDBm: l.RxDBm, SNRdB: l.SNRdB, OK: l.Detect}.Detected(model.DefaultDetectDBm, model.DefaultDetectSNRdB)
 		p := AdhocPeer{Node: l.To, RxDBm: l.RxDBm, SNRdB: l.SNRdB, InRange: in}
 		switch {
 		case !in:

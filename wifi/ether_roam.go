@@ -284,7 +284,7 @@ func LeastLoadedAP(cfg *MediumConfig, i int, load map[int]int) int {
 // (ns-3's threshold preamble detection, the medium's own rule: −82 dBm and
 // 4 dB of SNR), so it can be associated with it.
 func hears(l model.Link) bool {
-	return l.RxDBm >= model.DefaultDetectDBm && l.SNRdB >= model.DefaultDetectSNRdB
+	return l.Detected(model.DefaultDetectDBm, model.DefaultDetectSNRdB)
 }
 
 // handover takes station i off the air and makes it AP to's (under mu).

@@ -1,9 +1,5 @@
 package wifi
 
-import (
-	"github.com/emuctl/emuctl/wifi/model"
-)
-
 // RangeM is how far access point radio i reaches under the medium's
 // path-loss model: the distance at which its frames arrive with the SNR
 // threshold of its BSS's lowest rate (the ideal manager's table, as the
@@ -19,10 +15,9 @@ func (c *MediumConfig) RangeM(i int) (float64, bool) {
 	if len(rates) == 0 {
 		return 0, false
 	}
-	// the path loss that leaves exactly the threshold's SNR (Link's noise)
-	// at a receiver with an isotropic antenna
-	budget := r.TxPowerDBm + r.GainDBi - model.NoiseDBm(20, c.NoiseFigureDB) - berThreshold(rates[0])
-	d, ok := c.PathLoss.DistanceAt(budget)
+	// where its frames arrive at a receiver with an isotropic antenna
+	// with exactly the threshold's SNR (Link's budget)
+	d, ok := c.budget(r).RangeM(berThreshold(rates[0]))
 	if !ok {
 		return 0, false
 	}

@@ -104,23 +104,28 @@ func (c *MediumConfig) retryLimit() int {
 	return 11
 }
 
-// Link is what tx's frames look like at rx.
+// Link is what tx's frames look like at rx: their link budget (both
+// antennas' gains, a pair's extra loss), or a pair's fixed SNR.
 func (c *MediumConfig) Link(tx, rx int) model.Link {
 	a, b := c.Radios[tx], c.Radios[rx]
-	noise := model.NoiseDBm(20, c.NoiseFigureDB)
+	lb := c.budget(a)
+	lb.RxGainDBi = b.GainDBi
 	if v, ok := pairLookup(c.SNR, a.Node, b.Node); ok {
-		return model.Link{RxDBm: noise + v, SNRdB: v, OK: true}
+		return lb.AtSNR(v)
 	}
-	d := math.Sqrt(sq(a.Pos[0]-b.Pos[0]) + sq(a.Pos[1]-b.Pos[1]) + sq(a.Pos[2]-b.Pos[2]))
-	loss, _ := c.PathLoss.LossDB(d)
-	if v, ok := pairLookup(c.Loss, a.Node, b.Node); ok {
-		loss += v
-	}
-	rx_ := a.TxPowerDBm + a.GainDBi + b.GainDBi - loss
-	return model.Link{RxDBm: rx_, SNRdB: rx_ - noise, OK: rx_ >= model.DefaultRxSensitivity}
+	lb.ExtraLossDB, _ = pairLookup(c.Loss, a.Node, b.Node)
+	l, _ := lb.Between(a.Pos, b.Pos)
+	return l
 }
 
-func sq(x float64) float64 { return x * x }
+// budget is radio a's link budget as a transmitter, towards a receiver
+// with an isotropic antenna. The noise is counted over 20 MHz whatever
+// the channels' widths: a Link serves every PPDU between two radios
+// (model.LinkBudget.NoiseWidthMHz says what that means for wide ones).
+func (c *MediumConfig) budget(a MediumRadio) model.LinkBudget {
+	return model.LinkBudget{TxPowerDBm: a.TxPowerDBm, TxGainDBi: a.GainDBi, PathLoss: c.PathLoss,
+		NoiseFigureDB: c.NoiseFigureDB, NoiseWidthMHz: 20}
+}
 
 func pairLookup(m map[[2]string]float64, a, b string) (float64, bool) {
 	if v, ok := m[[2]string{a, b}]; ok {

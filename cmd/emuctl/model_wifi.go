@@ -83,7 +83,8 @@ access point). Traffic flows from the stations to the access point.
 
 The link's SNR comes from --snr, or from --distance with a path-loss model
 (--pathloss logdistance|friis|itu-indoor, ns-3's defaults: exponent 3,
-46.6777 dB at 1 m), --txpower and the noise floor (kTB + --noise-figure);
+46.6777 dB at 1 m), --txpower and the noise floor (kTB over the rate's
+channel width + --noise-figure, as ns-3 counts it);
 without either the channel is error-free.
 
 --engine picks what runs the stations:
@@ -293,20 +294,16 @@ func runWifiModel(o wifiModelOpts, ampduSet bool) (wifiModelOut, error) {
 	if o.snrSet {
 		snr = o.snr
 	} else if o.distance > 0 {
-		ch := map[model.Band]int{model.Band2G4: 1, model.Band5G: 36, model.Band6G: 1}[band]
-		pl := model.DefaultPathLoss(model.ChannelMHz(band, ch))
-		pl.Model, pl.Exponent = o.pathloss, o.exponent
-		loss, err := pl.LossDB(o.distance)
+		lb := o.budget(band, r)
+		l, err := lb.At(o.distance)
 		if err != nil {
 			return wifiModelOut{}, fmt.Errorf("--pathloss: %w", err)
 		}
-		rx := o.txpower - loss
-		noise := model.NoiseDBm(max(r.WidthMHz, 20), o.noiseFigure)
-		snr = rx - noise
-		if rx < max(o.detect, model.DefaultRxSensitivity) || o.detect > model.DefaultRxSensitivity && snr < model.DefaultDetectSNRdB {
+		snr = l.SNRdB
+		if !o.detected(l) {
 			snr = -100 // the receiver does not even detect the frames
 		}
-		out.RxDBm, out.NoiseDBm = ptrF(round3(rx)), ptrF(round3(noise))
+		out.RxDBm, out.NoiseDBm = ptrF(round3(l.RxDBm)), ptrF(round3(lb.NoiseDBm()))
 	}
 	if !math.IsInf(snr, 1) {
 		out.SNRdB = ptrF(round3(snr))
@@ -415,10 +412,7 @@ func mediumLink(o wifiModelOpts, band model.Band, r model.Rate, pos [][3]float64
 			at[i] = [3]float64{d * math.Cos(a), d * math.Sin(a), 0}
 		}
 	}
-	ch := map[model.Band]int{model.Band2G4: 1, model.Band5G: 36, model.Band6G: 1}[band]
-	pl := model.DefaultPathLoss(model.ChannelMHz(band, ch))
-	pl.Model, pl.Exponent = o.pathloss, o.exponent
-	noise := model.NoiseDBm(max(r.WidthMHz, 20), o.noiseFigure)
+	lb := o.budget(band, r)
 	links := make([]model.Link, (n+1)*(n+1))
 	for tx := 0; tx <= n; tx++ {
 		for rx := 0; rx <= n; rx++ {
@@ -426,19 +420,39 @@ func mediumLink(o wifiModelOpts, band model.Band, r model.Rate, pos [][3]float64
 				continue
 			}
 			if o.snrSet {
-				links[tx*(n+1)+rx] = model.Link{RxDBm: noise + o.snr, SNRdB: o.snr, OK: true}
+				links[tx*(n+1)+rx] = lb.AtSNR(o.snr)
 				continue
 			}
-			a, b := at[tx], at[rx]
-			loss, err := pl.LossDB(math.Sqrt((a[0]-b[0])*(a[0]-b[0]) + (a[1]-b[1])*(a[1]-b[1]) + (a[2]-b[2])*(a[2]-b[2])))
+			l, err := lb.Between(at[tx], at[rx])
 			if err != nil {
 				return nil, fmt.Errorf("--pathloss: %w", err)
 			}
-			dbm := o.txpower - loss
-			links[tx*(n+1)+rx] = model.Link{RxDBm: dbm, SNRdB: dbm - noise, OK: dbm >= model.DefaultRxSensitivity}
+			links[tx*(n+1)+rx] = l
 		}
 	}
 	return func(tx, rx int) model.Link { return links[tx*(n+1)+rx] }, nil
+}
+
+// budget is the link budget of every link of the run: the flags' path
+// loss on the band's first channel, --txpower, no antenna gain, and the
+// noise over the width of the one rate the run sends (as ns-3 counts
+// noise for that rate's PPDUs).
+func (o wifiModelOpts) budget(band model.Band, r model.Rate) model.LinkBudget {
+	ch := map[model.Band]int{model.Band2G4: 1, model.Band5G: 36, model.Band6G: 1}[band]
+	pl := model.DefaultPathLoss(model.ChannelMHz(band, ch))
+	pl.Model, pl.Exponent = o.pathloss, o.exponent
+	return model.LinkBudget{TxPowerDBm: o.txpower, PathLoss: pl, NoiseFigureDB: o.noiseFigure, NoiseWidthMHz: max(r.WidthMHz, 20)}
+}
+
+// detected: the access point detects a station's frames — ns-3's
+// threshold preamble detection at --detect-dbm and 4 dB SNR, or with
+// --detect-dbm at or below the receiver's sensitivity (no preamble
+// detection model) whatever reaches it.
+func (o wifiModelOpts) detected(l model.Link) bool {
+	if o.detect <= model.DefaultRxSensitivity {
+		return l.OK
+	}
+	return l.Detected(o.detect, model.DefaultDetectSNRdB)
 }
 
 func ptrF(v float64) *float64  { return &v }

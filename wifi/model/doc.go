@@ -13,6 +13,10 @@
 //     ns-3's YansErrorRateModel (and its DSSS model).
 //   - radio.go: path loss (free space, log-distance, ITU indoor), noise
 //     floor, ns-3's PHY defaults.
+//   - budget.go: the link budget, written once — positions → distance →
+//     path loss → received power → SNR over the noise floor, and whether
+//     frames reach and are detected (the medium's links, ranges and
+//     roaming, and `emuctl model wifi`).
 //   - analytic.go: the closed-form airtime of one exchange with the mean
 //     backoff, and Bianchi's saturation model.
 //   - sim.go: a discrete-event DCF/EDCA simulation of n saturated

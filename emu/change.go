@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/emuctl/emuctl/internal/proc"
@@ -724,12 +725,19 @@ func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, lin
 	d := &deployer{spec: spec, opt: opt, log: log, marker: Marker(spec.Name), nodes: map[string]*node{}, linkNodes: map[int]*node{},
 		pool: newHandlePool(maxOpenNodes), st: st, j: j, scope: sc, ovsChg: ovsPlan}
 	st.Spec, st.Links = spec, links
-	// recorded before anything is built: a kill from here on leaves a lab
-	// whose state names every node, and whose new namespaces carry its marker
+	// the new Spec's JSON is encoded while the change builds (the Spec is
+	// never edited in place), unless the state must name it first
+	specJSON := sync.OnceValues(func() ([]byte, error) { return json.Marshal(spec) })
 	var err error
-	d.specJSON, err = json.Marshal(spec)
-	if err == nil {
-		err = writeStateSpec(st, d.specJSON)
+	if earlyState(spec, diff, ovsPlan) {
+		// recorded before anything is built: a kill from here on leaves a
+		// lab whose state names every node, and whose new namespaces carry
+		// its marker
+		if d.specJSON, err = specJSON(); err == nil {
+			err = writeStateSpec(st, d.specJSON)
+		}
+	} else {
+		go specJSON()
 	}
 	if err == nil {
 		err = d.runChange(ctx, old.Spec)
@@ -738,7 +746,11 @@ func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, lin
 	d.anchor.remove()
 	if err == nil {
 		j.add("phase", "change-commit")
-		return commitChange(st, spec, st.Links, d.specJSON)
+		js, jerr := specJSON()
+		if jerr != nil {
+			return jerr
+		}
+		return commitChange(st, spec, st.Links, js)
 	}
 	log.Debug("change failed, rolling back", "err", err)
 	var rerrs []error
@@ -803,6 +815,37 @@ func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, lin
 		return fmt.Errorf("%w (rollback also failed: %v; emuctl down removes the lab)", err, errors.Join(rerrs...))
 	}
 	return err
+}
+
+// earlyState says whether a change must write the lab's state naming
+// what it adds before it builds anything. A change that only makes
+// namespaces (hosts, routers, Linux bridges) and veth links between them
+// need not: its namespaces are made under the journal's anchor and carry
+// the lab's marker, its /etc/netns entries are the namespaces' names, so
+// teardown finds all of it after a kill at any instant (the soak's
+// kill-change cycles), and the phases that hand state to another process
+// (engine links to the supervisor, stations to the medium) save it
+// themselves first. Open vSwitch ports and rows, the machine's own
+// namespace (kind root) and Wi-Fi are recorded first, as at up.
+func earlyState(spec *topo.Spec, diff labDiff, ovsPlan *ovsChangePlan) bool {
+	if ovsPlan != nil {
+		return true
+	}
+	plain := func(name string) bool {
+		n := spec.Node(name)
+		return n != nil && n.Kind != topo.KindRoot && n.AP == nil && n.Station == nil && !isOVS(n)
+	}
+	for _, name := range diff.addNodes {
+		if !plain(name) {
+			return true
+		}
+	}
+	for _, i := range diff.addLinks {
+		if l := spec.Links[i]; !plain(l.A.Node) || !plain(l.B.Node) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasEngine(links []LinkState) bool {
@@ -948,10 +991,13 @@ func followRoutes(ctx context.Context, old, spec *topo.Spec, opt Options, log *s
 // specJSON is spec's JSON where the change encoded it already (nil: encoded here).
 func commitChange(st *State, spec *topo.Spec, links []LinkState, specJSON json.RawMessage) error {
 	st.Spec, st.Links = spec, links
-	if err := writeHosts(spec); err != nil {
-		return err
-	}
-	if err := saveDocument(spec); err != nil {
+	// the hosts file and the document side by side, both before the state
+	var hostsErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { hostsErr = writeHosts(spec) })
+	docErr := saveDocument(spec)
+	wg.Wait()
+	if err := errors.Join(hostsErr, docErr); err != nil {
 		return err
 	}
 	return writeStateSpec(st, specJSON)

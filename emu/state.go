@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -124,11 +125,18 @@ func writeStateSpec(st *State, spec json.RawMessage) error {
 	if spec == nil {
 		b, err = json.Marshal(st) // compact: indenting cost more than encoding (a change writes it 2-3 times)
 	} else {
-		// the outer spec hides State's own, last in both: the same bytes
-		b, err = json.Marshal(struct {
-			*State
-			Spec json.RawMessage `json:"spec"`
-		}{st, spec})
+		// State with no Spec ends `"spec":null}` (spec is its last field):
+		// the Spec's JSON goes in its place, as json.Marshal would write it,
+		// without checking and compacting its bytes once more
+		c := *st
+		c.Spec = nil
+		if b, err = json.Marshal(&c); err == nil {
+			const tail = `"spec":null}`
+			if !bytes.HasSuffix(b, []byte(tail)) {
+				return fmt.Errorf("state of lab %s: its JSON does not end with its spec", st.Lab)
+			}
+			b = append(append(b[:len(b)-len(`null}`)], spec...), '}')
+		}
 	}
 	if err != nil {
 		return err

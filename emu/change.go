@@ -458,7 +458,7 @@ func removeParts(st *State, spec *topo.Spec, diff labDiff, links []LinkState, lo
 	}
 	failed := map[string]bool{}
 	for _, name := range diff.delNodes {
-		if err := removeNode(st, name); err != nil {
+		if err := nodeKindOf(old.Node(name)).remove(st, old.Node(name)); err != nil { // kind.go
 			errs = append(errs, err)
 			failed[name] = true
 		}
@@ -673,7 +673,7 @@ func (d detachedEnd) delete() error {
 }
 
 // removeNode stops every process in a node and removes its namespace and
-// hosts link.
+// hosts link (the remove of the kinds with a namespace of their own).
 func removeNode(st *State, name string) error {
 	ns := topo.Namespace(st.Lab, name)
 	m, err := netnsMarker(ns)
@@ -883,23 +883,17 @@ var enableV6 = []topo.KV{{Key: "net.ipv6.conf.all.disable_ipv6", Value: "0"}, {K
 // new link) with the deploy's handle pool.
 func (d *deployer) openExisting(name string) error {
 	sn := d.spec.Node(name)
-	nsName := topo.Namespace(d.spec.Name, name)
-	if sn.Kind == topo.KindRoot {
-		nsName = "" // the machine's own (openNamed)
-	}
+	k := nodeKindOf(sn)
+	nsName := k.netns(d.spec.Name, sn) // "": the machine's own (openNamed)
 	ns, h, err := openNamed(nsName)
 	if err != nil {
 		return fmt.Errorf("node %s: %w", name, err)
 	}
-	n := &node{spec: sn, nsName: nsName, index: map[string]int{}}
-	if sn.Kind == topo.KindSwitch && !isOVS(sn) { // an ovs switch's bridge is in the root namespace
-		if br, err := h.LinkByName(sn.Name); err == nil {
-			n.bridge = br.Attrs().Index
-		} else {
-			ns.Close()
-			h.Close()
-			return fmt.Errorf("switch %s: its bridge: %w", name, err)
-		}
+	n := &node{spec: sn, nsName: nsName, ns: ns, h: h, index: map[string]int{}}
+	if err := k.reopen(n); err != nil { // a switch's bridge (kind.go)
+		ns.Close()
+		h.Close()
+		return err
 	}
 	d.pool.register(n, ns, h)
 	d.nodes[name] = n

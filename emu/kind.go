@@ -6,16 +6,190 @@ import (
 	"github.com/emuctl/emuctl/topo"
 )
 
-// Kinds. A link kind is one way emuctl builds a link (link.go), picked
-// here from one registry, so the deploy phases, run-time changes and their
-// rollbacks ask a link's kind instead of testing it.
+// Kinds. A node kind is one way emuctl builds a node, a link kind one way
+// it builds a link (link.go); both are picked here, from one registry
+// each, so the deploy phases, run-time changes and their rollbacks ask a
+// node's or link's kind instead of testing it. A node kind does, per
+// instance, what up and a change's add share (its namespace and setup),
+// what a change's far end of a new link needs (reopen) and what a change's
+// removal does (remove).
+//
+// Teardown needs no kind: what a kind makes carries the lab's marker or
+// lives in the lab's namespaces, and teardown finds it by discovery.
+
+// nodeKind is one kind of node (topo's kind, and a switch's type).
+type nodeKind interface {
+	// name is the kind as messages print it.
+	name() string
+	// is reports whether n is of this kind; a node is of exactly one.
+	is(n *topo.Node) bool
+	// netns is the name of the node's namespace ("": the machine's own).
+	netns(lab string, n *topo.Node) string
+	// create makes the node's namespace (or opens the machine's) in the
+	// namespaces phase, records it and sets the node up: up and a
+	// change's add alike.
+	create(d *deployer, sn *topo.Node) error
+	// setup writes what the node needs before its interfaces exist, its
+	// handles held: kernel settings, a switch's bridge.
+	setup(d *deployer, n *node) error
+	// reopen finds what setup made in a node that exists already (a
+	// change: the far end of a new link), its handles open.
+	reopen(n *node) error
+	// ownsIfaces says whether the node's interfaces live in its own
+	// namespace (an ovs switch's are OVS ports in the machine's).
+	ownsIfaces() bool
+	// remove takes out a node a change removes once its links are gone:
+	// its processes, hosts link and namespace.
+	remove(st *State, sn *topo.Node) error
+}
+
+// nodeKinds is the registry of node kinds.
+var nodeKinds = []nodeKind{
+	hostKind{},   // host (kind.go)
+	routerKind{}, // router: a host that forwards (kind.go)
+	stationKind{},
+	apKind{}, // Wi-Fi (wifi.go, wifi_change.go)
+	bridgeKind{},
+	ovsKind{},  // switches: a Linux bridge (kind.go), Open vSwitch (ovs.go, ovs_change.go)
+	rootKind{}, // the machine's own namespace (kind.go)
+}
+
+// nodeKindOf is n's kind.
+func nodeKindOf(n *topo.Node) nodeKind {
+	for _, k := range nodeKinds {
+		if k.is(n) {
+			return k
+		}
+	}
+	return unknownKind{}
+}
+
+// nsNode is what the kinds with a namespace of their own share.
+type nsNode struct{}
+
+func (nsNode) netns(lab string, n *topo.Node) string {
+	return topo.Namespace(lab, n.Name)
+}
+func (nsNode) create(d *deployer, sn *topo.Node) error { return d.createNode(nodeKindOf(sn), sn) }
+func (nsNode) reopen(n *node) error                    { return nil }
+func (nsNode) ownsIfaces() bool                        { return true }
+func (nsNode) remove(st *State, sn *topo.Node) error   { return removeNode(st, sn.Name) }
+
+// setup is a host's: the kernel settings every node needs first.
+func (nsNode) setup(d *deployer, n *node) error {
+	if err := writeSysctls(n.ns, nodeSysctls(n.spec)); err != nil {
+		return fmt.Errorf("node %s: %w", n.spec.Name, err)
+	}
+	return nil
+}
+
+// hostKind is a host: a namespace with addresses and routes.
+type hostKind struct{ nsNode }
+
+func (hostKind) name() string { return "host" }
+func (hostKind) is(n *topo.Node) bool {
+	return n.Kind == topo.KindHost && n.Station == nil
+}
+
+// routerKind is a router: a host with IP forwarding on (nodeSysctls).
+type routerKind struct{ nsNode }
+
+func (routerKind) name() string { return "router" }
+func (routerKind) is(n *topo.Node) bool {
+	return n.Kind == topo.KindRouter && n.AP == nil
+}
+
+// bridgeKind is a switch of type linux-bridge: a bridge in its namespace.
+type bridgeKind struct{ nsNode }
+
+func (bridgeKind) name() string { return "switch" }
+func (bridgeKind) is(n *topo.Node) bool {
+	return n.Kind == topo.KindSwitch && n.AP == nil && (n.SwitchType == "" || n.SwitchType == topo.SwitchLinuxBridge)
+}
+func (k bridgeKind) setup(d *deployer, n *node) error {
+	if err := k.nsNode.setup(d, n); err != nil {
+		return err
+	}
+	return d.createBridge(n)
+}
+func (bridgeKind) reopen(n *node) error { return findBridge(n) }
+
+// findBridge sets n.bridge from the bridge setup made.
+func findBridge(n *node) error {
+	br, err := n.h.LinkByName(n.spec.Name)
+	if err != nil {
+		return fmt.Errorf("switch %s: its bridge: %w", n.spec.Name, err)
+	}
+	n.bridge = br.Attrs().Index
+	return nil
+}
+
+// rootKind is the machine's own namespace (topo.KindRoot): opened, never
+// made, set up or removed; the lab owns its link ends there only, which
+// go with their links.
+type rootKind struct{}
+
+func (rootKind) name() string                          { return "root" }
+func (rootKind) is(n *topo.Node) bool                  { return n.Kind == topo.KindRoot }
+func (rootKind) setup(d *deployer, n *node) error      { return nil }
+func (rootKind) reopen(n *node) error                  { return nil }
+func (rootKind) netns(string, *topo.Node) string       { return "" }
+func (rootKind) ownsIfaces() bool                      { return true }
+func (rootKind) remove(st *State, sn *topo.Node) error { return nil }
+
+func (rootKind) create(d *deployer, sn *topo.Node) error {
+	h, nh, err := openNamed("")
+	if err != nil {
+		return fmt.Errorf("node %s (kind root): %w", sn.Name, err)
+	}
+	n := &node{spec: sn, index: map[string]int{}}
+	d.pool.register(n, h, nh)
+	d.addNode(n)
+	return nil
+}
+
+// unknownKind is a node no registered kind is: preflight refuses it
+// (a switch type this version does not know).
+type unknownKind struct{ nsNode }
+
+func (unknownKind) name() string         { return "unknown" }
+func (unknownKind) is(n *topo.Node) bool { return false }
+func (unknownKind) setup(d *deployer, n *node) error {
+	return fmt.Errorf("node %s: kind %s (type %q) is not supported by this version", n.spec.Name, n.spec.Kind, n.spec.SwitchType)
+}
+
+// createNode makes the namespace of a node of kind k, records it and sets
+// the node up while its handles are fresh: a large lab would otherwise
+// reopen every namespace.
+func (d *deployer) createNode(k nodeKind, sn *topo.Node) error {
+	name := k.netns(d.spec.Name, sn)
+	h, nh, err := createNamedNetns(name, d.marker, d.anchor)
+	if err != nil {
+		return fmt.Errorf("node %s: %w", sn.Name, err)
+	}
+	n := &node{spec: sn, nsName: name, index: map[string]int{}}
+	d.pool.register(n, h, nh)
+	d.addNode(n)
+	d.stMu.Lock()
+	d.st.Namespaces = append(d.st.Namespaces, name)
+	d.stMu.Unlock()
+	d.log.Debug("netns created", "node", sn.Name, "netns", name)
+	return with(func() error { return k.setup(d, n) }, n)
+}
+
+// addNode records a node the deploy has handles on.
+func (d *deployer) addNode(n *node) {
+	d.nodesMu.Lock()
+	d.nodes[n.spec.Name] = n
+	d.nodesMu.Unlock()
+}
 
 // linkKinds picks a link's kind: the first that claims it.
 var linkKinds = []func(spec *topo.Spec, links []LinkState, li int) linkKind{
 	hopKind,     // a station's wireless hop (link_wifi.go)
 	clusterKind, // cut between machines, or another machine's (link_vxlan.go)
 	engineKind,  // shaped by the userspace engine (link_engine.go)
-	portKind,    // an end on an ovs switch (link_ovs.go)
+	portKind,    // an end on a node whose kind makes it a port: OVS (link_ovs.go)
 	vethKind,    // a veth pair (link_veth.go)
 }
 
@@ -46,11 +220,20 @@ func engineKind(_ *topo.Spec, links []LinkState, li int) linkKind {
 	return nil
 }
 
+// porter is a node kind whose link ends are ports of its own.
+type porter interface {
+	// portLink is the kind of a link with an end on the node (kernel: the
+	// link is shaped by kernel qdiscs).
+	portLink(kernel bool) linkKind
+}
+
 func portKind(spec *topo.Spec, links []LinkState, li int) linkKind {
 	l := spec.Links[li]
 	for _, ep := range []topo.Endpoint{l.A, l.B} {
-		if n := spec.Node(ep.Node); n != nil && isOVS(n) {
-			return ovsLink{kernel: kernelShaped(links, li)}
+		if n := spec.Node(ep.Node); n != nil {
+			if p, ok := nodeKindOf(n).(porter); ok {
+				return p.portLink(kernelShaped(links, li))
+			}
 		}
 	}
 	return nil

@@ -1,10 +1,58 @@
 package emu
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/emuctl/emuctl/topo"
 )
+
+// Every node is of exactly one registered kind.
+func TestNodeKinds(t *testing.T) {
+	var specs []*topo.Spec
+	files, _ := filepath.Glob("../topologies/*.yaml")
+	for _, f := range files {
+		s, err := topo.LoadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, s)
+	}
+	for _, sw := range []string{topo.SwitchLinuxBridge, topo.SwitchOVS} {
+		s, err := topo.Generate("linear,2", topo.GenOptions{Name: "tkind", Switch: sw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, s)
+	}
+	root, err := topo.Load("root.yaml", []byte("name: troot\nnodes:\n  h1: {}\n  r: {kind: root}\nlinks:\n  - {endpoints: [h1, r]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs = append(specs, root)
+	seen := map[string]bool{}
+	for _, s := range specs {
+		for i := range s.Nodes {
+			n := &s.Nodes[i]
+			var of []string
+			for _, k := range nodeKinds {
+				if k.is(n) {
+					of = append(of, k.name())
+				}
+			}
+			if len(of) != 1 {
+				t.Errorf("%s: node %s (kind %s, type %q) is of kinds %v, want one", s.Name, n.Name, n.Kind, n.SwitchType, of)
+				continue
+			}
+			seen[of[0]] = true
+		}
+	}
+	for _, k := range nodeKinds {
+		if !seen[k.name()] {
+			t.Errorf("no node of kind %s in the samples", k.name())
+		}
+	}
+}
 
 // A link's kind: a wireless hop, the engine's, an ovs link when an end is
 // an ovs switch, else a veth pair.

@@ -386,10 +386,15 @@ func removeParts(st *State, spec *topo.Spec, diff labDiff, links []LinkState, lo
 	var engineEnds []topo.Endpoint // their kept nodes' ends
 	var detached []detachedEnd     // kept ends of links to removed nodes
 	var errs []error
-	// OVS first: rows, then their devices, so ovs-vswitchd never holds a
-	// port whose device is gone (ovs_change.go)
-	if err := ovsRemoveParts(st, diff, log); err != nil {
-		errs = append(errs, err)
+	// the kinds' lab-wide parts first (kind.go). OVS: rows, then their
+	// devices, so ovs-vswitchd never holds a port whose device is gone
+	// (ovs_change.go)
+	for _, kp := range kindPhases() {
+		if kp.remove != nil {
+			if err := kp.remove(st, diff, log); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	for _, li := range diff.delLinks {
 		l := old.Links[li]
@@ -738,11 +743,12 @@ func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, lin
 	}
 	log.Debug("change failed, rolling back", "err", err)
 	var rerrs []error
-	// stations off the medium (wifi_change.go); OVS rows first, then
-	// devices (ovs_change.go)
-	rerrs = append(rerrs, undoStations(st, diff.addNodes)...)
-	if ovsPlan != nil {
-		rerrs = append(rerrs, ovsUndoChange(st, ovsPlan, log)...)
+	// the kinds' lab-wide parts (kind.go): stations off the medium
+	// (wifi_change.go); OVS rows first, then devices (ovs_change.go)
+	for _, kp := range kindPhases() {
+		if kp.undo != nil {
+			rerrs = append(rerrs, kp.undo(d, diff)...)
+		}
 	}
 	for _, li := range diff.addLinks {
 		l := spec.Links[li]
@@ -830,21 +836,16 @@ func (d *deployer) runChange(ctx context.Context, old *topo.Spec) error {
 			}
 		}
 	}
-	phases := []struct {
-		name string
-		fn   func(context.Context) error
-	}{
+	phases := d.withKindPhases([]phase{ // the kinds' (kind.go: "wifi", "ovs") at their place
 		{"namespaces", d.namespaces},
 		{"links", d.links},
-		{"wifi", d.wifiChange}, // stations: ports, radios on the running medium (wifi_change.go)
 		{"shaping", d.shaping},
-		{"ovs", d.ovsChangeSwitches}, // OVS: new bridges and ports (ovs_change.go)
 		{"sysctls", d.sysctls},
 		{"netcfg", d.netcfg},
 		{"hosts", d.hostsFiles},
 		{"wait", d.waitUp},
 		{"routes", func(ctx context.Context) error { return followRoutes(ctx, old, d.spec, d.opt, d.log) }},
-	}
+	}, true)
 	for _, p := range phases {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("interrupted before %s: %w", p.name, err)

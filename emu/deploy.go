@@ -195,18 +195,15 @@ func (d *deployer) schedules(ctx context.Context) error {
 	return err
 }
 
-func (d *deployer) run(ctx context.Context) error {
-	phases := []struct {
-		name string
-		fn   func(context.Context) error
-	}{
+// upPhases are a deploy's phases in order: the kinds' (kind.go: "ovs",
+// "wifi") at their place.
+func (d *deployer) upPhases() []phase {
+	return d.withKindPhases([]phase{
 		{"namespaces", d.namespaces},
 		{"nodes", d.nodeSetup},
 		{"links", d.links},
 		{"externals", d.externals},
 		{"shaping", d.shaping},
-		{"ovs", d.ovsSwitches}, // OVS: ovs switches' bridges and ports (ovs.go)
-		{"wifi", d.wifiSetup},  // Wi-Fi: radios, hostapd, wpa_supplicant, association (wifi.go)
 		{"routes", d.routes},
 		{"sysctls", d.sysctls},
 		{"netcfg", d.netcfg},
@@ -214,7 +211,11 @@ func (d *deployer) run(ctx context.Context) error {
 		{"wait", d.waitUp},
 		{"start", d.startCommands},
 		{"schedules", d.schedules},
-	}
+	}, false)
+}
+
+func (d *deployer) run(ctx context.Context) error {
+	phases := d.upPhases()
 	for _, p := range phases {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("interrupted before %s: %w", p.name, err)
@@ -463,8 +464,12 @@ func parseMAC(s string) net.HardwareAddr {
 func findIface(n *topo.Node, name string) *topo.Interface { return n.Iface(name) }
 
 func (d *deployer) links(ctx context.Context) error {
-	if err := d.ovsPrepare(ctx); err != nil { // OVS: pick the daemons, name bridges and ports (ovs.go)
-		return err
+	for _, kp := range kindPhases() { // OVS: pick the daemons, name bridges and ports (ovs.go)
+		if kp.prepare != nil {
+			if err := kp.prepare(d, ctx); err != nil {
+				return err
+			}
+		}
 	}
 	var idx []int
 	for i := range d.spec.Links {

@@ -1,7 +1,9 @@
 package emu
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/emuctl/emuctl/topo"
 )
@@ -12,7 +14,10 @@ import (
 // node's or link's kind instead of testing it. A node kind does, per
 // instance, what up and a change's add share (its namespace and setup),
 // what a change's far end of a new link needs (reopen) and what a change's
-// removal does (remove).
+// removal does (remove). Kinds with lab-wide parts — one OVSDB
+// transaction for every ovs switch, one Wi-Fi medium for every access
+// point and station — contribute phases (kindPhase), which the deploy and
+// the change run at their place in the phase order.
 //
 // Teardown needs no kind: what a kind makes carries the lab's marker or
 // lives in the lab's namespaces, and teardown finds it by discovery.
@@ -43,7 +48,35 @@ type nodeKind interface {
 	remove(st *State, sn *topo.Node) error
 }
 
-// nodeKinds is the registry of node kinds.
+// kindPhase is a kind's lab-wide part: a deploy phase named after it,
+// journalled and open to fault injection like every phase, with what a
+// change does of it.
+type kindPhase struct {
+	name string
+	// up is the phase in a deploy, run after the phase upAfter.
+	upAfter string
+	up      func(d *deployer, ctx context.Context) error
+	// change is the phase in a run-time change ("change-" + name), run
+	// after the change's phase changeAfter.
+	changeAfter string
+	change      func(d *deployer, ctx context.Context) error
+	// prepare runs first in the links phase: what the kind decides
+	// before any link exists.
+	prepare func(d *deployer, ctx context.Context) error
+	// undo takes out what a failed change's phase made (the caller then
+	// restores the state).
+	undo func(d *deployer, diff labDiff) []error
+	// remove takes out the kind's part of what a change removes, before
+	// the links and namespaces go.
+	remove func(st *State, diff labDiff, log *slog.Logger) error
+}
+
+// phaser is a node kind with lab-wide phases.
+type phaser interface{ phases() []kindPhase }
+
+// nodeKinds is the registry of node kinds. Lab-wide steps that have no
+// place in the phase order (a failed change's undo, a change's removal)
+// run in this order.
 var nodeKinds = []nodeKind{
 	hostKind{},   // host (kind.go)
 	routerKind{}, // router: a host that forwards (kind.go)
@@ -62,6 +95,53 @@ func nodeKindOf(n *topo.Node) nodeKind {
 		}
 	}
 	return unknownKind{}
+}
+
+// kindPhases are the registered kinds' phases, each once.
+func kindPhases() []kindPhase {
+	var out []kindPhase
+	seen := map[string]bool{}
+	for _, k := range nodeKinds {
+		if p, ok := k.(phaser); ok {
+			for _, kp := range p.phases() {
+				if !seen[kp.name] {
+					seen[kp.name] = true
+					out = append(out, kp)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// phase is one step of a deploy or a change.
+type phase struct {
+	name string
+	fn   func(context.Context) error
+}
+
+// withKindPhases is base with each kind phase after the phase it follows
+// (change: a change's order).
+func (d *deployer) withKindPhases(base []phase, change bool) []phase {
+	var out []phase
+	var after func(name string)
+	after = func(name string) {
+		for _, kp := range kindPhases() {
+			at, fn := kp.upAfter, kp.up
+			if change {
+				at, fn = kp.changeAfter, kp.change
+			}
+			if at == name && fn != nil {
+				out = append(out, phase{kp.name, func(ctx context.Context) error { return fn(d, ctx) }})
+				after(kp.name)
+			}
+		}
+	}
+	for _, p := range base {
+		out = append(out, p)
+		after(p.name)
+	}
+	return out
 }
 
 // nsNode is what the kinds with a namespace of their own share.

@@ -2,10 +2,33 @@ package emu
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/emuctl/emuctl/topo"
 )
+
+// The phases keep their names and order: fault injection, crash points,
+// the journal and the soak test name them.
+func TestKindPhaseOrder(t *testing.T) {
+	d := &deployer{}
+	names := func(ps []phase) []string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.name)
+		}
+		return out
+	}
+	up := []string{"namespaces", "nodes", "links", "externals", "shaping", "ovs", "wifi", "routes", "sysctls", "netcfg", "hosts", "wait", "start", "schedules"}
+	if got := names(d.upPhases()); !slices.Equal(got, up) {
+		t.Errorf("up's phases: %v, want %v", got, up)
+	}
+	base := []phase{{name: "namespaces"}, {name: "links"}, {name: "shaping"}, {name: "sysctls"}, {name: "netcfg"}, {name: "hosts"}, {name: "wait"}, {name: "routes"}}
+	chg := []string{"namespaces", "links", "wifi", "shaping", "ovs", "sysctls", "netcfg", "hosts", "wait", "routes"}
+	if got := names(d.withKindPhases(base, true)); !slices.Equal(got, chg) {
+		t.Errorf("a change's phases: %v, want %v", got, chg)
+	}
+}
 
 // Every node is of exactly one registered kind.
 func TestNodeKinds(t *testing.T) {

@@ -78,13 +78,13 @@ type phaser interface{ phases() []kindPhase }
 // place in the phase order (a failed change's undo, a change's removal)
 // run in this order.
 var nodeKinds = []nodeKind{
-	hostKind{},   // host (kind.go)
-	routerKind{}, // router: a host that forwards (kind.go)
-	stationKind{},
-	apKind{}, // Wi-Fi (wifi.go, wifi_change.go)
-	bridgeKind{},
-	ovsKind{},  // switches: a Linux bridge (kind.go), Open vSwitch (ovs.go, ovs_change.go)
-	rootKind{}, // the machine's own namespace (kind.go)
+	hostKind{},    // kind.go
+	routerKind{},  // a host that forwards (kind.go)
+	stationKind{}, // Wi-Fi (wifi_kind.go)
+	apKind{},      // Wi-Fi (wifi_kind.go)
+	bridgeKind{},  // a switch of type linux-bridge (kind.go)
+	ovsKind{},     // a switch of type ovs (ovs_kind.go)
+	rootKind{},    // the machine's own namespace (kind.go)
 }
 
 // nodeKindOf is n's kind.

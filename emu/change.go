@@ -391,10 +391,15 @@ func removeParts(st *State, spec *topo.Spec, diff labDiff, links []LinkState, lo
 	var engineEnds []topo.Endpoint // their kept nodes' ends
 	var detached []detachedEnd     // kept ends of links to removed nodes
 	var errs []error
-	// OVS first: rows, then their devices, so ovs-vswitchd never holds a
-	// port whose device is gone (ovs_change.go)
-	if err := ovsRemoveParts(st, diff, log); err != nil {
-		errs = append(errs, err)
+	// the kinds' lab-wide parts first (kind.go). OVS: rows, then their
+	// devices, so ovs-vswitchd never holds a port whose device is gone
+	// (ovs_change.go)
+	for _, kp := range kindPhases() {
+		if kp.remove != nil {
+			if err := kp.remove(st, diff, log); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	for _, li := range diff.delLinks {
 		l := old.Links[li]
@@ -463,7 +468,7 @@ func removeParts(st *State, spec *topo.Spec, diff labDiff, links []LinkState, lo
 	}
 	failed := map[string]bool{}
 	for _, name := range diff.delNodes {
-		if err := removeNode(st, name); err != nil {
+		if err := nodeKindOf(old.Node(name)).remove(st, old.Node(name)); err != nil { // kind.go
 			errs = append(errs, err)
 			failed[name] = true
 		}
@@ -678,7 +683,7 @@ func (d detachedEnd) delete() error {
 }
 
 // removeNode stops every process in a node and removes its namespace and
-// hosts link.
+// hosts link (the remove of the kinds with a namespace of their own).
 func removeNode(st *State, name string) error {
 	ns := topo.Namespace(st.Lab, name)
 	m, err := netnsMarker(ns)
@@ -754,11 +759,12 @@ func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, lin
 	}
 	log.Debug("change failed, rolling back", "err", err)
 	var rerrs []error
-	// stations off the medium (wifi_change.go); OVS rows first, then
-	// devices (ovs_change.go)
-	rerrs = append(rerrs, undoStations(st, diff.addNodes)...)
-	if ovsPlan != nil {
-		rerrs = append(rerrs, ovsUndoChange(st, ovsPlan, log)...)
+	// the kinds' lab-wide parts (kind.go): stations off the medium
+	// (wifi_change.go); OVS rows first, then devices (ovs_change.go)
+	for _, kp := range kindPhases() {
+		if kp.undo != nil {
+			rerrs = append(rerrs, kp.undo(d, diff)...)
+		}
 	}
 	for _, li := range diff.addLinks {
 		l := spec.Links[li]
@@ -877,21 +883,16 @@ func (d *deployer) runChange(ctx context.Context, old *topo.Spec) error {
 			}
 		}
 	}
-	phases := []struct {
-		name string
-		fn   func(context.Context) error
-	}{
+	phases := d.withKindPhases([]phase{ // the kinds' (kind.go: "wifi", "ovs") at their place
 		{"namespaces", d.namespaces},
 		{"links", d.links},
-		{"wifi", d.wifiChange}, // stations: ports, radios on the running medium (wifi_change.go)
 		{"shaping", d.shaping},
-		{"ovs", d.ovsChangeSwitches}, // OVS: new bridges and ports (ovs_change.go)
 		{"sysctls", d.sysctls},
 		{"netcfg", d.netcfg},
 		{"hosts", d.hostsFiles},
 		{"wait", d.waitUp},
 		{"routes", func(ctx context.Context) error { return followRoutes(ctx, old, d.spec, d.opt, d.log) }},
-	}
+	}, true)
 	for _, p := range phases {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("interrupted before %s: %w", p.name, err)
@@ -927,23 +928,17 @@ var enableV6 = []topo.KV{{Key: "net.ipv6.conf.all.disable_ipv6", Value: "0"}, {K
 // new link) with the deploy's handle pool.
 func (d *deployer) openExisting(name string) error {
 	sn := d.spec.Node(name)
-	nsName := topo.Namespace(d.spec.Name, name)
-	if sn.Kind == topo.KindRoot {
-		nsName = "" // the machine's own (openNamed)
-	}
+	k := nodeKindOf(sn)
+	nsName := k.netns(d.spec.Name, sn) // "": the machine's own (openNamed)
 	ns, h, err := openNamed(nsName)
 	if err != nil {
 		return fmt.Errorf("node %s: %w", name, err)
 	}
-	n := &node{spec: sn, nsName: nsName, index: map[string]int{}}
-	if sn.Kind == topo.KindSwitch && !isOVS(sn) { // an ovs switch's bridge is in the root namespace
-		if br, err := h.LinkByName(sn.Name); err == nil {
-			n.bridge = br.Attrs().Index
-		} else {
-			ns.Close()
-			h.Close()
-			return fmt.Errorf("switch %s: its bridge: %w", name, err)
-		}
+	n := &node{spec: sn, nsName: nsName, ns: ns, h: h, index: map[string]int{}}
+	if err := k.reopen(n); err != nil { // a switch's bridge (kind.go)
+		ns.Close()
+		h.Close()
+		return err
 	}
 	d.pool.register(n, ns, h)
 	d.nodes[name] = n

@@ -85,6 +85,7 @@ type deployer struct {
 	st        *State
 	stMu      sync.Mutex
 	nodes     map[string]*node
+	nodesMu   sync.Mutex     // nodes, while the namespaces phase fills it
 	ovs       *ovsDeploy     // OVS: names and ports of ovs switches (ovs.go)
 	ovsChg    *ovsChangePlan // OVS: what a run-time change adds (ovs_change.go)
 	pool      *handlePool
@@ -194,18 +195,15 @@ func (d *deployer) schedules(ctx context.Context) error {
 	return err
 }
 
-func (d *deployer) run(ctx context.Context) error {
-	phases := []struct {
-		name string
-		fn   func(context.Context) error
-	}{
+// upPhases are a deploy's phases in order: the kinds' (kind.go: "ovs",
+// "wifi") at their place.
+func (d *deployer) upPhases() []phase {
+	return d.withKindPhases([]phase{
 		{"namespaces", d.namespaces},
 		{"nodes", d.nodeSetup},
 		{"links", d.links},
 		{"externals", d.externals},
 		{"shaping", d.shaping},
-		{"ovs", d.ovsSwitches}, // OVS: ovs switches' bridges and ports (ovs.go)
-		{"wifi", d.wifiSetup},  // Wi-Fi: radios, hostapd, wpa_supplicant, association (wifi.go)
 		{"routes", d.routes},
 		{"sysctls", d.sysctls},
 		{"netcfg", d.netcfg},
@@ -213,7 +211,11 @@ func (d *deployer) run(ctx context.Context) error {
 		{"wait", d.waitUp},
 		{"start", d.startCommands},
 		{"schedules", d.schedules},
-	}
+	}, false)
+}
+
+func (d *deployer) run(ctx context.Context) error {
+	phases := d.upPhases()
 	for _, p := range phases {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("interrupted before %s: %w", p.name, err)
@@ -336,36 +338,7 @@ func (d *deployer) namespaces(ctx context.Context) error {
 		return err
 	}
 	return parallel(ctx, d.opt.Workers, nodes, func(sn *topo.Node) error {
-		if sn.Kind == topo.KindRoot {
-			// the machine's own namespace: opened, never made or removed
-			h, nh, err := openNamed("")
-			if err != nil {
-				return fmt.Errorf("node %s (kind root): %w", sn.Name, err)
-			}
-			n := &node{spec: sn, index: map[string]int{}}
-			d.pool.register(n, h, nh)
-			mu.Lock()
-			d.nodes[sn.Name] = n
-			mu.Unlock()
-			return nil
-		}
-		name := topo.Namespace(d.spec.Name, sn.Name)
-		h, nh, err := createNamedNetns(name, d.marker, d.anchor)
-		if err != nil {
-			return fmt.Errorf("node %s: %w", sn.Name, err)
-		}
-		n := &node{spec: sn, nsName: name, index: map[string]int{}}
-		d.pool.register(n, h, nh)
-		mu.Lock()
-		d.nodes[sn.Name] = n
-		mu.Unlock()
-		d.stMu.Lock()
-		d.st.Namespaces = append(d.st.Namespaces, name)
-		d.stMu.Unlock()
-		d.log.Debug("netns created", "node", sn.Name, "netns", name)
-		// The node's own settings and bridge now, while its handles are
-		// fresh: a large lab would otherwise reopen every namespace.
-		return with(func() error { return d.setupNode(n) }, n)
+		return nodeKindOf(sn).create(d, sn) // kind.go
 	})
 }
 
@@ -382,20 +355,8 @@ func hasV6(n *topo.Node) bool {
 }
 
 // nodeSetup is a phase of its own for fault injection only: each node's
-// setup (setupNode) runs as soon as its namespace exists.
+// setup (its kind's, kind.go) runs as soon as its namespace exists.
 func (d *deployer) nodeSetup(ctx context.Context) error { return nil }
-
-// setupNode writes the kernel settings every node needs before its
-// interfaces exist, and creates switch bridges.
-func (d *deployer) setupNode(n *node) error {
-	if err := writeSysctls(n.ns, nodeSysctls(n.spec)); err != nil {
-		return fmt.Errorf("node %s: %w", n.spec.Name, err)
-	}
-	if n.spec.Kind == topo.KindSwitch {
-		return d.createBridge(n)
-	}
-	return nil
-}
 
 // nodeSysctls are the settings a node needs before its interfaces exist.
 func nodeSysctls(n *topo.Node) []topo.KV {
@@ -466,12 +427,6 @@ func (d *deployer) eachNode(ctx context.Context, keep func(*node) bool, fn func(
 }
 
 func (d *deployer) createBridge(n *node) error {
-	if isOVS(n.spec) {
-		return nil // OVS: its bridge is made in the ovs phase (ovs.go)
-	}
-	if n.spec.SwitchType != "" && n.spec.SwitchType != topo.SwitchLinuxBridge {
-		return fmt.Errorf("switch %s: type %q is not supported by this version (supported: %s)", n.spec.Name, n.spec.SwitchType, topo.SwitchLinuxBridge)
-	}
 	la := netlink.NewLinkAttrs()
 	la.Name = n.spec.Name
 	la.Alias = d.marker
@@ -509,8 +464,12 @@ func parseMAC(s string) net.HardwareAddr {
 func findIface(n *topo.Node, name string) *topo.Interface { return n.Iface(name) }
 
 func (d *deployer) links(ctx context.Context) error {
-	if err := d.ovsPrepare(ctx); err != nil { // OVS: pick the daemons, name bridges and ports (ovs.go)
-		return err
+	for _, kp := range kindPhases() { // OVS: pick the daemons, name bridges and ports (ovs.go)
+		if kp.prepare != nil {
+			if err := kp.prepare(d, ctx); err != nil {
+				return err
+			}
+		}
 	}
 	var idx []int
 	for i := range d.spec.Links {
@@ -703,7 +662,7 @@ func (d *deployer) waitUp(ctx context.Context) error {
 	deadline := time.Now().Add(10 * time.Second)
 	pending := map[*node][]string{}
 	for _, n := range d.nodeList() {
-		if isOVS(n.spec) {
+		if !nodeKindOf(n.spec).ownsIfaces() {
 			continue // OVS: the ports live in the root namespace; the ovs phase checked them
 		}
 		for _, ifc := range n.spec.Interfaces {

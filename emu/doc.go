@@ -15,11 +15,17 @@
 // A deploy runs phases in order (deploy.go: namespaces, links, externals,
 // shaping, ovs, wifi, routes, sysctls, netcfg, hosts, wait, start), each
 // journalled first so a crash at any point leaves records clean can
-// follow (journal.go). Links go through one interface whatever they are
+// follow (journal.go). Nodes go through one interface per kind (kind.go:
+// host, router, Linux bridge switch, ovs switch, access point, station,
+// root), picked from one registry: a kind makes and sets up its node in
+// the namespaces phase, at up and in a change alike, and removes it in a
+// change; the kinds with lab-wide parts contribute the phases named after
+// them (ovs, wifi). Links go through one interface whatever they are
 // made of (link.go): a veth pair, kernel-shaped or not (link_veth.go), a
 // userspace-engine link (link_engine.go), a link with an Open vSwitch
 // port at an end (link_ovs.go), a station's wireless hop (link_wifi.go);
-// the phases, `link set/show/up/down` and verify ask a link's kind. The
+// the phases, `link set/show/up/down` and verify ask a link's kind,
+// picked from the link registry beside the node kinds'. The
 // lab's one supervisor process (supervisor.go) runs the userspace link
 // engines and the Wi-Fi medium (wifi_medium.go for hwsim radios,
 // wifi_engine.go for the engine backend's veth ports).

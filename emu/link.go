@@ -25,7 +25,8 @@ import (
 //     qdiscs on the station's and the AP's wireless egress.
 //
 // The deploy phases (links, shaping, wifi), `link set/show/up/down` and
-// verify ask each link's kind and never look at backends themselves.
+// verify ask each link's kind (picked in kind.go: kindOf) and never look
+// at backends themselves.
 // Teardown needs no kind: everything a kind makes carries the lab's marker
 // or lives in the lab's namespaces, and teardown finds it by discovery
 // (teardown.go, ovs_teardown.go).
@@ -155,31 +156,6 @@ func linkEnds(spec *topo.Spec, li int) (a, b topo.Endpoint) {
 	ap := spec.Node(n.Station.AP)
 	return topo.Endpoint{Node: n.Name, Iface: n.Station.Iface}, topo.Endpoint{Node: ap.Name, Iface: ap.AP.Iface}
 }
-
-// kindOf is link li's kind, from the recorded shaping (links, in the
-// order planLinks made it) and the Spec.
-func kindOf(spec *topo.Spec, links []LinkState, li int) linkKind {
-	if li >= len(spec.Links) {
-		return wifiHop{}
-	}
-	if k := clusterKind(spec, links, li); k != nil { // labs over several machines (link_vxlan.go)
-		return k
-	}
-	ls, shaped := findLinkState(links, li)
-	if shaped && ls.Backend == BackendEngine {
-		return engineLink{}
-	}
-	l := spec.Links[li]
-	kernel := shaped && (ls.Backend == BackendNetem || ls.Backend == BackendShaper)
-	for _, ep := range []topo.Endpoint{l.A, l.B} {
-		if n := spec.Node(ep.Node); n != nil && isOVS(n) {
-			return ovsLink{kernel: kernel}
-		}
-	}
-	return vethLink{kernel: kernel}
-}
-
-func (d *deployer) kindOf(li int) linkKind { return kindOf(d.spec, d.st.Links, li) }
 
 func findLinkState(links []LinkState, li int) (LinkState, bool) {
 	for _, ls := range links {

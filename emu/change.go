@@ -824,30 +824,30 @@ func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, lin
 }
 
 // earlyState says whether a change must write the lab's state naming
-// what it adds before it builds anything. A change that only makes
-// namespaces (hosts, routers, Linux bridges) and veth links between them
-// need not: its namespaces are made under the journal's anchor and carry
-// the lab's marker, its /etc/netns entries are the namespaces' names, so
-// teardown finds all of it after a kill at any instant (the soak's
-// kill-change cycles), and the phases that hand state to another process
-// (engine links to the supervisor, stations to the medium) save it
-// themselves first. Open vSwitch ports and rows, the machine's own
-// namespace (kind root) and Wi-Fi are recorded first, as at up.
+// what it adds before it builds anything: when a node it adds, or an end
+// of a link it adds, is of a kind that records first (kind.go). A change
+// that only makes namespaces (hosts, routers, Linux bridges) and veth
+// links between them need not: its namespaces are made under the
+// journal's anchor and carry the lab's marker, its /etc/netns entries are
+// the namespaces' names, so teardown finds all of it after a kill at any
+// instant (the soak's kill-change cycles), and the phases that hand state
+// to another process (engine links to the supervisor) save it themselves
+// first.
 func earlyState(spec *topo.Spec, diff labDiff, ovsPlan *ovsChangePlan) bool {
 	if ovsPlan != nil {
 		return true
 	}
-	plain := func(name string) bool {
+	first := func(name string) bool {
 		n := spec.Node(name)
-		return n != nil && n.Kind != topo.KindRoot && n.AP == nil && n.Station == nil && !isOVS(n)
+		return n == nil || nodeKindOf(n).recordFirst()
 	}
 	for _, name := range diff.addNodes {
-		if !plain(name) {
+		if first(name) {
 			return true
 		}
 	}
 	for _, i := range diff.addLinks {
-		if l := spec.Links[i]; !plain(l.A.Node) || !plain(l.B.Node) {
+		if l := spec.Links[i]; first(l.A.Node) || first(l.B.Node) {
 			return true
 		}
 	}

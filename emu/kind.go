@@ -46,6 +46,12 @@ type nodeKind interface {
 	// remove takes out a node a change removes once its links are gone:
 	// its processes, hosts link and namespace.
 	remove(st *State, sn *topo.Node) error
+	// recordFirst says whether a change adding such a node (or a link to
+	// one) writes the lab's state naming it before building anything:
+	// what the kind makes outside the lab's marked namespaces (OVS ports
+	// and rows, the machine's namespace, the Wi-Fi medium's radios) is
+	// found through the state after a kill (change.go earlyState).
+	recordFirst() bool
 }
 
 // kindPhase is a kind's lab-wide part: a deploy phase named after it,
@@ -154,6 +160,7 @@ func (nsNode) create(d *deployer, sn *topo.Node) error { return d.createNode(nod
 func (nsNode) reopen(n *node) error                    { return nil }
 func (nsNode) ownsIfaces() bool                        { return true }
 func (nsNode) remove(st *State, sn *topo.Node) error   { return removeNode(st, sn.Name) }
+func (nsNode) recordFirst() bool                       { return false }
 
 // setup is a host's: the kernel settings every node needs first.
 func (nsNode) setup(d *deployer, n *node) error {
@@ -216,6 +223,7 @@ func (rootKind) reopen(n *node) error                  { return nil }
 func (rootKind) netns(string, *topo.Node) string       { return "" }
 func (rootKind) ownsIfaces() bool                      { return true }
 func (rootKind) remove(st *State, sn *topo.Node) error { return nil }
+func (rootKind) recordFirst() bool                     { return true }
 
 func (rootKind) create(d *deployer, sn *topo.Node) error {
 	h, nh, err := openNamed("")

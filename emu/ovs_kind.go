@@ -11,6 +11,7 @@ type ovsKind struct{ nsNode }
 func (ovsKind) name() string                  { return "ovs switch" }
 func (ovsKind) is(n *topo.Node) bool          { return isOVS(n) }
 func (ovsKind) ownsIfaces() bool              { return false }
+func (ovsKind) recordFirst() bool             { return true }
 func (ovsKind) portLink(kernel bool) linkKind { return ovsLink{kernel: kernel} }
 
 func (ovsKind) phases() []kindPhase {

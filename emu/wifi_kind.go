@@ -11,6 +11,8 @@ import "github.com/emuctl/emuctl/topo"
 // (wifi: {routed: true}).
 type apKind struct{ nsNode }
 
+func (apKind) recordFirst() bool { return true }
+
 func (apKind) name() string         { return "ap" }
 func (apKind) is(n *topo.Node) bool { return n.AP != nil }
 func (apKind) phases() []kindPhase  { return wifiPhases() }
@@ -32,6 +34,8 @@ func (apKind) reopen(n *node) error {
 
 // stationKind is a station: a host with a radio.
 type stationKind struct{ nsNode }
+
+func (stationKind) recordFirst() bool { return true }
 
 func (stationKind) name() string         { return "station" }
 func (stationKind) is(n *topo.Node) bool { return n.Station != nil }

@@ -175,3 +175,7 @@ func (l *Lab) Verify(ctx context.Context, opt VerifyOptions) ([]emu.DirResult, e
 // returned, state removed. It is idempotent: a lab already down is no
 // error.
 func (l *Lab) Down() error { return emu.Down(l.name, l.log) }
+
+// StateRoot is the directory under which labs keep their state
+// (/run/emuctl, or $EMUCTL_RUN_DIR).
+func StateRoot() string { return emu.RunDir() }

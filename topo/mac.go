@@ -1,9 +1,9 @@
 package topo
 
 import (
-	"fmt"
 	"hash/fnv"
 	"net"
+	"strconv"
 )
 
 // assignMACs gives every created interface a locally administered unicast
@@ -15,6 +15,7 @@ import (
 // no hashed MAC takes it.
 func (r *resolver) assignMACs() {
 	seen := make(map[uint64]bool, len(r.ifs))
+	var buf []byte
 	for _, m := range r.macs {
 		seen[macValue(m.mac)] = true
 	}
@@ -26,13 +27,16 @@ func (r *resolver) assignMACs() {
 				continue
 			}
 			for salt := 0; ; salt++ {
+				// FNV-1a of "lab\0node\0iface\0salt"
+				buf = append(append(append(append(append(append(buf[:0], r.spec.Name...), 0), n.Name...), 0), ifc.Name...), 0)
+				buf = strconv.AppendInt(buf, int64(salt), 10)
 				h := fnv.New64a()
-				fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d", r.spec.Name, n.Name, ifc.Name, salt)
+				h.Write(buf)
 				// 0x02: locally administered, unicast
 				v := h.Sum64()&0xffffffffff | 0x02<<40
 				if !seen[v] {
 					seen[v] = true
-					ifc.MAC = fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", byte(v>>40), byte(v>>32), byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+					ifc.MAC = macString(v)
 					break
 				}
 			}
@@ -93,4 +97,18 @@ links:
 			}
 		}
 	}
+}
+
+// macString writes the low 48 bits of v as aa:bb:cc:dd:ee:ff.
+func macString(v uint64) string {
+	const hexDigits = "0123456789abcdef"
+	var b [17]byte
+	for i := range 6 {
+		x := byte(v >> (40 - 8*i))
+		b[3*i], b[3*i+1] = hexDigits[x>>4], hexDigits[x&0xf]
+		if i < 5 {
+			b[3*i+2] = ':'
+		}
+	}
+	return string(b[:])
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"maps"
 	"math/rand/v2"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -63,11 +65,24 @@ func saveDocument(spec *topo.Spec) error {
 	return writeAtomic(topologyFile(spec.Name), spec.Document)
 }
 
-// withDocument gives st.Spec the lab's recorded document.
+// withDocument gives st.Spec the lab's recorded document: the one its
+// state's commit wrote (a state of before the checksum takes any).
 func withDocument(st *State) {
-	if b, err := os.ReadFile(topologyFile(st.Lab)); err == nil {
-		st.Spec.Document = b
+	b, err := os.ReadFile(topologyFile(st.Lab))
+	if err != nil || st.DocSum != "" && docSum(b) != st.DocSum {
+		return // no document, or another commit's: the Spec is written out (topo.Export)
 	}
+	st.Spec.Document = b
+}
+
+// docSum is a document's checksum for State.DocSum ("" for none).
+func docSum(doc []byte) string {
+	if doc == nil {
+		return ""
+	}
+	h := fnv.New64a()
+	h.Write(doc)
+	return strconv.FormatUint(h.Sum64(), 16)
 }
 
 // Topology is the lab as it stands now as a topology document `up`
@@ -986,16 +1001,20 @@ func followRoutes(ctx context.Context, old, spec *topo.Spec, opt Options, log *s
 // specJSON is spec's JSON where the change encoded it already (nil: encoded here).
 func commitChange(st *State, spec *topo.Spec, links []LinkState, specJSON json.RawMessage) error {
 	st.Spec, st.Links = spec, links
-	// the hosts file and the document side by side, both before the state
-	var hostsErr error
-	var wg sync.WaitGroup
-	wg.Go(func() { hostsErr = writeHosts(spec) })
-	docErr := saveDocument(spec)
-	wg.Wait()
-	if err := errors.Join(hostsErr, docErr); err != nil {
+	if err := spec.WaitDocument(); err != nil {
 		return err
 	}
-	return writeStateSpec(st, specJSON)
+	// the hosts file, the document and the state side by side: the state
+	// names its document by checksum, so a kill between the writes leaves
+	// a document that readers do not take for this state's
+	st.DocSum = docSum(spec.Document)
+	var hostsErr, docErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { hostsErr = writeHosts(spec) })
+	wg.Go(func() { docErr = saveDocument(spec) })
+	stErr := writeStateSpec(st, specJSON)
+	wg.Wait()
+	return errors.Join(hostsErr, docErr, stErr)
 }
 
 // writeHosts rewrites the lab's one hosts file (every node's

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -325,5 +326,67 @@ func TestChangeAddressReused(t *testing.T) {
 	}
 	if addrs[0] != addrs[1] || addrs[1] != addrs[2] {
 		t.Logf("addresses %v: not reused, so the test proves less", addrs)
+	}
+}
+
+// TestChangeLeavesNoHandles: a process that adds and removes nodes and
+// links again and again (emuctl api, package lab) keeps no handle on any
+// node's namespace once a change is done, so a removed node's namespace —
+// and the end of its link left detached in the switch's — goes with it.
+// (A change's handles on the existing far ends of its new links were
+// never closed: two descriptors a link, and every removed node's
+// namespace kept alive until the process exited.)
+func TestChangeLeavesNoHandles(t *testing.T) {
+	needRoot(t)
+	ctx := context.Background()
+	up(t, gen(t, "single,2", "tcl"), Options{})
+	openFDs := func() int {
+		fds, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(fds)
+	}
+	before := openFDs()
+	for k := range 5 {
+		name := fmt.Sprintf("x%d", k)
+		if _, err := AddNode(ctx, "tcl", topo.NodeRequest{Name: name}, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		st, err := AddLink(ctx, "tcl", topo.LinkRequest{A: name, B: "s1"}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := PrimaryAddr(st.Spec.Node(name))
+		if _, err := Ping(ctx, "tcl", "h1", a, 2*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := RemoveNode(ctx, "tcl", name, Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := openFDs(); after > before {
+		t.Errorf("%d descriptors open after 5 adds and removals, %d before", after, before)
+	}
+	// the detached ends go once the kernel frees the removed namespaces
+	detached := func() []string {
+		out, err := exec.Command("ip", "-n", topo.Namespace("tcl", "s1"), "-br", "link").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rm []string
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(l, "rm") {
+				rm = append(rm, strings.Fields(l)[0])
+			}
+		}
+		return rm
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for rm := detached(); len(rm) > 0; rm = detached() {
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after the removals s1 still has the detached ends %v: their namespaces were not freed", rm)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

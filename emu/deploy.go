@@ -138,6 +138,7 @@ func Deploy(ctx context.Context, spec *topo.Spec, opt Options) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
+	d.st.DocSum = docSum(spec.Document) // recorded with the state the phases save
 	if err = saveDocument(spec); err != nil {
 		err = fmt.Errorf("state dir: %w", err)
 	} else if d.j, err = openJournal(spec.Name); err == nil {
@@ -397,15 +398,16 @@ func (d *deployer) nodeList() []*node {
 // configures a node touches it).
 func (n *node) root() bool { return n.spec.Kind == topo.KindRoot }
 
-// allNodes lists node and link namespaces alike, and the handles on the
-// machine's namespace of kind root nodes.
+// allNodes lists every node the deploy holds handles for — the nodes it
+// built, a change's existing far ends of its new links (openExisting),
+// nodes of kind root — and its link namespaces: what closeAll must close.
 func (d *deployer) allNodes() []*node {
-	out := d.nodeList()
-	for _, sn := range d.spec.Nodes {
-		if n := d.nodes[sn.Name]; n != nil && n.root() {
-			out = append(out, n)
-		}
+	d.nodesMu.Lock()
+	out := make([]*node, 0, len(d.nodes)+len(d.linkNodes))
+	for _, n := range d.nodes {
+		out = append(out, n)
 	}
+	d.nodesMu.Unlock()
 	for _, n := range d.linkNodes {
 		out = append(out, n)
 	}

@@ -73,7 +73,13 @@ type State struct {
 	// Medium is the lab's Wi-Fi medium, recorded before its radios exist
 	// (wifi_medium.go); the supervisor serves it.
 	Medium *MediumState `json:"medium,omitempty"`
-	Spec   *topo.Spec   `json:"spec"`
+	// DocSum is the checksum of the lab's document (topology.yaml) as the
+	// Spec's commit wrote it: a document a kill left half-committed (the
+	// state of one change, the document of another) does not match, and
+	// the Spec is written out instead (change.go withDocument).
+	DocSum string `json:"doc_sum,omitempty"`
+	// Spec stays last: writeStateSpec puts a Spec's JSON in its place.
+	Spec *topo.Spec `json:"spec"`
 }
 
 // ExtState is the original state of a real interface taken into the lab.

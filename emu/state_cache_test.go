@@ -86,3 +86,49 @@ func TestChangeCacheStamp(t *testing.T) {
 		t.Error("an OVS lab's state was kept")
 	}
 }
+
+// TestDocSumMismatch: a lab's document is taken only when it is the one
+// its state's commit wrote (a kill between the commit's writes leaves
+// another change's); a state without a checksum takes any.
+func TestDocSumMismatch(t *testing.T) {
+	t.Setenv("EMUCTL_RUN_DIR", t.TempDir())
+	doc := []byte("name: dsm\nnodes: {h1: {}, h2: {}}\nlinks: [{endpoints: [h1, h2]}]\n")
+	spec, err := topo.Load("dsm.yaml", doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &State{Lab: "dsm", Status: StatusUp, Spec: spec, DocSum: docSum(doc)}
+	if err := writeState(st); err != nil {
+		t.Fatal(err)
+	}
+	read := func(file []byte) []byte {
+		t.Helper()
+		if err := os.WriteFile(topologyFile("dsm"), file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadState("dsm")
+		if err != nil {
+			t.Fatal(err)
+		}
+		withDocument(got)
+		return got.Spec.Document
+	}
+	if got := read(doc); string(got) != string(doc) {
+		t.Errorf("the committed document was not taken: %q", got)
+	}
+	other := append([]byte("# another change's\n"), doc...)
+	if got := read(other); got != nil {
+		t.Errorf("a document that is not the commit's was taken: %q", got)
+	}
+	// without it, the lab's document is the Spec written out
+	if out, err := Topology("dsm"); err != nil || len(out) == 0 {
+		t.Errorf("Topology with no document: %q, %v", out, err)
+	}
+	st.DocSum = "" // a state of before the checksum
+	if err := writeState(st); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(other); string(got) != string(other) {
+		t.Errorf("a state without a checksum did not take the document: %q", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -389,4 +390,83 @@ func TestChangeLeavesNoHandles(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// A node add and a link add that write no state before they build
+// (earlyState: hosts and a Linux bridge only) killed (kill -9) once their
+// namespace, or their veth and its addresses, exist: the state names
+// neither, and down still removes the whole lab — the new namespace found
+// by its name and marker — and clean finds nothing more.
+func TestChangeCrashUnrecorded(t *testing.T) {
+	needRoot(t)
+	const lab = "tcrn"
+	for _, c := range []struct{ op, point string }{
+		{"node", "change-netcfg"},
+		{"link", "change-hosts"},
+	} {
+		t.Run(c.op+"@"+c.point, func(t *testing.T) {
+			self, _ := os.Executable()
+			cmd := exec.Command(self, "-test.run=^TestChangeCrashUnrecordedHelper$")
+			cmd.Env = append(os.Environ(), "EMUCTL_TEST_CRASH="+c.point, "EMUCTL_TEST_CRASH_LAB="+lab, "EMUCTL_TEST_CRASH_OP="+c.op)
+			out, err := cmd.CombinedOutput()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 9 {
+				Down(lab, nil)
+				t.Fatalf("crash helper: want exit 9, got %v\n%s", err, out)
+			}
+			st, err := ReadState(lab)
+			if err != nil {
+				t.Fatalf("state after the crash: %v", err)
+			}
+			if st.Spec.Node("x1") != nil && c.op == "node" {
+				t.Fatal("the state names the node: it was written before the build, the window is not the one tested")
+			}
+			if !slices.Contains(labNetnsFiles(lab), topo.Namespace(lab, "x1")) && c.op == "node" {
+				t.Fatalf("no namespace for x1 (%v): the window was not hit", labNetnsFiles(lab))
+			}
+			if c.op == "link" {
+				if len(st.Spec.Links) != 2 {
+					t.Fatalf("the state names %d links: it was written before the build, the window is not the one tested", len(st.Spec.Links))
+				}
+				if err := exec.Command("ip", "-n", topo.Namespace(lab, "s1"), "link", "show", "s1-eth3").Run(); err != nil {
+					t.Fatalf("no s1-eth3 in s1 (%v): the window was not hit", err)
+				}
+			}
+			if err := Down(lab, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Clean(false, nil); err != nil {
+				t.Fatal(err)
+			}
+			requireGone(t, lab)
+		})
+	}
+}
+
+// TestChangeCrashUnrecordedHelper runs as TestChangeCrashUnrecorded's
+// subprocess: up, then a node add (op node) or a node add and a link add
+// (op link) killed at the crash point.
+func TestChangeCrashUnrecordedHelper(t *testing.T) {
+	point, lab, op := os.Getenv("EMUCTL_TEST_CRASH"), os.Getenv("EMUCTL_TEST_CRASH_LAB"), os.Getenv("EMUCTL_TEST_CRASH_OP")
+	if point == "" || lab == "" {
+		t.Skip("subprocess helper")
+	}
+	ctx := context.Background()
+	spec, err := topo.Generate("single,2", topo.GenOptions{Name: lab})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Deploy(ctx, spec, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if op == "link" {
+		if _, err := AddNode(ctx, lab, topo.NodeRequest{Name: "x1"}, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		crashAt = point
+		AddLink(ctx, lab, topo.LinkRequest{A: "x1", B: "s1"}, Options{})
+	} else {
+		crashAt = point
+		AddNode(ctx, lab, topo.NodeRequest{Name: "x1"}, Options{})
+	}
+	t.Fatal("not killed at " + point)
 }

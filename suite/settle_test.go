@@ -3,7 +3,6 @@ package suite
 import (
 	"bytes"
 	"context"
-	"github.com/emuctl/emuctl/emu"
 	"os"
 	"runtime"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emuctl/emuctl/emu"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )

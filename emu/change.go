@@ -749,7 +749,7 @@ func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, lin
 	// never edited in place), unless the state must name it first
 	specJSON := sync.OnceValues(func() ([]byte, error) { return json.Marshal(spec) })
 	var err error
-	if earlyState(spec, diff, ovsPlan) {
+	if earlyState(spec, diff) {
 		// recorded before anything is built: a kill from here on leaves a
 		// lab whose state names every node, and whose new namespaces carry
 		// its marker
@@ -847,26 +847,9 @@ func addParts(ctx context.Context, st *State, spec *topo.Spec, diff labDiff, lin
 // the namespaces' names, so teardown finds all of it after a kill at any
 // instant (the soak's kill-change cycles), and the phases that hand state
 // to another process (engine links to the supervisor) save it themselves
-// first.
-func earlyState(spec *topo.Spec, diff labDiff, ovsPlan *ovsChangePlan) bool {
-	if ovsPlan != nil {
-		return true
-	}
-	first := func(name string) bool {
-		n := spec.Node(name)
-		return n == nil || nodeKindOf(n).recordFirst()
-	}
-	for _, name := range diff.addNodes {
-		if first(name) {
-			return true
-		}
-	}
-	for _, i := range diff.addLinks {
-		if l := spec.Links[i]; first(l.A.Node) || first(l.B.Node) {
-			return true
-		}
-	}
-	return false
+// first. (An OVS change records first by its kind.)
+func earlyState(spec *topo.Spec, diff labDiff) bool {
+	return touches(spec, diff.addNodes, diff.addLinks, func(n *topo.Node) bool { return nodeKindOf(n).recordFirst() })
 }
 
 func hasEngine(links []LinkState) bool {

@@ -77,14 +77,20 @@ func (p *ovsChangePlan) newPorts() []OVSPortState {
 // ovsTouched reports whether a change adds or removes an ovs switch or
 // a link with an end on one.
 func ovsTouched(spec *topo.Spec, nodes []string, links []int) bool {
+	return touches(spec, nodes, links, isOVS)
+}
+
+// touches says whether one of the nodes, or a node at an end of one of
+// the links, is one that is.
+func touches(spec *topo.Spec, nodes []string, links []int, is func(*topo.Node) bool) bool {
 	for _, n := range nodes {
-		if sn := spec.Node(n); sn != nil && isOVS(sn) {
+		if sn := spec.Node(n); sn != nil && is(sn) {
 			return true
 		}
 	}
 	for _, li := range links {
 		for _, ep := range []topo.Endpoint{spec.Links[li].A, spec.Links[li].B} {
-			if sn := spec.Node(ep.Node); sn != nil && isOVS(sn) {
+			if sn := spec.Node(ep.Node); sn != nil && is(sn) {
 				return true
 			}
 		}

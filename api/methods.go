@@ -133,6 +133,13 @@ func init() {
 			}
 			return l.Verify(ctx, lab.VerifyOptions{})
 		}),
+		"verify.built": handle("verify.built", func(ctx context.Context, s *session, p onLab) (any, error) {
+			l, err := s.open(p.Lab)
+			if err != nil {
+				return nil, err
+			}
+			return l.VerifyBuilt()
+		}),
 		"wifi.show":          handle("wifi.show", wifiShow),
 		"wifi.move":          handle("wifi.move", wifiMove),
 		"wifi.pair":          handle("wifi.pair", wifiPair),

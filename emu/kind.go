@@ -13,8 +13,9 @@ import (
 // each, so the deploy phases, run-time changes and their rollbacks ask a
 // node's or link's kind instead of testing it. A node kind does, per
 // instance, what up and a change's add share (its namespace and setup),
-// what a change's far end of a new link needs (reopen) and what a change's
-// removal does (remove). Kinds with lab-wide parts — one OVSDB
+// what a change's far end of a new link needs (reopen), what a change's
+// removal does (remove), and how what it built is read back and checked
+// against the spec (readBack, verify: kind_check.go). Kinds with lab-wide parts — one OVSDB
 // transaction for every ovs switch, one Wi-Fi medium for every access
 // point and station — contribute phases (kindPhase), which the deploy and
 // the change run at their place in the phase order.
@@ -52,6 +53,11 @@ type nodeKind interface {
 	// and rows, the machine's namespace, the Wi-Fi medium's radios) is
 	// found through the state after a kill (change.go earlyState).
 	recordFirst() bool
+	// readBack reads the node as built: its interfaces, addresses and
+	// kernel settings, its bridge (kind_check.go).
+	readBack(st *State, sn *topo.Node) NodeBuilt
+	// verify adds to b.Problems what differs from the node's spec.
+	verify(st *State, sn *topo.Node, b *NodeBuilt)
 }
 
 // kindPhase is a kind's lab-wide part: a deploy phase named after it,

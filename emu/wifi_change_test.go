@@ -21,7 +21,8 @@ import (
 // wifi show and the medium list it, and it moves. Removed, it is off the
 // medium (its port and namespace gone, its mobility forgotten) and the
 // first station still carries the model's rate; added again, it gets a
-// new radio. An access point added or removed is refused, changing
+// new radio, and every node reads back as the topology says. An access
+// point added or removed is refused, changing
 // nothing.
 func TestWiFiEngineStationAddRemove(t *testing.T) {
 	testutil.NeedRoot(t)
@@ -158,5 +159,16 @@ func TestWiFiEngineStationAddRemove(t *testing.T) {
 	}
 	if _, err := topo.Load("back.yaml", doc); err != nil {
 		t.Errorf("the lab's topology does not load: %v", err)
+	}
+	// every node, the added host, link and station too, read back as
+	// the topology says
+	built, err := emu.VerifyBuilt(lab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range built {
+		if !b.OK() || len(b.Ifaces) == 0 {
+			t.Errorf("%s (%s) read back %+v: %s", b.Node, b.Kind, b.Ifaces, strings.Join(b.Problems, "; "))
+		}
 	}
 }

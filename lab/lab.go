@@ -171,6 +171,23 @@ func (l *Lab) Verify(ctx context.Context, opt VerifyOptions) ([]emu.DirResult, e
 	return emu.Verify(ctx, l.name, opt)
 }
 
+// NodeBuilt is one node as read back from the kernel (and OVSDB): its
+// interfaces (name, MAC, MTU, administrative state, bridge, addresses),
+// kernel settings and bridge, with Problems naming each difference from
+// the lab's topology.
+type NodeBuilt = emu.NodeBuilt
+
+// IfaceBuilt is one interface of a NodeBuilt.
+type IfaceBuilt = emu.IfaceBuilt
+
+// VerifyBuilt reads every node back and compares it with the lab's
+// topology as it stands now — up's and every run-time change's — without
+// traffic, as `emuctl verify --built` does: namespaces, interfaces, MACs,
+// MTUs, addresses, each switch's bridge and ports, OVS bridges and ports,
+// the kernel settings a node's kind and topology ask for. A node that
+// differs has Problems; the error is for a lab that cannot be read.
+func (l *Lab) VerifyBuilt() ([]NodeBuilt, error) { return emu.VerifyBuilt(l.name) }
+
 // Down tears the lab down: its processes, namespaces, links, real adapters
 // returned, state removed. It is idempotent: a lab already down is no
 // error.

@@ -17,6 +17,7 @@ func newVerifyCmd() *cobra.Command {
 	var (
 		lab    string
 		asJSON bool
+		built  bool
 		opt    emu.VerifyOptions
 	)
 	cmd := &cobra.Command{
@@ -29,9 +30,16 @@ one-way delay (exact: every node shares one clock), a burst of back-to-back
 full frames for the rate (arrival rate in wire bytes), and small frames paced
 at half the rate for the loss. The probes cross only the link under test.
 Exit status 1 when a direction deviates by more than the tolerance (rate,
-delay) or 3 sigma (loss).`,
+delay) or 3 sigma (loss).
+
+With --built, no traffic: every node is read back from the kernel (and
+OVSDB) and compared with the lab's topology as it stands now — namespaces,
+interfaces, MACs, MTUs, addresses, each switch's bridge and ports, OVS
+bridges and ports, the kernel settings a node's kind and topology ask for.
+Exit status 1 when a node differs.`,
 		Example: `  sudo emuctl verify
-  sudo emuctl verify demo --all --json`,
+  sudo emuctl verify demo --all --json
+  sudo emuctl verify demo --built`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := labArg(lab, args)
@@ -41,6 +49,9 @@ delay) or 3 sigma (loss).`,
 			st, err := resolveLab(name)
 			if err != nil {
 				return err
+			}
+			if built {
+				return verifyBuilt(st.Lab, asJSON) // verify_built.go
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
@@ -98,6 +109,7 @@ delay) or 3 sigma (loss).`,
 	}
 	addLabFlag(cmd, &lab, false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&built, "built", false, "no traffic: read every node back (interfaces, MACs, MTUs, addresses, bridges, OVS ports, kernel settings) and compare it with the topology")
 	cmd.Flags().BoolVar(&opt.All, "all", false, "also check unshaped links")
 	cmd.Flags().IntVar(&opt.LossProbes, "loss-probes", 3000, "loss probes per direction")
 	cmd.Flags().DurationVar(&opt.RateDuration, "rate-time", 0, "length of the rate burst (default 1s)")

@@ -426,6 +426,16 @@ class Lab:
         """Measure every shaped link both ways against its parameters."""
         return list(self._c.call("verify", lab=self.name) or [])
 
+    def verify_built(self) -> list[dict[str, Any]]:
+        """Read every node back and compare it with the lab's topology.
+
+        No traffic: namespaces, interfaces, MACs, MTUs, addresses, each
+        switch's bridge and ports, OVS bridges and ports and the kernel
+        settings a node's kind asks for, as ``emuctl verify --built``.
+        Each node's ``problems`` is empty when it is as the topology says.
+        """
+        return list(self._c.call("verify.built", lab=self.name) or [])
+
     def events(self, interval_ms: int = 500, counters: bool = True) -> Iterator[dict[str, Any]]:
         """The lab's events as they come: changes, link states, counters."""
         sub = self._c.call("events.subscribe", lab=self.name, interval_ms=interval_ms, counters=counters)["subscription"]

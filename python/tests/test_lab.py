@@ -38,6 +38,11 @@ def test_lab_grows_and_measures():
         link.set(rate=5)
         assert lab.link("h3", "s1").info["a_to_b"]["Rate"] == 5_000_000
         assert lab.pingall()["dropped_pct"] == 0
+        # every node, the added one too, reads back as the topology says
+        built = {b["node"]: b for b in lab.verify_built()}
+        assert sorted(built) == ["h1", "h2", "h3", "s1"]
+        assert all(not b.get("problems") for b in built.values()), built
+        assert [i["name"] for i in built["h3"]["interfaces"]] == ["h3-eth0"]
         with pytest.raises(BadInput):
             lab.add_link("h3", "s9")
         assert "h3:h3-eth0" in lab.topology()

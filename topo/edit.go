@@ -374,18 +374,25 @@ func editAlone(s *Spec, call string, opts []EditOption, change func(doc *yaml.No
 	if err != nil {
 		return nil, err
 	}
-	// the text is encoded from the tree as the edit left it, a copy when
-	// it is encoded meanwhile (loading sets tags on the tree, and the
-	// encoder restyles a flow document's)
+	// the text is encoded from the tree as the edit left it. Encoded
+	// meanwhile, it is encoded from the tree itself while the load reads
+	// it (neither writes to it once its tags are resolved below, which
+	// does not change the text: each is the tag the encoder would imply);
+	// a flow document is encoded from a copy, since the encoder restyles
+	// its top level (TestEditDocumentLater: the same text either way)
 	var data []byte
 	var later *pendingDoc
 	loaded := make(chan bool, 1)
 	if slices.Contains(opts, DocumentLater) {
 		later = &pendingDoc{done: make(chan struct{})}
-		cp := cloneTree(root, map[*yaml.Node]*yaml.Node{})
+		src := root
+		if root.Style&yaml.FlowStyle != 0 {
+			src = cloneTree(root, map[*yaml.Node]*yaml.Node{})
+		}
+		resolveTags(root)
 		go func() {
 			defer close(later.done)
-			later.data, later.err = encodeDoc(cp)
+			later.data, later.err = encodeDoc(src)
 			if <-loaded && later.err == nil {
 				keepTree(later.data, root) // the next edit of the Spec starts from it
 			}

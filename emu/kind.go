@@ -12,7 +12,8 @@ import (
 // it builds a link (link.go); both are picked here, from one registry
 // each, so the deploy phases, run-time changes and their rollbacks ask a
 // node's or link's kind instead of testing it. A node kind does, per
-// instance, what up and a change's add share (its namespace and setup),
+// instance, what up's preflight checks (plan), what up and a change's
+// add share (its namespace and setup),
 // what a change's far end of a new link needs (reopen), what a change's
 // removal does (remove), and how what it built is read back and checked
 // against the spec (readBack, verify: kind_check.go). Kinds with lab-wide parts — one OVSDB
@@ -53,6 +54,9 @@ type nodeKind interface {
 	// and rows, the machine's namespace, the Wi-Fi medium's radios) is
 	// found through the state after a kill (change.go earlyState).
 	recordFirst() bool
+	// plan says why the node cannot be built here, before anything is
+	// (preflight: up refuses the lab, naming every reason).
+	plan(spec *topo.Spec, n *topo.Node, opt Options) []string
 	// readBack reads the node as built: its interfaces, addresses and
 	// kernel settings, its bridge (kind_check.go).
 	readBack(st *State, sn *topo.Node) NodeBuilt
@@ -65,6 +69,10 @@ type nodeKind interface {
 // change does of it.
 type kindPhase struct {
 	name string
+	// plan says why the lab's part of the kind cannot be built here
+	// (preflight, once the shaped links are planned: links is nil when
+	// none is shaped).
+	plan func(spec *topo.Spec, links []LinkState) []string
 	// up is the phase in a deploy, run after the phase upAfter.
 	upAfter string
 	up      func(d *deployer, ctx context.Context) error

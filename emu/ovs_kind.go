@@ -17,6 +17,7 @@ func (ovsKind) portLink(kernel bool) linkKind { return ovsLink{kernel: kernel} }
 func (ovsKind) phases() []kindPhase {
 	return []kindPhase{{
 		name:    "ovs",
+		plan:    ovsPreflight, // ovs_preflight.go
 		upAfter: "shaping", up: (*deployer).ovsSwitches,
 		changeAfter: "shaping", change: (*deployer).ovsChangeSwitches, // ovs_change.go
 		prepare: (*deployer).ovsPrepare,

@@ -14,8 +14,10 @@ import (
 	"github.com/vishvananda/netlink"
 )
 
-// preflightAll runs preflight and plans the shaped links (probing the
-// kernel only when some link is shaped).
+// preflightAll runs preflight, plans the shaped links (probing the
+// kernel only when some link is shaped), and asks the kinds with
+// lab-wide parts whether the lab can be built (OVS, Wi-Fi: their
+// kindPhase's plan).
 func preflightAll(spec *topo.Spec, opt Options) ([]LinkState, error) {
 	if err := preflight(spec, opt); err != nil {
 		return nil, err
@@ -26,16 +28,18 @@ func preflightAll(spec *topo.Spec, opt Options) ([]LinkState, error) {
 			shaped = true
 		}
 	}
-	if !shaped {
-		if errs := ovsPreflight(spec, nil); len(errs) > 0 { // OVS (ovs_preflight.go)
-			return nil, fmt.Errorf("lab %q cannot be deployed; nothing was changed:\n  %s", spec.Name, strings.Join(errs, "\n  "))
-		}
-		return nil, nil
+	var links []LinkState
+	var errs []string
+	if shaped {
+		links, errs = planLinks(spec, tc.Probe())
+		// A worker shapes its machine's part (link_vxlan.go).
+		links = sliceLinks(spec, links)
 	}
-	links, errs := planLinks(spec, tc.Probe())
-	// A worker shapes its machine's part (link_vxlan.go).
-	links = sliceLinks(spec, links)
-	errs = append(errs, ovsPreflight(spec, links)...) // OVS (ovs_preflight.go)
+	for _, kp := range kindPhases() {
+		if kp.plan != nil {
+			errs = append(errs, kp.plan(spec, links)...)
+		}
+	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("lab %q cannot be deployed; nothing was changed:\n  %s", spec.Name, strings.Join(errs, "\n  "))
 	}
@@ -43,7 +47,8 @@ func preflightAll(spec *topo.Spec, opt Options) ([]LinkState, error) {
 }
 
 // preflight checks everything that can be checked before the first host
-// change, so a lab that cannot come up changes nothing.
+// change, so a lab that cannot come up changes nothing: each node by its
+// kind's plan, then what the lab as a whole needs.
 func preflight(spec *topo.Spec, opt Options) error {
 	if os.Geteuid() != 0 {
 		return errors.New("emuctl needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN) to create namespaces: run it with sudo")
@@ -57,37 +62,13 @@ func preflight(spec *topo.Spec, opt Options) error {
 		}
 		return fmt.Errorf("lab %q already exists (status %s): run `emuctl down %s` first, or `emuctl clean` if it crashed: %w", spec.Name, status, spec.Name, ErrExists)
 	}
-	for _, n := range spec.Nodes {
+	for i := range spec.Nodes {
+		n := &spec.Nodes[i]
 		if !spec.Here(n.Name) {
 			continue // on another machine of the lab
 		}
-		if n.Kind == topo.KindSwitch && n.SwitchType != "" && n.SwitchType != topo.SwitchLinuxBridge && n.SwitchType != topo.SwitchOVS {
-			errs = append(errs, fmt.Sprintf("switch %s: type %q is not supported by this version of emuctl (supported: %s, %s)", n.Name, n.SwitchType, topo.SwitchLinuxBridge, topo.SwitchOVS))
-		}
-		if n.Kind == topo.KindRoot {
-			errs = append(errs, rootPreflight(&n, opt)...)
-			continue
-		}
-		ns := topo.Namespace(spec.Name, n.Name)
-		if _, err := os.Lstat(filepath.Join(NetnsDir, ns)); err == nil {
-			errs = append(errs, fmt.Sprintf("network namespace %q already exists and is not part of a known lab; emuctl will not touch it (remove it yourself, or choose another lab name with --name)", ns))
-		}
-		hosts := filepath.Join("/etc/netns", ns, "hosts")
-		if _, err := os.Lstat(hosts); err == nil {
-			errs = append(errs, fmt.Sprintf("%s already exists; emuctl will not overwrite it (choose another lab name with --name)", hosts))
-		}
-		for _, ifc := range n.Interfaces {
-			if ifc.External == nil {
-				continue
-			}
-			if err := checkExternal(n.Name, ifc, opt); err != nil {
-				errs = append(errs, err.Error())
-			} else if err := checkWirelessExternal(&n, ifc); err != nil { // Wi-Fi adapters (wifi_external.go)
-				errs = append(errs, err.Error())
-			}
-		}
+		errs = append(errs, nodeKindOf(n).plan(spec, n, opt)...)
 	}
-	errs = append(errs, wifiPreflight(spec)...)   // Wi-Fi (wifi.go)
 	errs = append(errs, tunnelPreflight(spec)...) // labs over several machines (link_vxlan.go)
 	if err := netcfg.Preflight(spec, netcfg.PreflightOptions{ExtendAllowedCC: opt.ExtendAllowedCC}); err != nil {
 		errs = append(errs, strings.Split(err.Error(), "\n")...)
@@ -96,6 +77,42 @@ func preflight(spec *topo.Spec, opt Options) error {
 		return fmt.Errorf("lab %q cannot be deployed; nothing was changed:\n  %s", spec.Name, strings.Join(errs, "\n  "))
 	}
 	return nil
+}
+
+// plan is a namespace's node's: its namespace and hosts file are free,
+// and the real adapters it takes may be taken.
+func (nsNode) plan(spec *topo.Spec, n *topo.Node, opt Options) []string {
+	var errs []string
+	ns := topo.Namespace(spec.Name, n.Name)
+	if _, err := os.Lstat(filepath.Join(NetnsDir, ns)); err == nil {
+		errs = append(errs, fmt.Sprintf("network namespace %q already exists and is not part of a known lab; emuctl will not touch it (remove it yourself, or choose another lab name with --name)", ns))
+	}
+	hosts := filepath.Join("/etc/netns", ns, "hosts")
+	if _, err := os.Lstat(hosts); err == nil {
+		errs = append(errs, fmt.Sprintf("%s already exists; emuctl will not overwrite it (choose another lab name with --name)", hosts))
+	}
+	for _, ifc := range n.Interfaces {
+		if ifc.External == nil {
+			continue
+		}
+		if err := checkExternal(n.Name, ifc, opt); err != nil {
+			errs = append(errs, err.Error())
+		} else if err := checkWirelessExternal(n, ifc); err != nil { // Wi-Fi adapters (wifi_external.go)
+			errs = append(errs, err.Error())
+		}
+	}
+	return errs
+}
+
+// plan of a switch type this version does not know: refused.
+func (k unknownKind) plan(spec *topo.Spec, n *topo.Node, opt Options) []string {
+	errs := []string{fmt.Sprintf("switch %s: type %q is not supported by this version of emuctl (supported: %s, %s)", n.Name, n.SwitchType, topo.SwitchLinuxBridge, topo.SwitchOVS)}
+	return append(errs, k.nsNode.plan(spec, n, opt)...)
+}
+
+// plan of the machine's namespace: the opt-in, and its ends' names free.
+func (rootKind) plan(spec *topo.Spec, n *topo.Node, opt Options) []string {
+	return rootPreflight(n, opt)
 }
 
 // rootPreflight checks a node of kind root: the opt-in, and that its

@@ -44,6 +44,7 @@ func (stationKind) phases() []kindPhase  { return wifiPhases() }
 func wifiPhases() []kindPhase {
 	return []kindPhase{{
 		name:    "wifi",
+		plan:    func(spec *topo.Spec, _ []LinkState) []string { return wifiPreflight(spec) }, // wifi.go
 		upAfter: "ovs", up: (*deployer).wifiSetup,
 		changeAfter: "links", change: (*deployer).wifiChange,
 		undo: func(d *deployer, diff labDiff) []error { return undoStations(d.st, diff.addNodes) },

@@ -112,6 +112,19 @@ func TestLabEmuctlWiFi(t *testing.T) {
 		}
 	}
 	t.Logf("pingall: %d pairs", len(res))
+	// every node read back from the kernel as the topology says: the
+	// radios' interfaces in their nodes, their MACs and addresses, the
+	// AP's radio a port of its bridge (through hostapd)
+	built, err := emu.VerifyBuilt(lab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range built {
+		t.Logf("read back %s (%s): %+v", b.Node, b.Kind, b.Ifaces)
+		if !b.OK() || len(b.Ifaces) == 0 {
+			t.Errorf("%s (%s) differs from the topology: %s", b.Node, b.Kind, strings.Join(b.Problems, "; "))
+		}
+	}
 
 	status := emu.WiFiStatus(st)
 	if len(status) != 3 {

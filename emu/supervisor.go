@@ -387,7 +387,7 @@ func (s *supervisor) startMedium(ms *MediumState) error {
 
 // ctlRequest is one request on the supervisor's control socket.
 type ctlRequest struct {
-	Op   string  `json:"op"` // "update" | "engines-sync" | "stats" | "medium" | "medium-stats" | "medium-move" | "medium-pair" | "medium-capture" | "medium-add" | "medium-remove" | "daemon-start" | "daemons" | "schedule-start" | "schedule-stop" | "schedules" | "mobility-start" | "mobility-stop" | "mobility" | "mobility-sync"
+	Op   string  `json:"op"` // "update" | "engines-sync" | "stats" | "medium" | "medium-stats" | "medium-move" | "medium-pair" | "medium-capture" | "medium-add" | "medium-remove" | "daemon-start" | "daemon-stop" | "daemons" | "schedule-start" | "schedule-stop" | "schedules" | "mobility-start" | "mobility-stop" | "mobility" | "mobility-sync"
 	Link int     `json:"link"`
 	AtoB *tc.Dir `json:"a_to_b,omitempty"`
 	BtoA *tc.Dir `json:"b_to_a,omitempty"`
@@ -400,7 +400,8 @@ type ctlRequest struct {
 	SNR     *float64    `json:"snr,omitempty"`
 	Loss    *float64    `json:"loss,omitempty"`
 	Snaplen int         `json:"snaplen,omitempty"`
-	// daemon-start: keep Argv running on Node as What, output to Log.
+	// daemon-start: keep Argv running on Node as What, output to Log;
+	// daemon-stop: stop Node's daemons for good (its removal).
 	// schedule-start: the schedule What, or every one whose t0 is Node;
 	// schedule-stop: What ("" all). mobility-start: Node, or every node
 	// whose t0 is What; mobility-stop: Node ("" all).
@@ -477,6 +478,8 @@ func (s *supervisor) handle(req ctlRequest) ctlResponse {
 			return ctlResponse{Error: err.Error()}
 		}
 		return ctlResponse{Daemons: []DaemonStatus{ds}}
+	case "daemon-stop":
+		return ctlResponse{Daemons: s.daemons.stopNode(req.Node, daemonGrace)}
 	case "daemons":
 		return ctlResponse{Daemons: s.daemons.list()}
 	case "engines-sync":
@@ -523,12 +526,21 @@ func (s *supervisor) handle(req ctlRequest) ctlResponse {
 		}
 		return ctlResponse{}
 	case "medium-add", "medium-remove":
-		em, ok := s.medium.(*wifi.EtherMedium)
-		if !ok {
-			return ctlResponse{Error: "the lab's medium takes no stations while it runs (only the engine backend's does)"}
+		// the engine's medium takes a station on its port (Ifindex),
+		// hwsim's by its radio's permanent address (wifi_change.go)
+		var add func(r wifi.MediumRadio) (int, error)
+		var remove func(node string) error
+		switch m := s.medium.(type) {
+		case *wifi.EtherMedium:
+			add = func(r wifi.MediumRadio) (int, error) { return m.AddRadio(r, req.Ifindex) }
+			remove = m.RemoveRadio
+		case *wifi.MediumServer:
+			add, remove = m.AddRadio, m.RemoveRadio
+		default:
+			return ctlResponse{Error: "the lab has no medium of emuctl's that takes stations while it runs"}
 		}
 		if req.Op == "medium-remove" {
-			if err := em.RemoveRadio(req.Node); err != nil {
+			if err := remove(req.Node); err != nil {
 				return ctlResponse{Error: err.Error()}
 			}
 			s.mob.forget(req.Node)
@@ -537,7 +549,7 @@ func (s *supervisor) handle(req ctlRequest) ctlResponse {
 		if req.Radio == nil {
 			return ctlResponse{Error: "medium-add: no radio"}
 		}
-		i, err := em.AddRadio(*req.Radio, req.Ifindex)
+		i, err := add(*req.Radio)
 		if err != nil {
 			return ctlResponse{Error: err.Error()}
 		}

@@ -54,6 +54,8 @@ type kept struct {
 	cmd   *exec.Cmd
 	exits []time.Time
 	done  chan struct{} // closed when the keeping goroutine ends
+	// stopped: its node is being removed; it is not restarted
+	stopped bool
 }
 
 // daemons is the supervisor's set of kept daemons.
@@ -145,7 +147,10 @@ func (ds *daemons) keep(k *kept) {
 		ds.mu.Lock()
 		stopping := ds.stopping
 		ds.mu.Unlock()
-		if stopping {
+		k.mu.Lock()
+		stopped := k.stopped
+		k.mu.Unlock()
+		if stopping || stopped {
 			return
 		}
 		name := filepath.Base(k.argv[0])
@@ -164,7 +169,10 @@ func (ds *daemons) keep(k *kept) {
 		case <-time.After(daemonRestartDelay):
 		}
 		ds.mu.Lock()
-		if ds.stopping {
+		k.mu.Lock()
+		stopped = k.stopped
+		k.mu.Unlock()
+		if ds.stopping || stopped {
 			ds.mu.Unlock()
 			return
 		}
@@ -206,6 +214,47 @@ func (ds *daemons) list() []DaemonStatus {
 		}
 		return out[i].What < out[j].What
 	})
+	return out
+}
+
+// stopNode stops node's daemons for good (a station removed while the
+// lab runs): they are forgotten, SIGTERM, SIGKILL for any still running
+// after grace. It returns their last status.
+func (ds *daemons) stopNode(node string, grace time.Duration) []DaemonStatus {
+	ds.mu.Lock()
+	var ks []*kept
+	for key, k := range ds.byKey {
+		if k.st.Node == node {
+			ks = append(ks, k)
+			delete(ds.byKey, key)
+		}
+	}
+	ds.mu.Unlock()
+	for _, k := range ks {
+		k.mu.Lock()
+		k.stopped = true
+		if k.st.Running && k.cmd != nil && k.cmd.Process != nil {
+			k.cmd.Process.Signal(syscall.SIGTERM)
+		}
+		k.mu.Unlock()
+	}
+	deadline := time.After(grace)
+	var out []DaemonStatus
+	for _, k := range ks {
+		select {
+		case <-k.done:
+		case <-deadline:
+			for _, r := range ks {
+				r.mu.Lock()
+				if r.st.Running && r.cmd != nil && r.cmd.Process != nil {
+					r.cmd.Process.Kill()
+				}
+				r.mu.Unlock()
+			}
+			<-k.done
+		}
+		out = append(out, k.status())
+	}
 	return out
 }
 

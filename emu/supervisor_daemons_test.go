@@ -3,6 +3,7 @@ package emu
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -111,6 +112,21 @@ func TestSupervisorKeepsDaemons(t *testing.T) {
 	if !strings.Contains(string(log), "restarting") || strings.Count(string(log), "started (pid") != 2 {
 		t.Errorf("log does not tell the restart:\n%s", log)
 	}
+
+	// its node removed (daemon-stop): ended for good, not restarted,
+	// forgotten; a daemon of the same name can be kept again
+	resp, err := supervisorCall(lab, ctlRequest{Op: "daemon-stop", Node: "h1"})
+	if err != nil || len(resp.Daemons) != 1 || resp.Daemons[0].Running {
+		t.Fatalf("daemon-stop h1: %+v, %v", resp.Daemons, err)
+	}
+	time.Sleep(daemonRestartDelay + 200*time.Millisecond)
+	if proc.Alive(d.PID, d.Start) && !isZombie(d.PID) {
+		t.Errorf("sleeper (pid %d) survived daemon-stop", d.PID)
+	}
+	if resp, _ := supervisorCall(lab, ctlRequest{Op: "daemons"}); slices.ContainsFunc(resp.Daemons, func(x DaemonStatus) bool { return x.Node == "h1" }) {
+		t.Errorf("h1's daemons after daemon-stop: %+v", resp.Daemons)
+	}
+	d = startKept(t, lab, "h1", "sleeper", "sleep", "300")
 
 	// a daemon that exits at once: given up after daemonBurst starts
 	startKept(t, lab, "h2", "crasher", "sh", "-c", "exit 3")

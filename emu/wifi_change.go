@@ -15,12 +15,19 @@ import (
 
 // Run-time changes of labs with Wi-Fi. Wired nodes and links come and go
 // as in any lab (the document pins every wireless address: topo's
-// pinWireless). A station joins or leaves a running lab on the engine
-// backend: a new veth port in the medium namespace and a radio added to
-// the running medium (wifi.EtherMedium.AddRadio), or its radio taken off
-// the medium before its namespace goes; on hwsim, and for access points,
-// roaming, multi-link and shaped wireless hops, the change is refused
-// before anything is touched, saying why.
+// pinWireless). A station joins or leaves a running lab on either
+// backend. On the engine: a new veth port in the medium namespace and a
+// radio added to the running medium (wifi.EtherMedium.AddRadio), or its
+// radio taken off the medium before its namespace goes. On
+// mac80211_hwsim: the running medium learns the radio first
+// (wifi.MediumServer.AddRadio), then the kernel's radio is made in the
+// medium namespace and moved into the station, its wpa_supplicant kept by
+// the supervisor, and the change waits for the association; removed, the
+// radio leaves the medium, its wpa_supplicant is stopped for good and its
+// kernel radio deleted before the namespace goes (the kernel would return
+// it to the machine's namespace). Access points, roaming, ad hoc,
+// multi-link stations and shaped wireless hops are refused before
+// anything is touched, saying why.
 
 // wifiChangeRefused says why a change cannot be made to a lab with Wi-Fi
 // (nil: it can).
@@ -53,20 +60,20 @@ func apRemovalRefused(name string) error {
 	return fmt.Errorf("node del %s: an access point cannot be removed from a running lab (its stations would be left without one); remove it from the file and bring the lab up again; nothing was changed", name)
 }
 
-// stationChangeable: a station joins or leaves a running lab on the
-// engine backend, when it neither roams, nor is multi-link, nor has a
-// shaped wireless hop.
+// stationChangeable: a station joins or leaves a running lab served by
+// emuctl's medium (engine or hwsim), when it neither roams, nor is
+// multi-link, nor has a shaped wireless hop.
 func stationChangeable(st *State, n *topo.Node, call string) error {
 	sn := n.Station
 	switch {
-	case st.Medium == nil || st.Medium.Backend != WiFiEngine:
-		return fmt.Errorf("%s %s: stations join and leave a running lab on the engine backend only; this lab's Wi-Fi runs on mac80211_hwsim, where a station added at run time would need a new radio, its wpa_supplicant and the medium's registration, which are not supported yet: give the file wifi: {backend: engine}, or add the station to the file and bring the lab up again; nothing was changed", call, n.Name)
+	case st.Medium == nil:
+		return fmt.Errorf("%s %s: this lab's Wi-Fi runs on mac80211_hwsim's own instant medium (medium: false), which emuctl does not serve: stations join and leave a running lab on emuctl's medium (drop medium: false), or add the station to the file and bring the lab up again; nothing was changed", call, n.Name)
 	case sn.Adhoc != "":
 		return fmt.Errorf("%s %s: a station of an ad hoc network (%s) cannot join or leave a running lab yet; add it to the file and bring the lab up again; nothing was changed", call, n.Name, sn.Adhoc)
 	case len(sn.ESS) > 1:
 		return fmt.Errorf("%s %s: a roaming station (ssid: of a network of %d access points) cannot join or leave a running lab yet; nothing was changed", call, n.Name, len(sn.ESS))
 	case sn.MLO:
-		return fmt.Errorf("%s %s: a multi-link station cannot join the engine medium; nothing was changed", call, n.Name)
+		return fmt.Errorf("%s %s: a multi-link station cannot join or leave a running lab yet; nothing was changed", call, n.Name)
 	case sn.Params != nil:
 		return fmt.Errorf("%s %s: a station whose wireless hop is shaped (wifi: {link: ...}) cannot join or leave a running lab yet; nothing was changed", call, n.Name)
 	}
@@ -89,6 +96,9 @@ func (d *deployer) wifiChange(ctx context.Context) error {
 	}
 	slices.SortFunc(added, func(a, b *node) int { return strings.Compare(a.spec.Name, b.spec.Name) })
 	ms := d.st.Medium
+	if ms.Backend != WiFiEngine {
+		return d.hwsimStationsChange(ctx, added)
+	}
 	mh, err := netns.GetFromPath(filepath.Join(NetnsDir, ms.Netns))
 	if err != nil {
 		return fmt.Errorf("wifi medium namespace: %w", err)
@@ -131,6 +141,75 @@ func (d *deployer) wifiChange(ctx context.Context) error {
 			return err
 		}
 		d.log.Debug("station joined the medium", "node", n.spec.Name, "radio", i, "ap", n.spec.Station.AP)
+		if err := with(func() error { return nodeRoutes(n) }, n); err != nil {
+			return err
+		}
+	}
+	if _, err := supervisorCall(d.spec.Name, ctlRequest{Op: "mobility-sync"}); err != nil {
+		return fmt.Errorf("mobility: %w", err)
+	}
+	return nil
+}
+
+// hwsimStationsChange adds each station to a running hwsim lab: its
+// radio on the medium (recorded once the medium has it), then the kernel's
+// radio moved into the station, its wpa_supplicant, the association, its
+// routes.
+func (d *deployer) hwsimStationsChange(ctx context.Context, added []*node) error {
+	ms := d.st.Medium
+	mh, err := netns.GetFromPath(filepath.Join(NetnsDir, ms.Netns))
+	if err != nil {
+		return fmt.Errorf("wifi medium namespace: %w", err)
+	}
+	defer mh.Close()
+	hw, err := wifi.DialHwsim(int(mh))
+	if err != nil {
+		return fmt.Errorf("wifi: %w", err)
+	}
+	defer hw.Close()
+	tools := wifiTools(d.spec)
+	for _, n := range added {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		i := len(ms.Radios) // permanent addresses are numbered by radio
+		r := d.mediumRadios([]*node{n})[0]
+		r.Perm = permAddr(d.spec.Name, deployTag(d.st.Created), i)
+		r.AP = -1
+		for j, o := range ms.Radios {
+			if o.Node == n.spec.Station.AP && !o.Gone {
+				r.AP = j
+			}
+		}
+		if r.AP < 0 {
+			return fmt.Errorf("station %s: its access point %s has no radio on the medium", n.spec.Name, n.spec.Station.AP)
+		}
+		resp, err := supervisorCall(d.spec.Name, ctlRequest{Op: "medium-add", Radio: &r})
+		if err != nil {
+			return fmt.Errorf("station %s: the medium: %w", n.spec.Name, err)
+		}
+		if resp.Index == nil || *resp.Index != i {
+			return fmt.Errorf("station %s: the medium gave it radio %v, the lab's state has %d: they disagree (emuctl down, then up)", n.spec.Name, resp.Index, i)
+		}
+		d.stMu.Lock()
+		ms.Radios = append(ms.Radios, r)
+		d.stMu.Unlock()
+		if err := d.save(); err != nil {
+			return err
+		}
+		if err := with(func() error { return d.createRadio(hw, int(mh), n, r.Perm) }, n); err != nil {
+			return err
+		}
+		if err := d.startWpaSupplicant(n, tools.WpaSupplicant); err != nil {
+			return err
+		}
+		if err := d.save(); err != nil {
+			return err
+		}
+		if err := d.waitWiFi(ctx, []*node{n}, false); err != nil {
+			return err
+		}
+		d.log.Debug("station associated", "node", n.spec.Name, "radio", i, "ap", n.spec.Station.AP)
 		if err := with(func() error { return nodeRoutes(n) }, n); err != nil {
 			return err
 		}
@@ -195,7 +274,34 @@ func leaveMedium(st *State, name string) error {
 			return fmt.Errorf("the medium: %w", err)
 		}
 		r.Gone = true
+		if st.Medium.Backend != WiFiEngine {
+			return deleteRadio(st, name)
+		}
 		return deletePort(st.Medium.Netns, r.Port)
+	}
+	return nil
+}
+
+// deleteRadio ends a hwsim station's daemons for good and deletes its
+// kernel radio, from inside the station (the kernel deletes a radio only
+// from its own namespace); a radio already gone is no error.
+func deleteRadio(st *State, name string) error {
+	if _, err := supervisorCall(st.Lab, ctlRequest{Op: "daemon-stop", Node: name}); err != nil {
+		return fmt.Errorf("stop the daemons of %s: %w", name, err)
+	}
+	ns, err := netns.GetFromPath(filepath.Join(NetnsDir, topo.Namespace(st.Lab, name)))
+	if err != nil {
+		return nil // its namespace, and with it the radio, is gone
+	}
+	defer ns.Close()
+	hw, err := wifi.DialHwsim(int(ns))
+	if err != nil {
+		return fmt.Errorf("wifi: %w", err)
+	}
+	defer hw.Close()
+	radio := radioName(st.Lab, name, deployTag(st.Created))
+	if err := hw.DelRadio(radio); err != nil && !strings.Contains(err.Error(), "no such device") {
+		return err
 	}
 	return nil
 }

@@ -108,6 +108,9 @@ func (c *MediumConfig) retryLimit() int {
 // antennas' gains, a pair's extra loss), or a pair's fixed SNR.
 func (c *MediumConfig) Link(tx, rx int) model.Link {
 	a, b := c.Radios[tx], c.Radios[rx]
+	if a.Gone || b.Gone {
+		return goneLink // off the medium (medium_change.go)
+	}
 	lb := c.budget(a)
 	lb.RxGainDBi = b.GainDBi
 	if v, ok := pairLookup(c.SNR, a.Node, b.Node); ok {

@@ -1,0 +1,210 @@
+package kernellab
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/wifi"
+	"github.com/vishvananda/netns"
+)
+
+// A station joins and leaves a running mac80211_hwsim lab
+// (topologies/wifi.yaml): added, it gets a radio on the running medium,
+// its wpa_supplicant associates with the AP, it pings the wired server
+// and a station that was there at up, carries TCP, and reads back as the
+// topology says; an add that fails after the Wi-Fi phase is rolled back
+// (radio off the medium and deleted, daemon ended); removed, its
+// wpa_supplicant is ended for good and its
+// radio deleted (not handed back to the machine's namespace); added again
+// it gets a new radio and associates; down leaves nothing.
+func TestLabEmuctlWiFiStationAddRemove(t *testing.T) {
+	requireHwsim(t)
+	requireTools(t, "hostapd", "hostapd")
+	requireTools(t, "wpasupplicant", "wpa_supplicant")
+	spec, err := topo.LoadFile("../topologies/wifi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := topo.Rename(spec, "eklwadd"); err != nil {
+		t.Fatal(err)
+	}
+	lab := spec.Name
+	radios0 := radioCount(t)
+	upWiFi(t, spec)
+	ctx := context.Background()
+	// the lab's radios: the wiphys in its namespaces (each namespace
+	// shows its own) and the medium's
+	labRadios := func() int {
+		st, err := emu.ReadState(lab)
+		if err != nil {
+			return 0
+		}
+		n := 0
+		for _, ns := range st.Namespaces {
+			h, err := netns.GetFromPath(filepath.Join(emu.NetnsDir, ns))
+			if err != nil {
+				continue
+			}
+			ws, err := wifi.Wiphys(int(h))
+			h.Close()
+			if err != nil {
+				t.Fatalf("wiphys in %s: %v", ns, err)
+			}
+			n += len(ws)
+		}
+		return n
+	}
+	if n := labRadios(); n != 3 {
+		t.Fatalf("the lab has %d radios after up, want 3", n)
+	}
+	join := func(round int) {
+		t.Helper()
+		t0 := time.Now()
+		st, err := emu.AddNode(ctx, lab, topo.NodeRequest{Name: "sta3", Kind: "station", AP: "ap1"}, emu.Options{})
+		if err != nil {
+			t.Fatalf("round %d: node add sta3: %v", round, err)
+		}
+		t.Logf("round %d: sta3 added and associated in %v", round, time.Since(t0).Round(time.Millisecond))
+		r := st.Medium.Radios[len(st.Medium.Radios)-1]
+		if r.Node != "sta3" || r.Gone {
+			t.Errorf("round %d: the medium's radios %d, last %+v", round, len(st.Medium.Radios), r)
+		}
+		for _, s := range emu.WiFiStatus(st) {
+			if s.Node == "sta3" && (s.State != "COMPLETED" || s.SSID != "emuctl-lab") {
+				t.Errorf("round %d: sta3 %s ssid %q", round, s.State, s.SSID)
+			}
+		}
+		for _, to := range []string{"srv", "sta1"} {
+			dst, _ := emu.PrimaryAddr(st.Spec.Node(to))
+			// three tries, as up's pingall: the first echo after an
+			// association is sometimes lost (up's TestLabEmuctlWiFi
+			// allows the same)
+			var err error
+			tries := 0
+			for tries < 3 {
+				tries++
+				if _, err = emu.Ping(ctx, lab, "sta3", dst, 3*time.Second); err == nil {
+					break
+				}
+			}
+			if tries > 1 {
+				t.Logf("round %d: sta3 -> %s answered on try %d (%v)", round, to, tries, err)
+			}
+			if err != nil {
+				t.Errorf("round %d: sta3 -> %s: %v", round, to, err)
+				for _, c := range [][]string{{"sta3", "ip", "neigh"}, {"sta1", "ip", "neigh"}, {"ap1", "iw", "dev", "ap1-wlan0", "station", "dump"}, {"ap1", "bridge", "fdb", "show", "br", "ap1"}} {
+					if cmd, err := emu.Command(lab, c[0], c[1:]); err == nil {
+						out, _ := cmd.CombinedOutput()
+						t.Logf("%v:\n%s", c, out)
+					}
+				}
+				if ms, err := emu.LabMediumStats(lab); err == nil {
+					t.Logf("medium radios %+v", ms.Radios)
+				}
+			}
+		}
+		built, err := emu.VerifyBuilt(lab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range built {
+			if !b.OK() {
+				t.Errorf("round %d: %s reads back otherwise than the topology says: %s", round, b.Node, strings.Join(b.Problems, "; "))
+			}
+		}
+		ms, err := emu.LabMediumStats(lab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := ms.Radios["sta3"]; !ok || ms.Unknown != 0 {
+			t.Errorf("round %d: the medium's counters have no sta3 (%v), or unknown transmitters %d", round, ms.Radios, ms.Unknown)
+		}
+	}
+	// an add that fails after the Wi-Fi phase rolls back: the radio
+	// off the medium and deleted, its wpa_supplicant ended, no sta3
+	if _, err := emu.AddNode(ctx, lab, topo.NodeRequest{Name: "sta3", Kind: "station", AP: "ap1"}, emu.Options{FaultAt: "change-routes"}); err == nil || !strings.Contains(err.Error(), "injected fault") {
+		t.Fatalf("node add with a fault after the wifi phase: %v", err)
+	}
+	st, err := emu.ReadState(lab)
+	if err != nil || st.Spec.Node("sta3") != nil || len(st.Medium.Radios) != 4 || !st.Medium.Radios[3].Gone {
+		t.Fatalf("after the failed add: %v, sta3 %v, radios %+v", err, st.Spec.Node("sta3"), st.Medium.Radios)
+	}
+	if n := labRadios(); n != 3 {
+		t.Errorf("the lab has %d radios after the failed add, want 3", n)
+	}
+	if n := radioCount(t); n != radios0 {
+		t.Errorf("the machine's namespace has %d radios after the failed add, had %d", n, radios0)
+	}
+	ds, _ := emu.Daemons(lab)
+	for _, d := range ds {
+		if d.Node == "sta3" {
+			t.Errorf("the supervisor keeps %s of sta3 after the failed add: %+v", d.What, d)
+		}
+	}
+	join(1)
+	if n := labRadios(); n != 4 {
+		t.Errorf("the lab has %d radios with sta3, want 4", n)
+	}
+	st, _ = emu.ReadState(lab)
+	srv, _ := emu.PrimaryAddr(st.Spec.Node("srv"))
+	if g := tcpFlow(t, lab, "sta3", "srv", srv, "cubic", 5*time.Second, 2*time.Second, nil); g < 1e6 {
+		t.Errorf("TCP sta3 -> srv over hwsim: %.2f Mbit/s, want > 1 Mbit/s", g/1e6)
+	} else {
+		t.Logf("TCP sta3 -> srv: %.1f Mbit/s", g/1e6)
+	}
+	ds, _ = emu.Daemons(lab)
+	var wpas emu.DaemonStatus
+	for _, d := range ds {
+		if d.Node == "sta3" {
+			wpas = d
+		}
+	}
+	if _, err := emu.RemoveNode(ctx, lab, "sta3", emu.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := labRadios(); n != 3 {
+		t.Errorf("the lab has %d radios after sta3 left, want 3", n)
+	}
+	if n := radioCount(t); n != radios0 {
+		t.Errorf("the machine's namespace has %d radios after sta3 left, had %d: its radio came back to it", n, radios0)
+	}
+	time.Sleep(time.Second) // past the supervisor's restart delay
+	ds, _ = emu.Daemons(lab)
+	for _, d := range ds {
+		if d.Node == "sta3" {
+			t.Errorf("the supervisor still keeps %s of sta3: %+v", d.What, d)
+		}
+	}
+	if wpas.PID == 0 {
+		t.Error("the supervisor kept no wpa_supplicant for sta3")
+	} else if _, err := os.Stat("/proc/" + strconv.Itoa(wpas.PID)); err == nil && !zombie(wpas.PID) {
+		t.Errorf("sta3's wpa_supplicant (pid %d) survived its removal", wpas.PID)
+	}
+	st, _ = emu.ReadState(lab)
+	if _, err := emu.Ping(ctx, lab, "sta1", srv, 3*time.Second); err != nil {
+		t.Errorf("sta1 -> srv after sta3 left: %v", err)
+	}
+	join(2)
+	if err := emu.Down(lab, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the lab's radios to disappear", func() (bool, error) {
+		ents, _ := os.ReadDir("/sys/class/ieee80211")
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "emu."+lab+".") {
+				return false, nil
+			}
+		}
+		return radioCount(t) == radios0, nil
+	})
+	if l := emu.Leaks(); len(l) > 0 {
+		t.Errorf("leaks after down: %v", l)
+	}
+}

@@ -1,0 +1,80 @@
+package wifi
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/emuctl/emuctl/wifi/model"
+)
+
+// Stations added to and removed from a running hwsim medium (emu's
+// run-time changes on mac80211_hwsim). The medium learns the new radio —
+// its permanent address, position, power, its BSS's channel timing —
+// before the kernel's radio exists, so the radio's first frame is already
+// its own; a radio taken off is kept in its slot, marked Gone: it hears
+// nothing and is heard by no one (MediumConfig.Link), and its kernel radio
+// is deleted by the caller.
+
+// AddRadio adds a station's radio to the running hwsim medium and returns
+// its index (the next one). Access points, roaming, ad hoc and
+// multi-link stations are not added at run time.
+func (s *MediumServer) AddRadio(r MediumRadio) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case r.Adhoc > 0:
+		return -1, fmt.Errorf("%s: a station of an ad hoc network cannot join a running medium yet", r.Node)
+	case r.AP < 0:
+		return -1, fmt.Errorf("%s: an access point cannot join a running medium", r.Node)
+	case len(r.ESS) > 0 || r.Roam != nil:
+		return -1, fmt.Errorf("%s: a roaming station cannot join a running medium yet", r.Node)
+	case r.MLO:
+		return -1, fmt.Errorf("%s: a multi-link station cannot join a running medium yet", r.Node)
+	case r.AP >= len(s.cfg.Radios) || s.cfg.Radios[r.AP].AP >= 0 || s.cfg.Radios[r.AP].Gone:
+		return -1, fmt.Errorf("station %s names no access point of the medium", r.Node)
+	case r.Perm == [6]byte{}:
+		return -1, fmt.Errorf("radio of %s has no permanent address", r.Node)
+	}
+	if _, dup := s.radioIndex(r.Node); dup {
+		return -1, fmt.Errorf("the medium has a radio of %s already", r.Node)
+	}
+	if _, dup := s.perm[r.Perm]; dup {
+		return -1, fmt.Errorf("%s: permanent address %x is another radio's", r.Node, r.Perm)
+	}
+	i := len(s.cfg.Radios)
+	s.cfg.Radios = append(s.cfg.Radios, r)
+	s.perm[r.Perm] = i
+	s.m.AddRadio(i, 0) // on the channel of its first frame, as at start
+	s.m.LearnAddr(r.Perm, i)
+	for _, a := range r.Addrs {
+		s.m.LearnAddr(a, i)
+	}
+	s.links = nil
+	return i, nil
+}
+
+// RemoveRadio takes a station's radio off the running medium: from now
+// on it hears nothing and no one hears it; its slot stays, marked Gone.
+func (s *MediumServer) RemoveRadio(node string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, ok := s.radioIndex(node)
+	if !ok {
+		return fmt.Errorf("the medium has no radio of node %q", node)
+	}
+	r := &s.cfg.Radios[i]
+	if r.AP < 0 {
+		return errors.New(node + ": an access point cannot leave a running medium (its stations would be left without one)")
+	}
+	if r.Roam != nil || len(r.ESS) > 0 {
+		return errors.New(node + ": a roaming station cannot leave a running medium yet")
+	}
+	r.Gone = true
+	s.links = nil
+	return nil
+}
+
+// goneLink is what a radio taken off the medium has to and from every
+// other: nothing.
+var goneLink = model.Link{RxDBm: math.Inf(-1), SNRdB: math.Inf(-1)}

@@ -367,8 +367,9 @@ class Lab:
         """Add a Wi-Fi station that joins access point ``ap`` (default: the
         lab's only one) at ``position`` (metres); ``keys`` are more of its
         keys, the file's (``wifi={"rate": "54mbit"}``, ``mobility={...}``).
-        Stations join running labs on the engine backend; elsewhere the
-        API's error says why."""
+        Stations join running labs on both Wi-Fi backends (the change
+        returns once the station is associated); a roaming, ad hoc or
+        multi-link one is refused, the API's error saying why."""
         pos = None
         if position is not None:
             pos = [float(v) for v in position] + [0.0] * (3 - len(position))

@@ -52,22 +52,14 @@ func Up(ctx context.Context, src Source, opt Options) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opt.Name != "" {
-		if err := topo.Rename(spec, opt.Name); err != nil {
-			return nil, err
-		}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	log := opt.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	st, err := emu.Deploy(ctx, spec, emu.Options{
-		Workers: opt.Workers, AllowExternal: opt.AllowExternal, ExtendAllowedCC: opt.ExtendAllowedCC, Log: log,
-	})
+	st, err := Deploy(ctx, spec, opt)
 	if err != nil {
 		return nil, err
 	}
-	return &Lab{name: st.Lab, spec: st.Spec, log: log}, nil
+	return &Lab{name: st.Lab, spec: st.Spec, log: opt.Log}, nil
 }
 
 // Open returns the running lab called name, as `emuctl up` or another
@@ -123,7 +115,7 @@ func (l *Lab) Addr(node string) (netip.Addr, error) {
 	if err != nil {
 		return netip.Addr{}, err
 	}
-	a, ok := emu.PrimaryAddr(n)
+	a, ok := PrimaryAddr(n)
 	if !ok {
 		return netip.Addr{}, fmt.Errorf("lab %s: node %s has no address", l.name, node)
 	}
@@ -174,7 +166,7 @@ func (l *Lab) Verify(ctx context.Context, opt VerifyOptions) ([]emu.DirResult, e
 // Down tears the lab down: its processes, namespaces, links, real adapters
 // returned, state removed. It is idempotent: a lab already down is no
 // error.
-func (l *Lab) Down() error { return emu.Down(l.name, l.log) }
+func (l *Lab) Down() error { return Down(l.name, l.log) }
 
 // StateRoot is the directory under which labs keep their state
 // (/run/emuctl, or $EMUCTL_RUN_DIR).

@@ -62,7 +62,7 @@ func newLsCmd() *cobra.Command {
 				}
 				return printLab(st, asJSON)
 			}
-			labs, err := emu.Labs()
+			labs, err := golab.Labs()
 			if err != nil {
 				return err
 			}
@@ -105,7 +105,7 @@ func addrList(ifc topo.Interface) string {
 	return ifc.Name + "=" + strings.Join(a, ",")
 }
 
-func printLab(st *emu.State, asJSON bool) error {
+func printLab(st *golab.State, asJSON bool) error {
 	var nodes []nodeRow
 	var links []linkRow
 	for _, n := range st.Spec.Nodes {
@@ -361,7 +361,7 @@ addresses written out — as a topology file 'emuctl up' accepts.`,
 			// the live views beside the record: OVS (socket path, bridges,
 			// queue counters) and Wi-Fi (association, BSSID, signal, bitrate)
 			return writeJSON(os.Stdout, struct {
-				*emu.State
+				*golab.State
 				OVSLive *emu.OVSInfo         `json:"ovs_live,omitempty"`
 				WiFi    []emu.WiFiNodeStatus `json:"wifi,omitempty"`
 			}{st, emu.InspectOVS(st), emu.WiFiStatus(st)})

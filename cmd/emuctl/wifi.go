@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/spf13/cobra"
 )
 
@@ -184,7 +185,7 @@ func newWiFiPairCmd(lab *string) *cobra.Command {
 	return cmd
 }
 
-func checkWiFiNode(st *emu.State, name string) error {
+func checkWiFiNode(st *golab.State, name string) error {
 	if st.Medium == nil {
 		return fmt.Errorf("lab %s has no Wi-Fi medium (hwsim's instant medium has no positions or SNR)", st.Lab)
 	}

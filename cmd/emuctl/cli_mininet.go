@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/emuctl/emuctl/emu"
 	golab "github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/traffic"
@@ -232,7 +231,7 @@ func (c *cliSession) link(args string) {
 			continue
 		}
 		found = true
-		if err := emu.SetLinkState(c.st.Lab, i, a[2] == "up"); err != nil {
+		if err := golab.SetLinkState(c.st.Lab, i, a[2] == "up"); err != nil {
 			fmt.Fprintf(c.out, "link %s:%s <-> %s:%s status change failed: %v\n", l.A.Node, l.A.Iface, l.B.Node, l.B.Iface, err)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/emuctl/emuctl/emu"
 	golab "github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/suite"
 	"github.com/emuctl/emuctl/topo"
@@ -163,7 +162,7 @@ func completeLinks(wireless bool) cobra.CompletionFunc {
 		var out []cobra.Completion
 		for i, l := range st.Spec.Links {
 			ref := l.A.Node + "-" + l.B.Node
-			if j, err := emu.FindLink(st.Spec, ref); err != nil || j != i {
+			if j, err := golab.FindLink(st.Spec, ref); err != nil || j != i {
 				ref = strconv.Itoa(i) // two links join the same nodes
 			}
 			out = append(out, cobra.CompletionWithDesc(ref, fmt.Sprintf("link %d: %s <-> %s", i, l.A, l.B)))

@@ -131,8 +131,8 @@ func printLab(st *golab.State, asJSON bool) error {
 	for _, l := range st.Spec.Links {
 		links = append(links, linkRow{A: l.A.String(), B: l.B.String()})
 	}
-	ovsInfo := emu.InspectOVS(st)  // OVS: bridges, ports, QoS, queues (nil without ovs switches)
-	wifiInfo := emu.WiFiStatus(st) // Wi-Fi: association, BSSID, frequency, peers (nil without Wi-Fi)
+	ovsInfo := emu.InspectOVS(st)    // OVS: bridges, ports, QoS, queues (nil without ovs switches)
+	wifiInfo := golab.WiFiStatus(st) // Wi-Fi: association, BSSID, frequency, peers (nil without Wi-Fi)
 	if asJSON {
 		out := map[string]any{"lab": st.Lab, "status": st.Status, "nodes": nodes, "links": links}
 		if ovsInfo != nil {
@@ -169,7 +169,7 @@ func printLab(st *golab.State, asJSON bool) error {
 }
 
 // printWiFi prints the Wi-Fi table of `emuctl ls LAB`.
-func printWiFi(ws []emu.WiFiNodeStatus) {
+func printWiFi(ws []golab.WiFiNodeStatus) {
 	fmt.Println()
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WIFI	ROLE	IFACE	DAEMON	STATE	SSID	BSSID	FREQ	PEERS")
@@ -220,7 +220,7 @@ func printWiFi(ws []emu.WiFiNodeStatus) {
 // printAdhoc prints each ad hoc member's reach to the other members of
 // its network: SNR, and the rate of its unicast (where the medium picks
 // it) or "out of range"; a mesh point's peer links and paths too.
-func printAdhoc(ws []emu.WiFiNodeStatus) {
+func printAdhoc(ws []golab.WiFiNodeStatus) {
 
 	head := false
 	for _, w := range ws {
@@ -262,7 +262,7 @@ func printAdhoc(ws []emu.WiFiNodeStatus) {
 
 // printRoaming prints, for each station of a network of several access
 // points, its access point now and every handover so far.
-func printRoaming(ws []emu.WiFiNodeStatus) {
+func printRoaming(ws []golab.WiFiNodeStatus) {
 	for _, w := range ws {
 		if len(w.Network) < 2 {
 			continue
@@ -280,7 +280,7 @@ func printRoaming(ws []emu.WiFiNodeStatus) {
 }
 
 // printMedium prints each radio as the lab's medium sees it.
-func printMedium(ws []emu.WiFiNodeStatus) {
+func printMedium(ws []golab.WiFiNodeStatus) {
 	any := false
 	for _, w := range ws {
 		any = any || w.Medium != nil
@@ -362,9 +362,9 @@ addresses written out — as a topology file 'emuctl up' accepts.`,
 			// queue counters) and Wi-Fi (association, BSSID, signal, bitrate)
 			return writeJSON(os.Stdout, struct {
 				*golab.State
-				OVSLive *emu.OVSInfo         `json:"ovs_live,omitempty"`
-				WiFi    []emu.WiFiNodeStatus `json:"wifi,omitempty"`
-			}{st, emu.InspectOVS(st), emu.WiFiStatus(st)})
+				OVSLive *emu.OVSInfo           `json:"ovs_live,omitempty"`
+				WiFi    []golab.WiFiNodeStatus `json:"wifi,omitempty"`
+			}{st, emu.InspectOVS(st), golab.WiFiStatus(st)})
 		},
 	}
 	addLabFlag(cmd, &lab, false)

@@ -152,15 +152,25 @@ func (l *Lab) Warnings() ([]string, error) {
 	return out, nil
 }
 
-// VerifyOptions tune Verify.
+// VerifyOptions tune Verify (an alias of emu's type).
 type VerifyOptions = emu.VerifyOptions
+
+// DirResult is the verification of one direction of one link: configured
+// and measured delay, rate and loss, and the Problems found (an alias of
+// emu's type).
+type DirResult = emu.DirResult
 
 // Verify measures every shaped link in both directions (one-way delay,
 // rate, loss) with probe frames that cross only that link, as `emuctl
 // verify` does. A direction whose numbers are off has Problems; the error
 // is for failures to measure.
-func (l *Lab) Verify(ctx context.Context, opt VerifyOptions) ([]emu.DirResult, error) {
-	return emu.Verify(ctx, l.name, opt)
+func (l *Lab) Verify(ctx context.Context, opt VerifyOptions) ([]DirResult, error) {
+	return Verify(ctx, l.name, opt)
+}
+
+// Verify is Lab.Verify on the lab called name.
+func Verify(ctx context.Context, name string, opt VerifyOptions) ([]DirResult, error) {
+	return emu.Verify(ctx, name, opt)
 }
 
 // Down tears the lab down: its processes, namespaces, links, real adapters

@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/emuctl/emuctl/emu"
 	golab "github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/ovs"
 	"github.com/emuctl/emuctl/topo"
@@ -214,11 +213,11 @@ func runMininet(t, sw string) (time.Duration, string) {
 	env := os.Environ()
 	if sw == topo.SwitchOVS {
 		mnSwitch = "ovs,datapath=user"
-		if emu.KernelOVSDatapath() {
+		if golab.KernelOVSDatapath() {
 			mnSwitch = "ovs"
 		}
-		if !emu.SystemOVSAnswers() {
-			if users := emu.EmbeddedOVSUsers(); len(users) > 0 {
+		if !golab.SystemOVSAnswers() {
+			if users := golab.EmbeddedOVSUsers(); len(users) > 0 {
 				// A second ovs-vswitchd in the root namespace would fight it.
 				return 0, "skipped: emuctl's embedded OVS serves labs " + strings.Join(users, ", ")
 			}
@@ -227,7 +226,7 @@ func runMininet(t, sw string) (time.Duration, string) {
 				return 0, "failed: " + err.Error()
 			}
 			defer os.RemoveAll(dir)
-			e := ovs.Embedded{Dir: dir + "/ovs", Cleanup: emu.KernelOVSDatapath()}
+			e := ovs.Embedded{Dir: dir + "/ovs", Cleanup: golab.KernelOVSDatapath()}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			err = e.Start(ctx, nil)
 			cancel()
@@ -260,7 +259,7 @@ func runMininet(t, sw string) (time.Duration, string) {
 
 // ovsAvailable says why OVS rows cannot run, or nil.
 func ovsAvailable() error {
-	if emu.SystemOVSAnswers() {
+	if golab.SystemOVSAnswers() {
 		return nil
 	}
 	_, err := ovs.Binaries()

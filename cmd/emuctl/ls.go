@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/emuctl/emuctl/emu"
 	golab "github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/spf13/cobra"
@@ -131,7 +130,7 @@ func printLab(st *golab.State, asJSON bool) error {
 	for _, l := range st.Spec.Links {
 		links = append(links, linkRow{A: l.A.String(), B: l.B.String()})
 	}
-	ovsInfo := emu.InspectOVS(st)    // OVS: bridges, ports, QoS, queues (nil without ovs switches)
+	ovsInfo := golab.InspectOVS(st)  // OVS: bridges, ports, QoS, queues (nil without ovs switches)
 	wifiInfo := golab.WiFiStatus(st) // Wi-Fi: association, BSSID, frequency, peers (nil without Wi-Fi)
 	if asJSON {
 		out := map[string]any{"lab": st.Lab, "status": st.Status, "nodes": nodes, "links": links}
@@ -362,9 +361,9 @@ addresses written out — as a topology file 'emuctl up' accepts.`,
 			// queue counters) and Wi-Fi (association, BSSID, signal, bitrate)
 			return writeJSON(os.Stdout, struct {
 				*golab.State
-				OVSLive *emu.OVSInfo           `json:"ovs_live,omitempty"`
+				OVSLive *golab.OVSInfo         `json:"ovs_live,omitempty"`
 				WiFi    []golab.WiFiNodeStatus `json:"wifi,omitempty"`
-			}{st, emu.InspectOVS(st), golab.WiFiStatus(st)})
+			}{st, golab.InspectOVS(st), golab.WiFiStatus(st)})
 		},
 	}
 	addLabFlag(cmd, &lab, false)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/units"
 	"github.com/spf13/cobra"
 )
@@ -17,7 +17,7 @@ func newVerifyCmd() *cobra.Command {
 	var (
 		lab    string
 		asJSON bool
-		opt    emu.VerifyOptions
+		opt    golab.VerifyOptions
 	)
 	cmd := &cobra.Command{
 		Use:               "verify [--lab LAB | LAB]",
@@ -44,7 +44,7 @@ delay) or 3 sigma (loss).`,
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
-			res, err := emu.Verify(ctx, st.Lab, opt)
+			res, err := golab.Verify(ctx, st.Lab, opt)
 			if err != nil {
 				return err
 			}

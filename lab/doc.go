@@ -39,8 +39,9 @@
 // Mobility, Verify, ...), and on the host (Doctor, Clean, Leaks): they
 // serve callers that read a lab's state once and act on it, as the CLI's
 // commands do. Each is the path the Lab method of the same name takes;
-// the types they return (State, LinkInfo, WiFiNodeStatus, ...) are emu's
-// under lab's names, aliases, so their JSON is the runtime's.
+// the types they take and return are lab's: copies with the runtime's
+// fields and JSON (PingResult, ScheduleStatus, ...), or for the larger
+// ones (State, LinkInfo, WiFiNodeStatus, ...) emu's under lab's name.
 //
 // # Root and re-execution
 //

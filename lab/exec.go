@@ -152,7 +152,13 @@ func PingAddr(ctx context.Context, name, node string, dst netip.Addr, timeout ti
 }
 
 // PingResult is one source/destination probe of PingAll.
-type PingResult = emu.PingResult
+type PingResult struct {
+	From string        `json:"from"`
+	To   string        `json:"to"`
+	Addr netip.Addr    `json:"addr"`
+	RTT  time.Duration `json:"rtt_ns"`
+	OK   bool          `json:"ok"`
+}
 
 // resolve reads an IP address, or a node's name as its first address.
 func (l *Lab) resolve(to string) (netip.Addr, error) {
@@ -169,5 +175,5 @@ func (l *Lab) PingAll(ctx context.Context, tries int) ([]PingResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return emu.PingAll(ctx, st, tries, 2*time.Second), nil
+	return convert(emu.PingAll(ctx, st, tries, 2*time.Second), func(r emu.PingResult) PingResult { return PingResult(r) }), nil
 }

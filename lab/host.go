@@ -16,15 +16,21 @@ type DoctorReport = emu.Report
 // throw-away one; nothing on the host changes.
 func Doctor() *DoctorReport { return emu.Doctor() }
 
-// CleanReport says what Clean removed and what it left alone (an alias
-// of emu's type).
-type CleanReport = emu.CleanReport
+// CleanReport says what Clean removed and what it left alone.
+type CleanReport struct {
+	Removed []string `json:"removed"` // labs torn down
+	Skipped []string `json:"skipped"` // running labs left alone, with why
+	Errors  []string `json:"errors,omitempty"`
+}
 
 // Clean removes the leftovers of labs that are not running (crashed
 // deploys, killed teardowns), found by emuctl's marker, as `emuctl
 // clean` does; with all, running labs too. Objects without the marker
 // are never touched.
-func Clean(all bool, log *slog.Logger) (*CleanReport, error) { return emu.Clean(all, log) }
+func Clean(all bool, log *slog.Logger) (*CleanReport, error) {
+	rep, err := emu.Clean(all, log)
+	return (*CleanReport)(rep), err
+}
 
 // Leaks lists every object on the host that carries emuctl's marker or
 // lives in its run dir (`emuctl clean --check`); a clean machine gives

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/internal/suggest"
@@ -152,8 +153,14 @@ func (l *Lab) Warnings() ([]string, error) {
 	return out, nil
 }
 
-// VerifyOptions tune Verify (an alias of emu's type).
-type VerifyOptions = emu.VerifyOptions
+// VerifyOptions tune Verify; the zero value is `emuctl verify`'s
+// default.
+type VerifyOptions struct {
+	All          bool          // also check unshaped links (delay floor only)
+	RateDuration time.Duration // back-to-back burst length (default 1 s)
+	LossProbes   int           // loss probes per direction (default 3000)
+	Tolerance    float64       // relative tolerance for rate and delay (default 0.05)
+}
 
 // DirResult is the verification of one direction of one link: configured
 // and measured delay, rate and loss, and the Problems found (an alias of
@@ -170,7 +177,7 @@ func (l *Lab) Verify(ctx context.Context, opt VerifyOptions) ([]DirResult, error
 
 // Verify is Lab.Verify on the lab called name.
 func Verify(ctx context.Context, name string, opt VerifyOptions) ([]DirResult, error) {
-	return emu.Verify(ctx, name, opt)
+	return emu.Verify(ctx, name, emu.VerifyOptions(opt))
 }
 
 // Down tears the lab down: its processes, namespaces, links, real adapters

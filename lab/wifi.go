@@ -71,16 +71,35 @@ func WiFiLinkDown(st *State, ap string, id int) (time.Duration, error) {
 	return emu.WiFiLinkDown(st, ap, id)
 }
 
-// MobilityStatus is one moving node of a running lab (an alias of emu's
-// type).
-type MobilityStatus = emu.MobilityStatus
+// MobilityStatus is one moving node of a running lab.
+type MobilityStatus struct {
+	Node    string    `json:"node"`
+	Model   string    `json:"model"` // topo.MobilityString
+	T0      string    `json:"t0"`
+	Running bool      `json:"running"`
+	Started time.Time `json:"started,omitzero"`
+	// Finished: a waypoint path past its last waypoint (the node stays
+	// there; nothing more to apply).
+	Finished bool `json:"finished,omitempty"`
+	// Pos is the position last applied; Moves how many times it was
+	// applied since the start, RateHz their rate (moves over the time from
+	// the first to the last), MaxGap the longest time between two.
+	Pos    [3]float64    `json:"pos"`
+	Moves  uint64        `json:"moves"`
+	RateHz float64       `json:"rate_hz"`
+	MaxGap time.Duration `json:"max_gap_ns"`
+	Error  string        `json:"error,omitempty"`
+}
 
 // Mobility lists the lab's moving nodes (mobility: in the topology):
 // path, state, position and how often the supervisor placed each.
 func (l *Lab) Mobility() ([]MobilityStatus, error) { return Mobility(l.name) }
 
 // Mobility is Lab.Mobility on the lab called name.
-func Mobility(name string) ([]MobilityStatus, error) { return emu.Mobility(name) }
+func Mobility(name string) ([]MobilityStatus, error) {
+	m, err := emu.Mobility(name)
+	return convert(m, func(m emu.MobilityStatus) MobilityStatus { return MobilityStatus(m) }), err
+}
 
 // StartMobility starts a node's path over from its beginning, as `emuctl
 // wifi mobility start` does.

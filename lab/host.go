@@ -7,14 +7,41 @@ import (
 )
 
 // DoctorReport is what `emuctl doctor` prints: the kernel, what it and
-// the tools can do, the backend each concern gets (an alias of emu's
-// type).
-type DoctorReport = emu.Report
+// the tools can do, the backend each concern gets.
+type DoctorReport struct {
+	Kernel       string          `json:"kernel"`
+	Capabilities []Capability    `json:"capabilities"`
+	Tools        []Capability    `json:"tools"`
+	Backends     []BackendChoice `json:"backends"`
+}
+
+// Capability is one line of `emuctl doctor`.
+type Capability struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// BackendChoice is the choice emuctl makes for one concern on this machine.
+type BackendChoice struct {
+	Concern string `json:"concern"`
+	Uses    string `json:"uses"`
+	Why     string `json:"why"`
+}
 
 // Doctor probes the kernel and the tools emuctl can use, and says which
 // backend each concern will get. Probes that need a namespace use a
 // throw-away one; nothing on the host changes.
-func Doctor() *DoctorReport { return emu.Doctor() }
+func Doctor() *DoctorReport {
+	r := emu.Doctor()
+	capability := func(c emu.Capability) Capability { return Capability(c) }
+	return &DoctorReport{
+		Kernel:       r.Kernel,
+		Capabilities: convert(r.Capabilities, capability),
+		Tools:        convert(r.Tools, capability),
+		Backends:     convert(r.Backends, func(b emu.Backend) BackendChoice { return BackendChoice(b) }),
+	}
+}
 
 // CleanReport says what Clean removed and what it left alone.
 type CleanReport struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/internal/suggest"
 	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/units"
 )
 
 // Options tune Up. The zero value is what `emuctl up` does by default.
@@ -163,9 +164,35 @@ type VerifyOptions struct {
 }
 
 // DirResult is the verification of one direction of one link: configured
-// and measured delay, rate and loss, and the Problems found (an alias of
-// emu's type).
-type DirResult = emu.DirResult
+// and measured delay, rate and loss, and the Problems found.
+type DirResult struct {
+	Link      int           `json:"link"`
+	Name      string        `json:"name"`
+	Dir       string        `json:"dir"` // "a->b" or "b->a"
+	Backend   string        `json:"backend"`
+	WantDelay time.Duration `json:"want_delay"`
+	MinDelay  time.Duration `json:"min_delay"`  // smallest one-way delay seen
+	MeanDelay time.Duration `json:"mean_delay"` // mean one-way delay
+	Jitter    time.Duration `json:"jitter"`     // stddev of the one-way delay
+	WantRate  units.BitRate `json:"want_rate_bps"`
+	Rate      units.BitRate `json:"rate_bps"` // arrival rate of back-to-back full frames (wire bytes)
+	WantLoss  units.Percent `json:"want_loss_pct"`
+	Loss      units.Percent `json:"loss_pct"`
+	LossSent  int           `json:"loss_probes"`
+	// ClockOffset is, for a direction across two machines, the receiving
+	// machine's clock minus the sending one's that the one-way delays
+	// were corrected by; ClockOffsetUp the one measured at up; ClockNote
+	// why the offset from up was applied instead; ClockRTT the round
+	// trip of the clock exchange (the offset is known to ± half of it).
+	ClockOffset   time.Duration `json:"clock_offset_ns,omitempty"`
+	ClockOffsetUp time.Duration `json:"clock_offset_up_ns,omitempty"`
+	ClockNote     string        `json:"clock_note,omitempty"`
+	ClockRTT      time.Duration `json:"clock_rtt_ns,omitempty"`
+	Problems      []string      `json:"problems,omitempty"`
+}
+
+// OK reports whether the direction met its configuration.
+func (r DirResult) OK() bool { return len(r.Problems) == 0 }
 
 // Verify measures every shaped link in both directions (one-way delay,
 // rate, loss) with probe frames that cross only that link, as `emuctl
@@ -177,7 +204,8 @@ func (l *Lab) Verify(ctx context.Context, opt VerifyOptions) ([]DirResult, error
 
 // Verify is Lab.Verify on the lab called name.
 func Verify(ctx context.Context, name string, opt VerifyOptions) ([]DirResult, error) {
-	return emu.Verify(ctx, name, emu.VerifyOptions(opt))
+	res, err := emu.Verify(ctx, name, emu.VerifyOptions(opt))
+	return convert(res, func(r emu.DirResult) DirResult { return DirResult(r) }), err
 }
 
 // Down tears the lab down: its processes, namespaces, links, real adapters

@@ -44,8 +44,9 @@ func AsOVSSwitch(names string) NodeKindOption {
 }
 
 // AsStation adds a Wi-Fi station that joins access point ap ("": the
-// lab's one AP, or NodeKeys' wifi: {ap: ...}), on the engine backend
-// (elsewhere the change is refused, saying why). Its position, fixed
+// lab's one AP, or NodeKeys' wifi: {ap: ...}), on either Wi-Fi backend
+// (a roaming, ad hoc or multi-link one is refused, saying why); the
+// change returns once it is associated. Its position, fixed
 // rate or mobility: AtPosition, NodeKeys("{wifi: {rate: 54mbit}}").
 func AsStation(ap string) NodeKindOption { return NodeKindOption{kind: "station", ap: ap} }
 

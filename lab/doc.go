@@ -26,8 +26,22 @@
 // repository (README, Makefile, cmd/emuctl, topologies/), and its
 // packages are the CLI's as much as a program's; a package named for what
 // it hands out reads right where it is used (lab.Up, lab.NewTopology,
-// *lab.Lab, lab.Rate), and nothing in the repository imports it, so it
-// can stay a thin layer without becoming a dependency of the engine.
+// *lab.Lab, lab.Rate), and the engine (topo, emu and below) never
+// imports it, so it stays a thin layer on top of it. Its clients are
+// programs, `emuctl api` and the web page, and the CLI itself:
+// cmd/emuctl reaches the runtime only through lab (a test there pins it),
+// so what a command does, a program can.
+//
+// # By name
+//
+// Besides *Lab, package-level functions act on a lab given by its name
+// or its State (ReadState, Labs, Deploy, Down, ShowLinks, Schedules,
+// Mobility, Verify, ...), and on the host (Doctor, Clean, Leaks): they
+// serve callers that read a lab's state once and act on it, as the CLI's
+// commands do. Each is the path the Lab method of the same name takes;
+// the types they take and return are lab's: copies with the runtime's
+// fields and JSON (PingResult, ScheduleStatus, ...), or for the larger
+// ones (State, LinkInfo, WiFiNodeStatus, ...) emu's under lab's name.
 //
 // # Root and re-execution
 //

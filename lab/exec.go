@@ -24,13 +24,35 @@ func (l *Lab) Command(ctx context.Context, node string, argv ...string) (*exec.C
 	if _, err := l.node(node); err != nil {
 		return nil, err
 	}
-	c, err := emu.Command(l.name, node, argv)
+	c, err := NodeCommand(l.name, node, argv)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, c.Path, c.Args[1:]...)
 	cmd.Env, cmd.SysProcAttr = c.Env, c.SysProcAttr
 	return cmd, nil
+}
+
+// NodeCommand returns a command that runs argv inside node of the lab
+// called name, as Lab.Command does but without a context and with the
+// node's env already in cmd.Env (append to it, do not replace it).
+func NodeCommand(name, node string, argv []string) (*exec.Cmd, error) {
+	return emu.Command(name, node, argv)
+}
+
+// NodeCommandState is NodeCommand with the lab's state already read (a
+// large lab's takes tens of ms to read: read it once).
+func NodeCommandState(st *State, node string, argv []string) (*exec.Cmd, error) {
+	return emu.CommandState(st, node, argv)
+}
+
+// ExecInNode replaces the calling program with argv inside node, as
+// `emuctl exec` does: nothing of the program stays resident, the exit
+// status, signals and terminal are the command's own. extraEnv is added
+// to the node's env. It returns only on failure, and refuses a lab over
+// several machines (use NodeCommandState).
+func ExecInNode(st *State, node string, argv, extraEnv []string) error {
+	return emu.ExecInNodeState(st, node, argv, extraEnv)
 }
 
 // ExitError is a command in a node that ran and failed.
@@ -115,11 +137,27 @@ func (l *Lab) Ping(ctx context.Context, from, to string) (time.Duration, error) 
 	if d, ok := ctx.Deadline(); ok {
 		timeout = time.Until(d)
 	}
-	rtt, err := emu.Ping(ctx, l.name, from, dst, timeout)
+	rtt, err := PingAddr(ctx, l.name, from, dst, timeout)
 	if err != nil {
 		return 0, fmt.Errorf("ping %s -> %s (%s): %w", from, to, dst, err)
 	}
 	return rtt, nil
+}
+
+// PingAddr sends one ICMP echo request from node of the lab called name
+// to dst and returns the round-trip time (Lab.Ping by names). It opens
+// its own raw socket: no ping binary, and many probes may run at once.
+func PingAddr(ctx context.Context, name, node string, dst netip.Addr, timeout time.Duration) (time.Duration, error) {
+	return emu.Ping(ctx, name, node, dst, timeout)
+}
+
+// PingResult is one source/destination probe of PingAll.
+type PingResult struct {
+	From string        `json:"from"`
+	To   string        `json:"to"`
+	Addr netip.Addr    `json:"addr"`
+	RTT  time.Duration `json:"rtt_ns"`
+	OK   bool          `json:"ok"`
 }
 
 // resolve reads an IP address, or a node's name as its first address.
@@ -132,10 +170,10 @@ func (l *Lab) resolve(to string) (netip.Addr, error) {
 
 // PingAll pings every host and router from every other one, in parallel,
 // like Mininet's pingall (tries attempts each; the first reply counts).
-func (l *Lab) PingAll(ctx context.Context, tries int) ([]emu.PingResult, error) {
+func (l *Lab) PingAll(ctx context.Context, tries int) ([]PingResult, error) {
 	st, err := emu.ReadState(l.name)
 	if err != nil {
 		return nil, err
 	}
-	return emu.PingAll(ctx, st, tries, 2*time.Second), nil
+	return convert(emu.PingAll(ctx, st, tries, 2*time.Second), func(r emu.PingResult) PingResult { return PingResult(r) }), nil
 }

@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/internal/suggest"
 	"github.com/emuctl/emuctl/topo"
+	"github.com/emuctl/emuctl/units"
 )
 
 // Options tune Up. The zero value is what `emuctl up` does by default.
@@ -52,22 +54,14 @@ func Up(ctx context.Context, src Source, opt Options) (*Lab, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opt.Name != "" {
-		if err := topo.Rename(spec, opt.Name); err != nil {
-			return nil, err
-		}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	log := opt.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	st, err := emu.Deploy(ctx, spec, emu.Options{
-		Workers: opt.Workers, AllowExternal: opt.AllowExternal, ExtendAllowedCC: opt.ExtendAllowedCC, Log: log,
-	})
+	st, err := Deploy(ctx, spec, opt)
 	if err != nil {
 		return nil, err
 	}
-	return &Lab{name: st.Lab, spec: st.Spec, log: log}, nil
+	return &Lab{name: st.Lab, spec: st.Spec, log: opt.Log}, nil
 }
 
 // Open returns the running lab called name, as `emuctl up` or another
@@ -123,7 +117,7 @@ func (l *Lab) Addr(node string) (netip.Addr, error) {
 	if err != nil {
 		return netip.Addr{}, err
 	}
-	a, ok := emu.PrimaryAddr(n)
+	a, ok := PrimaryAddr(n)
 	if !ok {
 		return netip.Addr{}, fmt.Errorf("lab %s: node %s has no address", l.name, node)
 	}
@@ -160,25 +154,95 @@ func (l *Lab) Warnings() ([]string, error) {
 	return out, nil
 }
 
-// VerifyOptions tune Verify.
-type VerifyOptions = emu.VerifyOptions
+// VerifyOptions tune Verify; the zero value is `emuctl verify`'s
+// default.
+type VerifyOptions struct {
+	All          bool          // also check unshaped links (delay floor only)
+	RateDuration time.Duration // back-to-back burst length (default 1 s)
+	LossProbes   int           // loss probes per direction (default 3000)
+	Tolerance    float64       // relative tolerance for rate and delay (default 0.05)
+}
+
+// DirResult is the verification of one direction of one link: configured
+// and measured delay, rate and loss, and the Problems found.
+type DirResult struct {
+	Link      int           `json:"link"`
+	Name      string        `json:"name"`
+	Dir       string        `json:"dir"` // "a->b" or "b->a"
+	Backend   string        `json:"backend"`
+	WantDelay time.Duration `json:"want_delay"`
+	MinDelay  time.Duration `json:"min_delay"`  // smallest one-way delay seen
+	MeanDelay time.Duration `json:"mean_delay"` // mean one-way delay
+	Jitter    time.Duration `json:"jitter"`     // stddev of the one-way delay
+	WantRate  units.BitRate `json:"want_rate_bps"`
+	Rate      units.BitRate `json:"rate_bps"` // arrival rate of back-to-back full frames (wire bytes)
+	WantLoss  units.Percent `json:"want_loss_pct"`
+	Loss      units.Percent `json:"loss_pct"`
+	LossSent  int           `json:"loss_probes"`
+	// ClockOffset is, for a direction across two machines, the receiving
+	// machine's clock minus the sending one's that the one-way delays
+	// were corrected by; ClockOffsetUp the one measured at up; ClockNote
+	// why the offset from up was applied instead; ClockRTT the round
+	// trip of the clock exchange (the offset is known to ± half of it).
+	ClockOffset   time.Duration `json:"clock_offset_ns,omitempty"`
+	ClockOffsetUp time.Duration `json:"clock_offset_up_ns,omitempty"`
+	ClockNote     string        `json:"clock_note,omitempty"`
+	ClockRTT      time.Duration `json:"clock_rtt_ns,omitempty"`
+	Problems      []string      `json:"problems,omitempty"`
+}
+
+// OK reports whether the direction met its configuration.
+func (r DirResult) OK() bool { return len(r.Problems) == 0 }
 
 // Verify measures every shaped link in both directions (one-way delay,
 // rate, loss) with probe frames that cross only that link, as `emuctl
 // verify` does. A direction whose numbers are off has Problems; the error
 // is for failures to measure.
-func (l *Lab) Verify(ctx context.Context, opt VerifyOptions) ([]emu.DirResult, error) {
-	return emu.Verify(ctx, l.name, opt)
+func (l *Lab) Verify(ctx context.Context, opt VerifyOptions) ([]DirResult, error) {
+	return Verify(ctx, l.name, opt)
+}
+
+// Verify is Lab.Verify on the lab called name.
+func Verify(ctx context.Context, name string, opt VerifyOptions) ([]DirResult, error) {
+	res, err := emu.Verify(ctx, name, emu.VerifyOptions(opt))
+	return convert(res, func(r emu.DirResult) DirResult { return DirResult(r) }), err
 }
 
 // NodeBuilt is one node as read back from the kernel (and OVSDB): its
-// interfaces (name, MAC, MTU, administrative state, bridge, addresses),
-// kernel settings and bridge, with Problems naming each difference from
-// the lab's topology.
-type NodeBuilt = emu.NodeBuilt
+// interfaces, kernel settings and bridge, with Problems naming each
+// difference from the lab's topology.
+type NodeBuilt struct {
+	Node  string `json:"node"`
+	Kind  string `json:"kind"`
+	Netns string `json:"netns,omitempty"`
+	// Ifaces are its interfaces as the kernel has them.
+	Ifaces []IfaceBuilt `json:"interfaces"`
+	// Sysctls are the kernel settings its kind and topology ask for, as
+	// the kernel has them.
+	Sysctls map[string]string `json:"sysctls,omitempty"`
+	// Bridge is a switch's bridge device, or an OVS bridge's name.
+	Bridge string `json:"bridge,omitempty"`
+	// Problems are the differences from the topology, each a sentence.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// OK says whether the node is built as its topology says.
+func (b NodeBuilt) OK() bool { return len(b.Problems) == 0 }
 
 // IfaceBuilt is one interface of a NodeBuilt.
-type IfaceBuilt = emu.IfaceBuilt
+type IfaceBuilt struct {
+	Name string `json:"name"`
+	// Device is the kernel's name when it is not Name (an OVS port).
+	Device string `json:"device,omitempty"`
+	MAC    string `json:"mac,omitempty"`
+	MTU    int    `json:"mtu"`
+	// Up is the administrative state (shown, not judged: link down and
+	// schedules change it).
+	Up bool `json:"up"`
+	// Master is the device the interface is a port of (a bridge).
+	Master string   `json:"master,omitempty"`
+	Addrs  []string `json:"addrs,omitempty"`
+}
 
 // VerifyBuilt reads every node back and compares it with the lab's
 // topology as it stands now — up's and every run-time change's — without
@@ -186,12 +250,25 @@ type IfaceBuilt = emu.IfaceBuilt
 // MTUs, addresses, each switch's bridge and ports, OVS bridges and ports,
 // the kernel settings a node's kind and topology ask for. A node that
 // differs has Problems; the error is for a lab that cannot be read.
-func (l *Lab) VerifyBuilt() ([]NodeBuilt, error) { return emu.VerifyBuilt(l.name) }
+func (l *Lab) VerifyBuilt() ([]NodeBuilt, error) {
+	res, err := emu.VerifyBuilt(l.name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]NodeBuilt, len(res))
+	for i, b := range res {
+		out[i] = NodeBuilt{Node: b.Node, Kind: b.Kind, Netns: b.Netns, Sysctls: b.Sysctls, Bridge: b.Bridge, Problems: b.Problems}
+		for _, ifc := range b.Ifaces {
+			out[i].Ifaces = append(out[i].Ifaces, IfaceBuilt(ifc))
+		}
+	}
+	return out, nil
+}
 
 // Down tears the lab down: its processes, namespaces, links, real adapters
 // returned, state removed. It is idempotent: a lab already down is no
 // error.
-func (l *Lab) Down() error { return emu.Down(l.name, l.log) }
+func (l *Lab) Down() error { return Down(l.name, l.log) }
 
 // StateRoot is the directory under which labs keep their state
 // (/run/emuctl, or $EMUCTL_RUN_DIR).

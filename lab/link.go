@@ -6,6 +6,7 @@ import (
 
 	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/tc"
+	"github.com/emuctl/emuctl/topo"
 )
 
 // A link is named as `emuctl link` names it: its index in the topology
@@ -86,14 +87,31 @@ func (l *Lab) LinkDown(link string) error { return l.linkState(link, false) }
 func (l *Lab) LinkUp(link string) error { return l.linkState(link, true) }
 
 func (l *Lab) linkState(link string, up bool) error {
-	i, err := emu.FindLink(l.spec, link)
+	i, err := FindLink(l.spec, link)
 	if err != nil {
 		return err
 	}
-	return emu.SetLinkState(l.name, i, up)
+	return SetLinkState(l.name, i, up)
 }
+
+// FindLink resolves a link's name (see the package doc: "3", "h1:h1-eth0",
+// "h1-s1" or "h1,s1", a station's wireless hop) to its index in
+// spec.Links, or says which links there are.
+func FindLink(spec *topo.Spec, ref string) (int, error) { return emu.FindLink(spec, ref) }
+
+// SetLinkState takes link i (an index of the lab's Spec.Links) of the lab
+// called name down at both ends, or brings it back up, as `emuctl link
+// down|up` does.
+func SetLinkState(name string, i int, up bool) error { return emu.SetLinkState(name, i, up) }
+
+// LinkInfo is what `emuctl link show` prints for one link (an alias of
+// emu's type).
+type LinkInfo = emu.LinkInfo
+
+// ShowLinks describes every link of the lab called name (Lab.Links).
+func ShowLinks(name string) ([]LinkInfo, error) { return emu.ShowLinks(name) }
 
 // Links describes every link, wireless hops included, as `emuctl link
 // show` does: backend, parameters in force per direction, interface
 // states, engine counters or installed qdiscs.
-func (l *Lab) Links() ([]emu.LinkInfo, error) { return emu.ShowLinks(l.name) }
+func (l *Lab) Links() ([]LinkInfo, error) { return ShowLinks(l.name) }

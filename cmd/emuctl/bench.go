@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/ovs"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/traffic"
@@ -81,7 +81,7 @@ func newBenchCmd() *cobra.Command {
 				}
 				return benchMachines(t, machines, reps, withTraffic, asJSON)
 			}
-			emu.WaitNetnsSettled(30 * time.Second)
+			golab.WaitNetnsSettled(30 * time.Second)
 			var rows []benchRow
 			type run struct{ topo, sw string }
 			var runs []run
@@ -213,11 +213,11 @@ func runMininet(t, sw string) (time.Duration, string) {
 	env := os.Environ()
 	if sw == topo.SwitchOVS {
 		mnSwitch = "ovs,datapath=user"
-		if emu.KernelOVSDatapath() {
+		if golab.KernelOVSDatapath() {
 			mnSwitch = "ovs"
 		}
-		if !emu.SystemOVSAnswers() {
-			if users := emu.EmbeddedOVSUsers(); len(users) > 0 {
+		if !golab.SystemOVSAnswers() {
+			if users := golab.EmbeddedOVSUsers(); len(users) > 0 {
 				// A second ovs-vswitchd in the root namespace would fight it.
 				return 0, "skipped: emuctl's embedded OVS serves labs " + strings.Join(users, ", ")
 			}
@@ -226,7 +226,7 @@ func runMininet(t, sw string) (time.Duration, string) {
 				return 0, "failed: " + err.Error()
 			}
 			defer os.RemoveAll(dir)
-			e := ovs.Embedded{Dir: dir + "/ovs", Cleanup: emu.KernelOVSDatapath()}
+			e := ovs.Embedded{Dir: dir + "/ovs", Cleanup: golab.KernelOVSDatapath()}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			err = e.Start(ctx, nil)
 			cancel()
@@ -259,7 +259,7 @@ func runMininet(t, sw string) (time.Duration, string) {
 
 // ovsAvailable says why OVS rows cannot run, or nil.
 func ovsAvailable() error {
-	if emu.SystemOVSAnswers() {
+	if golab.SystemOVSAnswers() {
 		return nil
 	}
 	_, err := ovs.Binaries()
@@ -276,10 +276,10 @@ func benchTraffic() (*traffic.Comparison, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := emu.Deploy(context.Background(), spec, emu.Options{}); err != nil {
+	if _, err := golab.Deploy(context.Background(), spec, golab.Options{}); err != nil {
 		return nil, err
 	}
-	defer emu.Down(spec.Name, nil)
+	defer golab.Down(spec.Name, nil)
 	c, err := traffic.CompareWithIperf3(context.Background(), spec.Name, "h1", "h2", 5*time.Second, 10*time.Millisecond, 2)
 	if err != nil {
 		return nil, err
@@ -291,14 +291,14 @@ func benchTraffic() (*traffic.Comparison, error) {
 // and how long the kernel then took to finish freeing its namespaces.
 func timeUpDown(spec *topo.Spec) (up, down, settle time.Duration, err error) {
 	t0 := time.Now()
-	if _, err := emu.Deploy(context.Background(), spec, emu.Options{}); err != nil {
+	if _, err := golab.Deploy(context.Background(), spec, golab.Options{}); err != nil {
 		return 0, 0, 0, err
 	}
 	up = time.Since(t0)
 	t1 := time.Now()
-	if err := emu.Down(spec.Name, nil); err != nil {
+	if err := golab.Down(spec.Name, nil); err != nil {
 		return up, 0, 0, err
 	}
 	down = time.Since(t1)
-	return up, down, emu.WaitNetnsSettled(30 * time.Second), nil
+	return up, down, golab.WaitNetnsSettled(30 * time.Second), nil
 }

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/analysis"
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/topo"
 )
 
@@ -114,7 +114,7 @@ func benchMachines(gen string, machines, reps int, withCut, asJSON bool) error {
 		reps = 1
 	}
 	r := machinesResult{topo: gen, machines: machines, reps: reps}
-	emu.WaitNetnsSettled(30 * time.Second)
+	golab.WaitNetnsSettled(30 * time.Second)
 	var up1, down1, upN, downN []time.Duration
 	for i := 0; i < reps; i++ {
 		order := []int{1, machines}
@@ -184,9 +184,9 @@ func benchCutLink(rounds int) (*cutLinkResult, error) {
 	var labs []*topo.Spec
 	defer func() {
 		for _, s := range labs {
-			emu.Down(s.Name, nil)
+			golab.Down(s.Name, nil)
 		}
-		emu.WaitNetnsSettled(30 * time.Second)
+		golab.WaitNetnsSettled(30 * time.Second)
 	}()
 	for _, m := range []int{1, 2} {
 		spec, err := benchLoad("linear,2", "benchl"+strconv.Itoa(m), m, place)
@@ -196,19 +196,19 @@ func benchCutLink(rounds int) (*cutLinkResult, error) {
 		if m == 2 && (spec.Cluster == nil || len(spec.Cluster.Cuts) != 1) {
 			return nil, fmt.Errorf("bench: linear,2 over 2 machines should cut one link")
 		}
-		if _, err := emu.Deploy(context.Background(), spec, emu.Options{}); err != nil {
+		if _, err := golab.Deploy(context.Background(), spec, golab.Options{}); err != nil {
 			return nil, err
 		}
 		labs = append(labs, spec)
 	}
-	if st, err := emu.ReadState(labs[1].Name); err == nil {
+	if st, err := golab.ReadState(labs[1].Name); err == nil {
 		var rtts []time.Duration
 		for _, p := range st.Underlay {
 			rtts = append(rtts, p.RTT)
 		}
 		c.underlayRTT = medianDur(rtts)
 	}
-	dst, ok := emu.PrimaryAddr(labs[0].Node("h2"))
+	dst, ok := golab.PrimaryAddr(labs[0].Node("h2"))
 	if !ok {
 		return nil, errors.New("bench: h2 has no address")
 	}
@@ -251,7 +251,7 @@ func benchCutLink(rounds int) (*cutLinkResult, error) {
 
 // benchExec runs argv in a node (on its machine) and returns its output.
 func benchExec(lab, node string, timeout time.Duration, argv ...string) (string, error) {
-	cmd, err := emu.Command(lab, node, argv)
+	cmd, err := golab.NodeCommand(lab, node, argv)
 	if err != nil {
 		return "", err
 	}
@@ -270,7 +270,7 @@ func benchExec(lab, node string, timeout time.Duration, argv ...string) (string,
 // dst, one test, then it exits) and returns the receiver's goodput.
 func benchIperf3(lab, client, server string, dst netip.Addr, dur time.Duration) (float64, error) {
 	port := strconv.Itoa(benchIperfPort)
-	srv, err := emu.Command(lab, server, []string{"iperf3", "-s", "-1", "--forceflush", "-B", dst.String(), "-p", port})
+	srv, err := golab.NodeCommand(lab, server, []string{"iperf3", "-s", "-1", "--forceflush", "-B", dst.String(), "-p", port})
 	if err != nil {
 		return 0, err
 	}
@@ -287,7 +287,7 @@ func benchIperf3(lab, client, server string, dst netip.Addr, dur time.Duration) 
 		select {
 		case <-done:
 		case <-time.After(5 * time.Second):
-			srv.Process.Kill() // ours; emu.Down ends what runs in the node
+			srv.Process.Kill() // ours; golab.Down ends what runs in the node
 			<-done
 		}
 	}()

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/topo"
 )
 
@@ -52,7 +52,7 @@ func benchScale(g string, asJSON bool) error {
 		return fmt.Errorf("bench --scale %s: needs two hosts", g)
 	}
 	r.from, r.to = hosts[0].Name, hosts[len(hosts)-1].Name
-	r.settledBefore = emu.WaitNetnsSettled(5 * time.Minute)
+	r.settledBefore = golab.WaitNetnsSettled(5 * time.Minute)
 	run := func(args ...string) (time.Duration, float64, error) {
 		cmd := exec.Command(self, args...)
 		var out strings.Builder
@@ -72,11 +72,11 @@ func benchScale(g string, asJSON bool) error {
 	if r.up, r.upRSS, err = run("up", "--topo", g, "--name", lab); err != nil {
 		return err
 	}
-	if st, err := emu.ReadState(lab); err == nil {
-		dst, _ := emu.PrimaryAddr(st.Spec.Node(r.to))
+	if st, err := golab.ReadState(lab); err == nil {
+		dst, _ := golab.PrimaryAddr(st.Spec.Node(r.to))
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		for i := 0; i < 3; i++ { // the first echo also resolves ARP along the tree
-			r.rtt, r.pingErr = emu.Ping(ctx, lab, r.from, dst, 2*time.Second)
+			r.rtt, r.pingErr = golab.PingAddr(ctx, lab, r.from, dst, 2*time.Second)
 			if r.pingErr == nil {
 				break
 			}
@@ -88,7 +88,7 @@ func benchScale(g string, asJSON bool) error {
 	if r.down, r.dnRSS, err = run("down", lab); err != nil {
 		return err
 	}
-	r.settle = emu.WaitNetnsSettled(5 * time.Minute)
+	r.settle = golab.WaitNetnsSettled(5 * time.Minute)
 	if asJSON {
 		return writeJSON(os.Stdout, scaleJSONOf(r))
 	}

@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/emuctl/emuctl/emu"
 	golab "github.com/emuctl/emuctl/lab"
 )
 
@@ -64,12 +63,12 @@ func benchUILab() string {
 // benchLab brings a bench's lab up (once the kernel has freed earlier
 // labs' namespaces) and returns it with its supervisor's pid (0: none).
 func benchLab(ctx context.Context, file, doc string) (*golab.Lab, int, error) {
-	emu.WaitNetnsSettled(30 * time.Second)
+	golab.WaitNetnsSettled(30 * time.Second)
 	l, err := golab.Up(ctx, golab.YAML(file, []byte(doc)), golab.Options{})
 	if err != nil {
 		return nil, 0, err
 	}
-	st, err := emu.ReadState(l.Name())
+	st, err := golab.ReadState(l.Name())
 	if err != nil {
 		l.Down()
 		return nil, 0, err

@@ -13,7 +13,7 @@ import (
 	"github.com/emuctl/emuctl/analysis"
 	"github.com/emuctl/emuctl/capture"
 	"github.com/emuctl/emuctl/capture/packet"
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/spf13/cobra"
 )
 
@@ -88,7 +88,7 @@ data frames (no management frames exist there). --filter does not apply.
 					fmt.Fprintf(cmd.ErrOrStderr(), "capturing on %s:%s (%s), Ctrl-C to stop\n", node, iface, describe(flt))
 				}}
 			// wherever the node runs (a lab over several machines: on its machine)
-			stats, err := emu.CaptureNode(ctx, st, node, iface, o, w)
+			stats, err := golab.CaptureNode(ctx, st, node, iface, o, w)
 			if err != nil {
 				return err
 			}
@@ -137,7 +137,7 @@ func captureMedium(cmd *cobra.Command, lab, out string, snaplen int, duration ti
 	}
 	cw := &countingWriter{w: w}
 	fmt.Fprintf(cmd.ErrOrStderr(), "capturing lab %s's Wi-Fi medium (%s backend), Ctrl-C to stop\n", st.Lab, st.Medium.Backend)
-	if err := emu.CaptureMedium(ctx, st.Lab, cw, snaplen); err != nil {
+	if err := golab.CaptureMedium(ctx, st.Lab, cw, snaplen); err != nil {
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "%d bytes of pcapng written to %s\n", cw.n, out)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/spf13/cobra"
 )
 
@@ -20,7 +20,7 @@ alone unless --all is given. Nothing without the marker is ever touched.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if check {
-				leaks := emu.Leaks()
+				leaks := golab.Leaks()
 				if asJSON {
 					if err := writeJSON(os.Stdout, struct {
 						Objects []string `json:"objects"`
@@ -37,7 +37,7 @@ alone unless --all is given. Nothing without the marker is ever touched.`,
 				}
 				return nil
 			}
-			rep, err := emu.Clean(all, logger())
+			rep, err := golab.Clean(all, logger())
 			if rep != nil {
 				if asJSON {
 					if err := writeJSON(os.Stdout, rep); err != nil {

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"unicode"
 
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/spf13/cobra"
 	"github.com/vishvananda/netlink"
@@ -90,14 +90,14 @@ func cliCommands() []cliCommand {
 
 // cliSession is one prompt on a lab.
 type cliSession struct {
-	st    *emu.State
+	st    *golab.State
 	out   io.Writer
 	cmds  []cliCommand
 	byKey map[string]*cliCommand
 	depth int // nesting of source
 }
 
-func newCLISession(st *emu.State, out io.Writer) *cliSession {
+func newCLISession(st *golab.State, out io.Writer) *cliSession {
 	c := &cliSession{st: st, out: out, cmds: cliCommands(), byKey: map[string]*cliCommand{}}
 	for i := range c.cmds {
 		for _, n := range c.cmds[i].names {
@@ -107,7 +107,7 @@ func newCLISession(st *emu.State, out io.Writer) *cliSession {
 	return c
 }
 
-func runCLI(st *emu.State, in io.Reader, out io.Writer) error {
+func runCLI(st *golab.State, in io.Reader, out io.Writer) error {
 	// ^C at the prompt must not kill the CLI; a running node command gets
 	// it from the terminal.
 	sigs := make(chan os.Signal, 1)
@@ -139,7 +139,7 @@ func (c *cliSession) onecmd(line string) bool {
 		return false
 	}
 	// the lab may have changed since the last command (node add, link add)
-	if st, err := emu.ReadState(c.st.Lab); err == nil {
+	if st, err := golab.ReadState(c.st.Lab); err == nil {
 		c.st = st
 	}
 	word, rest := splitWord(line)
@@ -237,7 +237,7 @@ func cliNet(s *topo.Spec, out io.Writer) {
 }
 
 // operState reads the state of an interface of a node.
-func operState(st *emu.State, node, iface string) string {
+func operState(st *golab.State, node, iface string) string {
 	h, name, err := endpointHandle(st, node, iface)
 	if err != nil {
 		return "MISSING"
@@ -256,9 +256,9 @@ func operState(st *emu.State, node, iface string) string {
 // endpointHandle opens a netlink handle where a node's interface lives and
 // returns the interface's name there: the node's namespace, except for an
 // OVS switch's port, in the root namespace under its port name.
-func endpointHandle(st *emu.State, node, iface string) (*netlink.Handle, string, error) {
-	path, name := emu.EndpointNetns(st, node, iface)
-	if path == filepath.Join(emu.NetnsDir, topo.Namespace(st.Lab, node)) {
+func endpointHandle(st *golab.State, node, iface string) (*netlink.Handle, string, error) {
+	path, name := golab.EndpointNetns(st, node, iface)
+	if path == filepath.Join(golab.NetnsDir, topo.Namespace(st.Lab, node)) {
 		h, err := emuHandle(st.Lab, node)
 		return h, name, err
 	}
@@ -271,14 +271,14 @@ func endpointHandle(st *emu.State, node, iface string) (*netlink.Handle, string,
 	return h, name, err
 }
 
-func cliLinks(st *emu.State, out io.Writer) {
+func cliLinks(st *golab.State, out io.Writer) {
 	for _, l := range st.Spec.Links {
 		fmt.Fprintf(out, "%s<->%s (%s %s)\n", l.A.Iface, l.B.Iface,
 			operState(st, l.A.Node, l.A.Iface), operState(st, l.B.Node, l.B.Iface))
 	}
 }
 
-func cliDump(st *emu.State, out io.Writer) {
+func cliDump(st *golab.State, out io.Writer) {
 	for _, n := range st.Spec.Nodes {
 		kind := map[topo.NodeKind]string{topo.KindHost: "Host", topo.KindRouter: "Router", topo.KindSwitch: "Switch"}[n.Kind]
 		var parts []string

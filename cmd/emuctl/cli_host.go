@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/topo"
 	"golang.org/x/sys/unix"
 )
@@ -125,7 +125,7 @@ func (c *cliSession) dpctl(args string) {
 	}
 	for _, sw := range ovsSwitches {
 		fmt.Fprintf(c.out, "*** %s %s\n", sw, strings.Repeat("-", 72))
-		cmd, err := emu.Command(c.st.Lab, sw, append([]string{"ovs-ofctl", a[0], sw}, a[1:]...))
+		cmd, err := golab.NodeCommand(c.st.Lab, sw, append([]string{"ovs-ofctl", a[0], sw}, a[1:]...))
 		if err != nil {
 			fmt.Fprintf(c.out, "*** dpctl %s: %v\n", sw, err)
 			continue

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/emuctl/emuctl/traffic"
 	"github.com/emuctl/emuctl/units"
@@ -29,14 +29,14 @@ func (c *cliSession) ping(hosts []*topo.Node, all, full bool) {
 	if all {
 		fmt.Fprintln(c.out, "*** Ping: testing ping reachability")
 	}
-	var res []emu.PingResult
+	var res []golab.PingResult
 	for _, a := range hosts {
 		for _, b := range hosts {
 			if a == b {
 				continue
 			}
-			r := emu.PingResult{From: a.Name, To: b.Name}
-			r.Addr, _ = emu.PrimaryAddr(b)
+			r := golab.PingResult{From: a.Name, To: b.Name}
+			r.Addr, _ = golab.PrimaryAddr(b)
 			res = append(res, r)
 		}
 	}
@@ -48,11 +48,11 @@ func (c *cliSession) ping(hosts []*topo.Node, all, full bool) {
 		}
 		wg.Add(1)
 		sem <- struct{}{}
-		go func(r *emu.PingResult) {
+		go func(r *golab.PingResult) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			for range 2 {
-				if rtt, err := emu.Ping(context.Background(), c.st.Lab, r.From, r.Addr, time.Second); err == nil {
+				if rtt, err := golab.PingAddr(context.Background(), c.st.Lab, r.From, r.Addr, time.Second); err == nil {
 					r.RTT, r.OK = rtt, true
 					return
 				}
@@ -231,7 +231,7 @@ func (c *cliSession) link(args string) {
 			continue
 		}
 		found = true
-		if err := emu.SetLinkState(c.st.Lab, i, a[2] == "up"); err != nil {
+		if err := golab.SetLinkState(c.st.Lab, i, a[2] == "up"); err != nil {
 			fmt.Fprintf(c.out, "link %s:%s <-> %s:%s status change failed: %v\n", l.A.Node, l.A.Iface, l.B.Node, l.B.Iface, err)
 		}
 	}
@@ -269,7 +269,7 @@ func (c *cliSession) switchCmd(args string) {
 }
 
 // setIfaceUp sets one interface of a node up or down.
-func setIfaceUp(st *emu.State, node, iface string, up bool) error {
+func setIfaceUp(st *golab.State, node, iface string, up bool) error {
 	h, name, err := endpointHandle(st, node, iface)
 	if err != nil {
 		return err

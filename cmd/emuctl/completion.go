@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/suite"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/spf13/cobra"
@@ -36,7 +36,7 @@ func noFileArgs(c *cobra.Command) {
 // completionLab is the lab a completion is for: --lab if given (cobra has
 // parsed the flags typed so far), else the only running lab. When there is
 // none it returns the reason as active help.
-func completionLab(cmd *cobra.Command) (*emu.State, []cobra.Completion) {
+func completionLab(cmd *cobra.Command) (*golab.State, []cobra.Completion) {
 	name, _ := cmd.Flags().GetString("lab")
 	st, err := resolveLab(name)
 	if err != nil {
@@ -51,7 +51,7 @@ func completionLab(cmd *cobra.Command) (*emu.State, []cobra.Completion) {
 // completeLabs completes running labs' names (--lab, and the positional
 // alias).
 func completeLabs(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	labs, err := emu.Labs()
+	labs, err := golab.Labs()
 	if err != nil {
 		return cobra.AppendActiveHelp(nil, err.Error()), cobra.ShellCompDirectiveNoFileComp
 	}
@@ -162,7 +162,7 @@ func completeLinks(wireless bool) cobra.CompletionFunc {
 		var out []cobra.Completion
 		for i, l := range st.Spec.Links {
 			ref := l.A.Node + "-" + l.B.Node
-			if j, err := emu.FindLink(st.Spec, ref); err != nil || j != i {
+			if j, err := golab.FindLink(st.Spec, ref); err != nil || j != i {
 				ref = strconv.Itoa(i) // two links join the same nodes
 			}
 			out = append(out, cobra.CompletionWithDesc(ref, fmt.Sprintf("link %d: %s <-> %s", i, l.A, l.B)))

@@ -5,7 +5,7 @@ import (
 	"os"
 	"text/tabwriter"
 
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/spf13/cobra"
 )
 
@@ -16,7 +16,7 @@ func newDoctorCmd() *cobra.Command {
 		Short: "What this kernel and machine can do, and which backend emuctl uses for each concern",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r := emu.Doctor()
+			r := golab.Doctor()
 			if asJSON {
 				return writeJSON(os.Stdout, r)
 			}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/spf13/cobra"
 )
 
@@ -33,7 +33,7 @@ func newDownCmd() *cobra.Command {
 			case all && name != "":
 				return errors.New("give a lab or --all, not both")
 			case all:
-				sts, err := emu.Labs()
+				sts, err := golab.Labs()
 				if err != nil {
 					return err
 				}
@@ -58,7 +58,7 @@ func newDownCmd() *cobra.Command {
 				labs = []string{st.Lab}
 			}
 			for _, lab := range labs {
-				if err := emu.Down(lab, logger()); err != nil {
+				if err := golab.Down(lab, logger()); err != nil {
 					return err
 				}
 				fmt.Printf("lab %s down\n", lab)

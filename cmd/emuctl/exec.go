@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -20,7 +20,7 @@ func runInNode(lab, node string, argv []string, extraEnv []string) error {
 	if err != nil {
 		return err
 	}
-	cmd, err := emu.CommandState(st, node, argv)
+	cmd, err := golab.NodeCommandState(st, node, argv)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func execInNode(lab, node string, argv []string, extraEnv []string) error {
 	if st.Spec.Cluster != nil {
 		return runInNode(st.Lab, node, argv, extraEnv)
 	}
-	err = emu.ExecInNodeState(st, node, argv, extraEnv)
+	err = golab.ExecInNode(st, node, argv, extraEnv)
 	// only a failure returns: as a shell says it (127 not found, 126 else)
 	var ee *exec.Error
 	if errors.As(err, &ee) || errors.Is(err, os.ErrNotExist) {

@@ -3,7 +3,7 @@ package main
 import (
 	"path/filepath"
 
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -12,7 +12,7 @@ import (
 
 // emuHandle opens a netlink handle inside a node's namespace.
 func emuHandle(lab, node string) (*netlink.Handle, error) {
-	ns, err := netns.GetFromPath(filepath.Join(emu.NetnsDir, topo.Namespace(lab, node)))
+	ns, err := netns.GetFromPath(filepath.Join(golab.NetnsDir, topo.Namespace(lab, node)))
 	if err != nil {
 		return nil, err
 	}

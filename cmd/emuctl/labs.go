@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/internal/suggest"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/spf13/cobra"
 )
 
@@ -47,15 +47,15 @@ func labArg(lab string, args []string) (string, error) {
 
 // resolveLab picks the lab a command acts on: the one named, or the only
 // one running.
-func resolveLab(name string) (*emu.State, error) {
+func resolveLab(name string) (*golab.State, error) {
 	if name != "" {
-		st, err := emu.ReadState(name)
-		if errors.Is(err, emu.ErrNoLab) {
+		st, err := golab.ReadState(name)
+		if errors.Is(err, golab.ErrNoLab) {
 			return nil, unknownLab(name)
 		}
 		return st, err
 	}
-	labs, err := emu.Labs()
+	labs, err := golab.Labs()
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ var errNoLabRunning = errors.New("no lab is running (start one with `emuctl up <
 
 // unknownLab is the error for a lab name that names no running lab.
 func unknownLab(name string) error {
-	labs, _ := emu.Labs()
+	labs, _ := golab.Labs()
 	if len(labs) == 0 {
 		return fmt.Errorf("no lab %q is running (none is; start one with `emuctl up <topology.yaml>`)", name)
 	}
@@ -80,7 +80,7 @@ func unknownLab(name string) error {
 	return fmt.Errorf("no lab %q is running (running: %s%s)", name, strings.Join(names, ", "), suggest.DidYouMean(name, names))
 }
 
-func labNames(labs []*emu.State) []string {
+func labNames(labs []*golab.State) []string {
 	var names []string
 	for _, l := range labs {
 		names = append(names, l.Lab)

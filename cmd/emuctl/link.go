@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/emuctl/emuctl/emu"
 	golab "github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/tc/engine"
@@ -42,7 +41,7 @@ func newLinkShowCmd(lab *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			links, err := emu.ShowLinks(st.Lab)
+			links, err := golab.ShowLinks(st.Lab)
 			if err != nil {
 				return err
 			}
@@ -177,11 +176,11 @@ func newLinkUpDownCmd(lab *string, up bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			i, err := emu.FindLink(st.Spec, args[0])
+			i, err := golab.FindLink(st.Spec, args[0])
 			if err != nil {
 				return err
 			}
-			if err := emu.SetLinkState(st.Lab, i, up); err != nil {
+			if err := golab.SetLinkState(st.Lab, i, up); err != nil {
 				return err
 			}
 			fmt.Printf("link %d %s\n", i, strings.Fields(use)[0])
@@ -191,7 +190,7 @@ func newLinkUpDownCmd(lab *string, up bool) *cobra.Command {
 }
 
 // linkLabel is a link's index, with "(wifi)" for a station's wireless hop.
-func linkLabel(l emu.LinkInfo) string {
+func linkLabel(l golab.LinkInfo) string {
 	if l.Kind == "wifi" {
 		return strconv.Itoa(l.Index) + " (wifi)"
 	}

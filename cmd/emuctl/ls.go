@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/emuctl/emuctl/emu"
 	golab "github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/spf13/cobra"
@@ -62,7 +61,7 @@ func newLsCmd() *cobra.Command {
 				}
 				return printLab(st, asJSON)
 			}
-			labs, err := emu.Labs()
+			labs, err := golab.Labs()
 			if err != nil {
 				return err
 			}
@@ -105,7 +104,7 @@ func addrList(ifc topo.Interface) string {
 	return ifc.Name + "=" + strings.Join(a, ",")
 }
 
-func printLab(st *emu.State, asJSON bool) error {
+func printLab(st *golab.State, asJSON bool) error {
 	var nodes []nodeRow
 	var links []linkRow
 	for _, n := range st.Spec.Nodes {
@@ -131,8 +130,8 @@ func printLab(st *emu.State, asJSON bool) error {
 	for _, l := range st.Spec.Links {
 		links = append(links, linkRow{A: l.A.String(), B: l.B.String()})
 	}
-	ovsInfo := emu.InspectOVS(st)  // OVS: bridges, ports, QoS, queues (nil without ovs switches)
-	wifiInfo := emu.WiFiStatus(st) // Wi-Fi: association, BSSID, frequency, peers (nil without Wi-Fi)
+	ovsInfo := golab.InspectOVS(st)  // OVS: bridges, ports, QoS, queues (nil without ovs switches)
+	wifiInfo := golab.WiFiStatus(st) // Wi-Fi: association, BSSID, frequency, peers (nil without Wi-Fi)
 	if asJSON {
 		out := map[string]any{"lab": st.Lab, "status": st.Status, "nodes": nodes, "links": links}
 		if ovsInfo != nil {
@@ -169,7 +168,7 @@ func printLab(st *emu.State, asJSON bool) error {
 }
 
 // printWiFi prints the Wi-Fi table of `emuctl ls LAB`.
-func printWiFi(ws []emu.WiFiNodeStatus) {
+func printWiFi(ws []golab.WiFiNodeStatus) {
 	fmt.Println()
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WIFI	ROLE	IFACE	DAEMON	STATE	SSID	BSSID	FREQ	PEERS")
@@ -220,7 +219,7 @@ func printWiFi(ws []emu.WiFiNodeStatus) {
 // printAdhoc prints each ad hoc member's reach to the other members of
 // its network: SNR, and the rate of its unicast (where the medium picks
 // it) or "out of range"; a mesh point's peer links and paths too.
-func printAdhoc(ws []emu.WiFiNodeStatus) {
+func printAdhoc(ws []golab.WiFiNodeStatus) {
 
 	head := false
 	for _, w := range ws {
@@ -262,7 +261,7 @@ func printAdhoc(ws []emu.WiFiNodeStatus) {
 
 // printRoaming prints, for each station of a network of several access
 // points, its access point now and every handover so far.
-func printRoaming(ws []emu.WiFiNodeStatus) {
+func printRoaming(ws []golab.WiFiNodeStatus) {
 	for _, w := range ws {
 		if len(w.Network) < 2 {
 			continue
@@ -280,7 +279,7 @@ func printRoaming(ws []emu.WiFiNodeStatus) {
 }
 
 // printMedium prints each radio as the lab's medium sees it.
-func printMedium(ws []emu.WiFiNodeStatus) {
+func printMedium(ws []golab.WiFiNodeStatus) {
 	any := false
 	for _, w := range ws {
 		any = any || w.Medium != nil
@@ -361,10 +360,10 @@ addresses written out — as a topology file 'emuctl up' accepts.`,
 			// the live views beside the record: OVS (socket path, bridges,
 			// queue counters) and Wi-Fi (association, BSSID, signal, bitrate)
 			return writeJSON(os.Stdout, struct {
-				*emu.State
-				OVSLive *emu.OVSInfo         `json:"ovs_live,omitempty"`
-				WiFi    []emu.WiFiNodeStatus `json:"wifi,omitempty"`
-			}{st, emu.InspectOVS(st), emu.WiFiStatus(st)})
+				*golab.State
+				OVSLive *golab.OVSInfo         `json:"ovs_live,omitempty"`
+				WiFi    []golab.WiFiNodeStatus `json:"wifi,omitempty"`
+			}{st, golab.InspectOVS(st), golab.WiFiStatus(st)})
 		},
 	}
 	addLabFlag(cmd, &lab, false)

@@ -7,13 +7,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 )
 
 // printOVS prints a lab's Open vSwitch part under `emuctl ls LAB`: the
 // daemons and socket, each bridge, and each port with its QoS, queues and
 // counters.
-func printOVS(info *emu.OVSInfo, warning string) {
+func printOVS(info *golab.OVSInfo, warning string) {
 	if info == nil {
 		return
 	}

@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/netcfg"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/spf13/cobra"
@@ -141,7 +141,7 @@ func serverAddr(n *topo.Node, given string) (netip.Addr, error) {
 }
 
 func openNodeNS(lab, node string) (netns.NsHandle, error) {
-	return netns.GetFromPath(filepath.Join(emu.NetnsDir, topo.Namespace(lab, node)))
+	return netns.GetFromPath(filepath.Join(golab.NetnsDir, topo.Namespace(lab, node)))
 }
 
 func printCheck(client, server string, r *netcfg.CheckResult) {

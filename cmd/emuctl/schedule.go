@@ -6,7 +6,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/spf13/cobra"
 )
 
@@ -27,7 +27,7 @@ func newScheduleCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if _, err := emu.StartSchedule(st.Lab, args[0], ""); err != nil {
+				if err := golab.StartSchedule(st.Lab, args[0]); err != nil {
 					return err
 				}
 				fmt.Printf("schedule %s started\n", args[0])
@@ -47,7 +47,7 @@ func newScheduleCmd() *cobra.Command {
 				if len(args) == 1 {
 					name = args[0]
 				}
-				return emu.StopSchedule(st.Lab, name)
+				return golab.StopSchedule(st.Lab, name)
 			},
 		},
 		newScheduleShowCmd(&lab),
@@ -66,18 +66,18 @@ func newScheduleShowCmd(lab *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			scheds, err := emu.Schedules(st.Lab)
+			scheds, err := golab.Schedules(st.Lab)
 			if err != nil {
 				return err
 			}
-			steps, err := emu.ScheduleLog(st.Lab)
+			steps, err := golab.ScheduleLog(st.Lab)
 			if err != nil {
 				return err
 			}
 			if asJSON {
 				return writeJSON(os.Stdout, struct {
-					Schedules []emu.ScheduleStatus `json:"schedules"`
-					Steps     []emu.StepLog        `json:"steps"`
+					Schedules []golab.ScheduleStatus `json:"schedules"`
+					Steps     []golab.StepLog        `json:"steps"`
 				}{scheds, steps})
 			}
 			if len(scheds) == 0 {

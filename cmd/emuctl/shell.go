@@ -6,7 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/spf13/cobra"
 )
 
@@ -36,7 +36,7 @@ func newShellCmd() *cobra.Command {
 func nodeShell(lab, node string) error {
 	prompt := fmt.Sprintf(`[%s@%s] \w\$ `, node, lab)
 	if bash, err := exec.LookPath("bash"); err == nil {
-		rc := filepath.Join(emu.StateDir(lab), "shellrc")
+		rc := filepath.Join(golab.StateDir(lab), "shellrc")
 		content := "[ -f /etc/bash.bashrc ] && . /etc/bash.bashrc\n[ -f ~/.bashrc ] && . ~/.bashrc\n" +
 			"PS1='[\\u@" + node + " (" + lab + ")] \\w\\$ '\n"
 		if err := os.WriteFile(rc, []byte(content), 0o644); err != nil {

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/spf13/cobra"
 )
@@ -75,7 +75,7 @@ func newUpCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			t0 := time.Now()
-			st, err := emu.Deploy(ctx, spec, emu.Options{AllowExternal: allowExternal, ExtendAllowedCC: extendCC, Workers: workers, Log: logger()})
+			st, err := golab.Deploy(ctx, spec, golab.Options{AllowExternal: allowExternal, ExtendAllowedCC: extendCC, Workers: workers, Log: logger()})
 			if err != nil {
 				return err
 			}

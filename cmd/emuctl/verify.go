@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/emuctl/emuctl/units"
 	"github.com/spf13/cobra"
 )
@@ -18,7 +18,7 @@ func newVerifyCmd() *cobra.Command {
 		lab    string
 		asJSON bool
 		built  bool
-		opt    emu.VerifyOptions
+		opt    golab.VerifyOptions
 	)
 	cmd := &cobra.Command{
 		Use:               "verify [--lab LAB | LAB]",
@@ -55,7 +55,7 @@ Exit status 1 when a node differs.`,
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
-			res, err := emu.Verify(ctx, st.Lab, opt)
+			res, err := golab.Verify(ctx, st.Lab, opt)
 			if err != nil {
 				return err
 			}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/spf13/cobra"
 )
 
@@ -33,7 +33,7 @@ func newWiFiShowCmd(lab *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ws := emu.WiFiStatus(st)
+			ws := golab.WiFiStatus(st)
 			if ws == nil {
 				return fmt.Errorf("lab %s has no Wi-Fi nodes", st.Lab)
 			}
@@ -41,18 +41,18 @@ func newWiFiShowCmd(lab *string) *cobra.Command {
 				out := map[string]any{"lab": st.Lab, "wifi": ws}
 				if st.Medium != nil {
 					out["backend"] = st.Medium.Backend
-					if ms, err := emu.LabMediumStats(st.Lab); err == nil {
+					if ms, err := golab.MediumStats(st.Lab); err == nil {
 						out["medium"] = ms
 					}
 				}
-				if mob, err := emu.Mobility(st.Lab); err == nil {
+				if mob, err := golab.Mobility(st.Lab); err == nil {
 					out["mobility"] = mob
 				}
 				return writeJSON(os.Stdout, out)
 			}
 			if st.Medium != nil {
 				fmt.Printf("lab %s: Wi-Fi backend %s, medium in %s\n", st.Lab, st.Medium.Backend, st.Medium.Netns)
-				if ms, err := emu.LabMediumStats(st.Lab); err == nil {
+				if ms, err := golab.MediumStats(st.Lab); err == nil {
 					fmt.Printf("medium: up %v, %d frames in, %d deliveries, late mean %.0f µs max %.0f µs\n",
 						ms.Uptime.Round(1e6), ms.FramesIn, ms.Deliveries, ms.LateMeanUs, ms.LateMaxUs)
 				}
@@ -60,7 +60,7 @@ func newWiFiShowCmd(lab *string) *cobra.Command {
 				fmt.Printf("lab %s: Wi-Fi on mac80211_hwsim's instant medium (no airtime)\n", st.Lab)
 			}
 			printWiFi(ws)
-			if mob, err := emu.Mobility(st.Lab); err == nil {
+			if mob, err := golab.Mobility(st.Lab); err == nil {
 				printMobility(mob)
 			}
 			return nil
@@ -91,7 +91,7 @@ link stays down until the lab is brought up again.`,
 			if err != nil {
 				return fmt.Errorf("link id %q is not a number (links are numbered from 0 in the order of links:)", args[1])
 			}
-			took, err := emu.WiFiLinkDown(st, args[0], id)
+			took, err := golab.WiFiLinkDown(st, args[0], id)
 			if err != nil {
 				return err
 			}
@@ -121,7 +121,7 @@ func newWiFiMoveCmd(lab *string) *cobra.Command {
 			if err := checkWiFiNode(st, args[0]); err != nil {
 				return err
 			}
-			if err := emu.SetMediumPosition(st.Lab, args[0], pos); err != nil {
+			if err := golab.SetMediumPosition(st.Lab, args[0], pos); err != nil {
 				return err
 			}
 			fmt.Printf("%s moved to %g,%g,%g\n", args[0], pos[0], pos[1], pos[2])
@@ -175,7 +175,7 @@ func newWiFiPairCmd(lab *string) *cobra.Command {
 				}
 				pl = &v
 			}
-			return emu.SetMediumPair(st.Lab, args[0], args[1], ps, pl)
+			return golab.SetMediumPair(st.Lab, args[0], args[1], ps, pl)
 		},
 	}
 	cmd.Flags().StringVar(&snr, "snr", "", "fixed SNR in dB (−20 .. 100), e.g. 12dB")
@@ -184,7 +184,7 @@ func newWiFiPairCmd(lab *string) *cobra.Command {
 	return cmd
 }
 
-func checkWiFiNode(st *emu.State, name string) error {
+func checkWiFiNode(st *golab.State, name string) error {
 	if st.Medium == nil {
 		return fmt.Errorf("lab %s has no Wi-Fi medium (hwsim's instant medium has no positions or SNR)", st.Lab)
 	}

@@ -6,7 +6,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/emuctl/emuctl/emu"
+	golab "github.com/emuctl/emuctl/lab"
 	"github.com/spf13/cobra"
 )
 
@@ -35,17 +35,17 @@ func newWiFiMobilityCmd(lab *string) *cobra.Command {
 				if node == "" {
 					return fmt.Errorf("start needs the node whose path to start (emuctl wifi mobility start sta1)")
 				}
-				if _, err := emu.StartMobility(st.Lab, node, ""); err != nil {
+				if err := golab.StartMobility(st.Lab, node); err != nil {
 					return err
 				}
 			case args[0] == "stop":
-				if err := emu.StopMobility(st.Lab, node); err != nil {
+				if err := golab.StopMobility(st.Lab, node); err != nil {
 					return err
 				}
 			default:
 				return fmt.Errorf("%q: want start or stop (or nothing, to show the moving nodes)", args[0])
 			}
-			mob, err := emu.Mobility(st.Lab)
+			mob, err := golab.Mobility(st.Lab)
 			if err != nil {
 				return err
 			}
@@ -62,7 +62,7 @@ func newWiFiMobilityCmd(lab *string) *cobra.Command {
 
 // printMobility prints each moving node: its path, state, position and
 // how often the supervisor placed it.
-func printMobility(ms []emu.MobilityStatus) {
+func printMobility(ms []golab.MobilityStatus) {
 	if len(ms) == 0 {
 		return
 	}

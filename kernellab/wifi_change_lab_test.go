@@ -187,7 +187,9 @@ func TestLabEmuctlWiFiStationAddRemove(t *testing.T) {
 	} else if _, err := os.Stat("/proc/" + strconv.Itoa(wpas.PID)); err == nil && !zombie(wpas.PID) {
 		t.Errorf("sta3's wpa_supplicant (pid %d) survived its removal", wpas.PID)
 	}
-	st, _ = emu.ReadState(lab)
+	if st, _ = emu.ReadState(lab); st.Spec.Node("sta3") != nil {
+		t.Error("the lab's topology still has sta3")
+	}
 	if _, err := emu.Ping(ctx, lab, "sta1", srv, 3*time.Second); err != nil {
 		t.Errorf("sta1 -> srv after sta3 left: %v", err)
 	}

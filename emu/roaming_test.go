@@ -67,11 +67,12 @@ func TestLabRoaming(t *testing.T) {
 	}
 	offAir := wifi.OffAirTime("n", 2412, false, 0)
 
-	// a second in which the machine held this process off the CPU is not
-	// judged against the model (the medium and the flow share the host)
+	// a second in which the machine held this process off the CPU (stalls
+	// over 5 ms taking more than 2 % of it) is not judged against the
+	// model (the medium and the flow share the host)
 	watch := testutil.WatchStalls()
 	r := run(t, "twroam", traffic.Flow{Client: "sta1", Server: "srv", Reverse: true, Proto: traffic.TCP, Duration: time.Duration(secs) * time.Second})
-	stalls := watch.Stop()
+	stalls := watch.StopOver5()
 	ms, err := emu.Mobility("twroam")
 	if err != nil || len(ms) != 1 {
 		t.Fatalf("mobility %+v, %v", ms, err)
@@ -112,6 +113,7 @@ func TestLabRoaming(t *testing.T) {
 	}
 	flowT0 := r.Start.Add(time.Duration(f.StartS * float64(time.Second)))
 	hsAt := []float64{hs[0].TS - f.StartS, hs[1].TS - f.StartS}
+	judged := 0
 	for k := 0; k < secs; k++ {
 		g := perSec[k]
 		x := path.At(flowT0.Add(time.Duration(k) * time.Second).Sub(ms[0].Started))[0]
@@ -139,11 +141,14 @@ func TestLabRoaming(t *testing.T) {
 			steady = steady && (float64(k+1) <= h || float64(k) >= h+1)
 		}
 		note := ""
-		if st := testutil.During(stalls, flowT0.Add(time.Duration(k)*time.Second), flowT0.Add(time.Duration(k+1)*time.Second)); steady && len(st) > 0 {
+		// as a whole run is judged (HostLoad.Starved): stalls over 5 ms
+		// taking more than 2 % of the second
+		if st := testutil.During(stalls, flowT0.Add(time.Duration(k)*time.Second), flowT0.Add(time.Duration(k+1)*time.Second)); steady && testutil.Lost(st) > 20*time.Millisecond {
 			steady = false
-			note = fmt.Sprintf(", not judged: the machine held the test off the CPU for %v (%d stalls over 20 ms)", st[0].Late.Round(time.Millisecond), len(st))
+			note = fmt.Sprintf(", not judged: the machine held the test off the CPU for %v (%d stalls over 5 ms)", testutil.Lost(st).Round(time.Millisecond), len(st))
 		}
 		if steady {
+			judged++
 			a, err := model.Predict(model.Scenario{Mode: model.ModeN, MAC: model.DefaultMAC(model.ModeN, model.Band2G4, true), Rate: rate,
 				Stations: 1, AC: model.BE, Proto: "tcp", Payload: 1448, AckEvery: 2, AMPDU: true})
 			if err != nil {
@@ -159,6 +164,7 @@ func TestLabRoaming(t *testing.T) {
 			t.Errorf("second %d: goodput %.2f Mbit/s above the PHY rate %.2f", k, g/1e6, phy/1e6)
 		}
 	}
+	t.Logf("%d seconds judged against the 802.11 model", judged)
 	// the download goes on through ap2 after the first handover (the
 	// switch sends the station's frames there) and through ap1 after the
 	// second
@@ -166,6 +172,9 @@ func TestLabRoaming(t *testing.T) {
 	after2 := perSec[int(hsAt[1])+2] + perSec[int(hsAt[1])+3]
 	if after1 < 2*5e6 || after2 < 2*5e6 {
 		t.Errorf("goodput 2-4 s after the handovers: %.2f and %.2f Mbit/s, want ≥ 5 (the new AP carries the download)", after1/2e6, after2/2e6)
+	}
+	if judged == 0 {
+		t.Skip("no second whose rate held had the CPU: the goodput was not judged against the 802.11 model")
 	}
 }
 

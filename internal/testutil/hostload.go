@@ -165,10 +165,11 @@ type StallWatch struct {
 }
 
 // watched is what a watch saw: the longest stall, the time lost to
-// those over 5 ms, and those over 20 ms.
+// those over 5 ms, those over 20 ms, and those over 5 ms.
 type watched struct {
 	worst, lost time.Duration
 	stalls      []Stall
+	over5       []Stall
 }
 
 // WatchStalls starts watching; Stop ends it and returns the stalls.
@@ -188,6 +189,7 @@ func WatchStalls() *StallWatch {
 				r.worst = max(r.worst, late)
 				if late > 5*time.Millisecond {
 					r.lost += late
+					r.over5 = append(r.over5, Stall{At: t, Late: late})
 				}
 				if late > 20*time.Millisecond {
 					r.stalls = append(r.stalls, Stall{At: t, Late: late})
@@ -200,6 +202,20 @@ func WatchStalls() *StallWatch {
 
 // Stop ends the watch and returns the stalls seen, oldest first.
 func (w *StallWatch) Stop() []Stall { return w.stop().stalls }
+
+// StopOver5 ends the watch and returns every stall over 5 ms, oldest
+// first: with Lost, a part of the run is judged as HostLoad.Starved
+// judges a whole one (stalls over 5 ms taking more than 2 % of it).
+func (w *StallWatch) StopOver5() []Stall { return w.stop().over5 }
+
+// Lost is the time the stalls took.
+func Lost(stalls []Stall) time.Duration {
+	var d time.Duration
+	for _, s := range stalls {
+		d += s.Late
+	}
+	return d
+}
 
 func (w *StallWatch) stop() watched {
 	close(w.done)

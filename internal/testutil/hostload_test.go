@@ -78,4 +78,14 @@ func TestStallsDuring(t *testing.T) {
 			t.Errorf("a stall of %v recorded (only those over 20 ms are)", s.Late)
 		}
 	}
+	w = WatchStalls()
+	time.Sleep(50 * time.Millisecond)
+	for _, s := range w.StopOver5() {
+		if s.Late <= 5*time.Millisecond {
+			t.Errorf("a stall of %v recorded by StopOver5 (only those over 5 ms are)", s.Late)
+		}
+	}
+	if got := Lost([]Stall{{Late: 6 * time.Millisecond}, {Late: 15 * time.Millisecond}}); got != 21*time.Millisecond {
+		t.Errorf("Lost: %v, want 21ms", got)
+	}
 }

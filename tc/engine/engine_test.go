@@ -22,7 +22,13 @@ func TestEngineGoodput(t *testing.T) {
 		t.Run(fmt.Sprintf("%gMbit", mbit), func(t *testing.T) {
 			d := tc.Dir{Rate: units.BitRate(mbit * 1e6)}
 			l := newEngineLab(t, d, d, 1)
-			g := netlab.Goodput(t, l.h1, l.h2, ip2, time.Second, 2500*time.Millisecond)
+			// judged on a run that had the CPU: a stall holds the engine
+			// back and TCP's recovery costs the window more than the
+			// stall (CI: 0.946 x capacity at 200 Mbit/s with the engine
+			// 33.6 ms late); the flow itself fills the machine
+			g := testutil.RetryStarved(t, fmt.Sprintf("%g Mbit/s flow", mbit), true, func() float64 {
+				return netlab.Goodput(t, l.h1, l.h2, ip2, time.Second, 2500*time.Millisecond)
+			})
 			c := netlab.Capacity(mbit * 1e6)
 			st := l.eng.Stats()
 			t.Logf("rate %g Mbit/s: goodput %.3f Mbit/s = %.4f × capacity %.3f; a→b queue drops %d, late mean %v max %v",

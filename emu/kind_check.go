@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/emuctl/emuctl/internal/sysctl"
 	"github.com/emuctl/emuctl/ovs"
 	"github.com/emuctl/emuctl/topo"
 	"github.com/vishvananda/netlink"
@@ -160,7 +162,14 @@ func ownIfaceNames(sn *topo.Node) [][2]string {
 
 // readBack is a namespace's node: its interfaces and the kernel settings
 // its kind and topology ask for.
-func (k nsNode) readBack(st *State, sn *topo.Node) NodeBuilt {
+func (nsNode) readBack(st *State, sn *topo.Node) NodeBuilt {
+	return readNamespace(st, sn, false)
+}
+
+// readNamespace reads a namespace's node through one handle: its
+// interfaces, its kernel settings (all in one visit), and with bridge its
+// bridge device (b.Bridge is set only when it is there).
+func readNamespace(st *State, sn *topo.Node, bridge bool) NodeBuilt {
 	b := NodeBuilt{Netns: topo.Namespace(st.Lab, sn.Name)}
 	ns, h, err := openNamed(b.Netns)
 	if err != nil {
@@ -170,16 +179,25 @@ func (k nsNode) readBack(st *State, sn *topo.Node) NodeBuilt {
 	defer ns.Close()
 	defer h.Close()
 	readIfaces(h, ownIfaceNames(sn), &b)
-	want := append(nodeSysctls(sn), sn.Sysctls...)
-	if len(want) > 0 {
-		b.Sysctls = map[string]string{}
-		for _, kv := range want {
-			v, err := ReadSysctl(b.Netns, kv.Key)
-			if err != nil {
-				v = "? (" + err.Error() + ")"
-			}
-			b.Sysctls[kv.Key] = v
+	if bridge {
+		if br, err := h.LinkByName(sn.Name); err == nil && br.Type() == "bridge" {
+			b.Bridge = sn.Name
+		} else {
+			b.Problems = append(b.Problems, fmt.Sprintf("its bridge %s is missing from its namespace", sn.Name))
 		}
+	}
+	if want := append(nodeSysctls(sn), sn.Sysctls...); len(want) > 0 {
+		b.Sysctls = map[string]string{}
+		do(ns, func() error {
+			for _, kv := range want {
+				v, err := sysctl.Read(kv.Key)
+				b.Sysctls[kv.Key] = strings.TrimSpace(string(v))
+				if err != nil {
+					b.Sysctls[kv.Key] = "? (" + err.Error() + ")"
+				}
+			}
+			return nil
+		})
 	}
 	return b
 }
@@ -195,31 +213,22 @@ func (nsNode) verify(st *State, sn *topo.Node, b *NodeBuilt) {
 }
 
 // readBack is a Linux bridge's: a namespace's node, and its bridge.
-func (k bridgeKind) readBack(st *State, sn *topo.Node) NodeBuilt {
-	b := k.nsNode.readBack(st, sn)
-	b.Bridge = sn.Name
-	return b
+func (bridgeKind) readBack(st *State, sn *topo.Node) NodeBuilt {
+	return readNamespace(st, sn, true)
 }
 
 // verify: a namespace's node whose every interface is a port of the
 // bridge named after the switch.
 func (k bridgeKind) verify(st *State, sn *topo.Node, b *NodeBuilt) {
 	k.nsNode.verify(st, sn, b)
-	verifyPorts(st, sn, b)
+	verifyPorts(sn, b)
 }
 
-// verifyPorts checks a bridge switch's bridge device, and that every
-// wired interface is its port (an access point's radio joins it too,
-// through hostapd).
-func verifyPorts(st *State, sn *topo.Node, b *NodeBuilt) {
-	ns, h, err := openNamed(b.Netns)
-	if err != nil {
-		return // said by readBack
-	}
-	defer ns.Close()
-	defer h.Close()
-	if br, err := h.LinkByName(sn.Name); err != nil || br.Type() != "bridge" {
-		b.Problems = append(b.Problems, fmt.Sprintf("its bridge %s is missing from its namespace", sn.Name))
+// verifyPorts checks that every wired interface of a bridge switch is
+// its bridge's port (an access point's radio joins it too, through
+// hostapd); a missing bridge is readNamespace's problem.
+func verifyPorts(sn *topo.Node, b *NodeBuilt) {
+	if b.Bridge == "" {
 		return
 	}
 	for _, ib := range b.Ifaces {
@@ -231,18 +240,14 @@ func verifyPorts(st *State, sn *topo.Node, b *NodeBuilt) {
 
 // readBack of an access point: a namespace's node, with its bridge when
 // it bridges (a routed one is a router).
-func (k apKind) readBack(st *State, sn *topo.Node) NodeBuilt {
-	b := k.nsNode.readBack(st, sn)
-	if sn.Kind == topo.KindSwitch {
-		b.Bridge = sn.Name
-	}
-	return b
+func (apKind) readBack(st *State, sn *topo.Node) NodeBuilt {
+	return readNamespace(st, sn, sn.Kind == topo.KindSwitch)
 }
 
 func (k apKind) verify(st *State, sn *topo.Node, b *NodeBuilt) {
 	k.nsNode.verify(st, sn, b)
 	if sn.Kind == topo.KindSwitch {
-		verifyPorts(st, sn, b)
+		verifyPorts(sn, b)
 	}
 }
 
@@ -251,7 +256,7 @@ func (k apKind) verify(st *State, sn *topo.Node, b *NodeBuilt) {
 // are read from OVSDB in verify.
 func (ovsKind) readBack(st *State, sn *topo.Node) NodeBuilt {
 	var b NodeBuilt
-	var names [][2]string
+	port := map[string]string{} // interface -> its port's device
 	if st.OVS != nil {
 		for _, br := range st.OVS.Bridges {
 			if br.Node != sn.Name {
@@ -259,13 +264,21 @@ func (ovsKind) readBack(st *State, sn *topo.Node) NodeBuilt {
 			}
 			b.Bridge = br.Name
 			for _, p := range br.Ports {
-				names = append(names, [2]string{p.Iface, p.Name})
+				port[p.Iface] = p.Name
 			}
 		}
 	}
 	if b.Bridge == "" {
 		b.Problems = append(b.Problems, "the lab's state records no OVS bridge for it")
 		return b
+	}
+	var names [][2]string
+	for _, ifc := range sn.Interfaces {
+		if dev, ok := port[ifc.Name]; ok {
+			names = append(names, [2]string{ifc.Name, dev})
+		} else {
+			b.Problems = append(b.Problems, fmt.Sprintf("interface %s has no OVS port in the lab's state", ifc.Name))
+		}
 	}
 	ns, h, err := openNamed("")
 	if err != nil {
@@ -283,12 +296,6 @@ func (ovsKind) readBack(st *State, sn *topo.Node) NodeBuilt {
 func (ovsKind) verify(st *State, sn *topo.Node, b *NodeBuilt) {
 	if b.Bridge == "" {
 		return
-	}
-	for _, ifc := range sn.Interfaces {
-		if !slices.ContainsFunc(b.Ifaces, func(x IfaceBuilt) bool { return x.Name == ifc.Name }) &&
-			!slices.ContainsFunc(b.Problems, func(p string) bool { return strings.HasPrefix(p, "interface "+ifc.Name+" ") }) {
-			b.Problems = append(b.Problems, fmt.Sprintf("interface %s has no OVS port in the lab's state", ifc.Name))
-		}
 	}
 	verifyIfaces(sn, b)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -310,18 +317,11 @@ func (ovsKind) verify(st *State, sn *topo.Node, b *NodeBuilt) {
 		return
 	}
 	for _, ib := range b.Ifaces {
-		dev := cmpOr(ib.Device, ib.Name)
+		dev := cmp.Or(ib.Device, ib.Name)
 		if !slices.ContainsFunc(brs[i].Ports, func(p ovs.PortInfo) bool { return p.Name == dev }) {
 			b.Problems = append(b.Problems, fmt.Sprintf("interface %s (port %s) is not a port of OVS bridge %s", ib.Name, dev, b.Bridge))
 		}
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // readBack of the machine's own namespace: the lab's link ends there.

@@ -233,29 +233,43 @@ func (ds *daemons) stopNode(node string, grace time.Duration) []DaemonStatus {
 	for _, k := range ks {
 		k.mu.Lock()
 		k.stopped = true
-		if k.st.Running && k.cmd != nil && k.cmd.Process != nil {
-			k.cmd.Process.Signal(syscall.SIGTERM)
-		}
 		k.mu.Unlock()
 	}
-	deadline := time.After(grace)
+	endKept(ks, grace)
 	var out []DaemonStatus
 	for _, k := range ks {
-		select {
-		case <-k.done:
-		case <-deadline:
-			for _, r := range ks {
-				r.mu.Lock()
-				if r.st.Running && r.cmd != nil && r.cmd.Process != nil {
-					r.cmd.Process.Kill()
-				}
-				r.mu.Unlock()
-			}
-			<-k.done
-		}
 		out = append(out, k.status())
 	}
 	return out
+}
+
+// endKept ends the daemons ks, told not to restart: SIGTERM, SIGKILL for
+// any still running after grace; it returns once every keeper is done.
+func endKept(ks []*kept, grace time.Duration) {
+	signal := func(sig syscall.Signal) {
+		for _, k := range ks {
+			k.mu.Lock()
+			if k.st.Running && k.cmd != nil && k.cmd.Process != nil {
+				k.cmd.Process.Signal(sig)
+			}
+			k.mu.Unlock()
+		}
+	}
+	signal(syscall.SIGTERM)
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+wait:
+	for _, k := range ks {
+		select {
+		case <-k.done:
+		case <-timer.C:
+			signal(syscall.SIGKILL)
+			break wait
+		}
+	}
+	for _, k := range ks {
+		<-k.done
+	}
 }
 
 // stopAll stops every daemon for good: no restarts from now on, SIGTERM,
@@ -273,31 +287,5 @@ func (ds *daemons) stopAll(grace time.Duration) {
 		ks = append(ks, k)
 	}
 	ds.mu.Unlock()
-	for _, k := range ks {
-		k.mu.Lock()
-		if k.st.Running && k.cmd != nil && k.cmd.Process != nil {
-			k.cmd.Process.Signal(syscall.SIGTERM)
-		}
-		k.mu.Unlock()
-	}
-	timer := time.NewTimer(grace)
-	defer timer.Stop()
-wait:
-	for _, k := range ks {
-		select {
-		case <-k.done:
-		case <-timer.C:
-			for _, r := range ks {
-				r.mu.Lock()
-				if r.st.Running && r.cmd != nil && r.cmd.Process != nil {
-					r.cmd.Process.Kill()
-				}
-				r.mu.Unlock()
-			}
-			break wait
-		}
-	}
-	for _, k := range ks {
-		<-k.done
-	}
+	endKept(ks, grace)
 }

@@ -126,6 +126,7 @@ func (d *deployer) wifiChange(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		engineBSS(&r, n.spec, d.spec.Node(n.spec.Station.AP).AP)
 		r.Port = enginePort(i)
 		resp, err := supervisorCall(d.spec.Name, ctlRequest{Op: "medium-add", Radio: &r, Ifindex: ifindex})
 		if err != nil {
@@ -173,17 +174,11 @@ func (d *deployer) hwsimStationsChange(ctx context.Context, added []*node) error
 			return err
 		}
 		i := len(ms.Radios) // permanent addresses are numbered by radio
-		r := d.mediumRadios([]*node{n})[0]
+		r, err := d.addedRadio(n, ms)
+		if err != nil {
+			return err
+		}
 		r.Perm = permAddr(d.spec.Name, deployTag(d.st.Created), i)
-		r.AP = -1
-		for j, o := range ms.Radios {
-			if o.Node == n.spec.Station.AP && !o.Gone {
-				r.AP = j
-			}
-		}
-		if r.AP < 0 {
-			return fmt.Errorf("station %s: its access point %s has no radio on the medium", n.spec.Name, n.spec.Station.AP)
-		}
 		resp, err := supervisorCall(d.spec.Name, ctlRequest{Op: "medium-add", Radio: &r})
 		if err != nil {
 			return fmt.Errorf("station %s: the medium: %w", n.spec.Name, err)
@@ -220,9 +215,10 @@ func (d *deployer) hwsimStationsChange(ctx context.Context, added []*node) error
 	return nil
 }
 
-// addedRadio is a station's radio as the engine medium takes it: the
-// spec's (position, power, fixed rate), its AP's BSS (channel, mode,
-// framing, security), and its AP's radio index in ms.
+// addedRadio is a station's radio as a running medium takes it: the
+// spec's (position, power, fixed rate, its BSS's mode and channel) and
+// its AP's radio index in ms (the engine adds the BSS's framing and
+// security: engineBSS).
 func (d *deployer) addedRadio(n *node, ms *MediumState) (wifi.MediumRadio, error) {
 	r := d.mediumRadios([]*node{n})[0]
 	st := n.spec.Station
@@ -236,7 +232,6 @@ func (d *deployer) addedRadio(n *node, ms *MediumState) (wifi.MediumRadio, error
 	if r.AP < 0 || apn == nil || apn.AP == nil {
 		return r, fmt.Errorf("station %s: its access point %s has no radio on the medium", n.spec.Name, st.AP)
 	}
-	engineBSS(&r, n.spec, apn.AP)
 	return r, nil
 }
 

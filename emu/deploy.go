@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -660,6 +661,31 @@ func (d *deployer) sysctls(ctx context.Context) error {
 // after 10 s naming the interfaces that did not come up. It checks the
 // nodes in passes, each pass only those still waiting, so a large lab
 // reopens (handles.go) only the namespaces that are slow.
+// waitIfaces records in down those of n's interfaces names that are not
+// up yet (with n's handles).
+func waitIfaces(n *node, names []string, d *deployer, mu *sync.Mutex, down map[*node][]string) error {
+	links, err := n.h.LinkList()
+	if err != nil && !errors.Is(err, netlink.ErrDumpInterrupted) {
+		return fmt.Errorf("node %s: list links: %w", n.spec.Name, err)
+	}
+	state := map[string]netlink.LinkOperState{}
+	for _, l := range links {
+		state[l.Attrs().Name] = l.Attrs().OperState
+	}
+	var left []string
+	for _, name := range names {
+		if state[name] != netlink.OperUp && !(state[name] == netlink.OperUnknown && d.isTunnel(n, name)) {
+			left = append(left, name)
+		}
+	}
+	if len(left) > 0 {
+		mu.Lock()
+		down[n] = left
+		mu.Unlock()
+	}
+	return nil
+}
+
 func (d *deployer) waitUp(ctx context.Context) error {
 	deadline := time.Now().Add(10 * time.Second)
 	pending := map[*node][]string{}
@@ -673,30 +699,34 @@ func (d *deployer) waitUp(ctx context.Context) error {
 			}
 		}
 	}
+	// a change's new links also end on nodes that were there before (a
+	// host added by an earlier change, the switch it joins): those ends
+	// too, since the kernel turns a veth's carrier on asynchronously, and
+	// until it has a bridge port forwards nothing and the device's queue
+	// drops what is sent (a ping right after link add went unanswered)
+	if d.scope != nil {
+		for li := range d.scope.links {
+			l := d.spec.Links[li]
+			for _, ep := range []topo.Endpoint{l.A, l.B} {
+				n := d.nodes[ep.Node]
+				if n == nil || d.builds(ep.Node) || n.root() || !nodeKindOf(n.spec).ownsIfaces() {
+					continue
+				}
+				if ifc := findIface(n.spec, ep.Iface); ifc != nil && ifc.External == nil && !slices.Contains(pending[n], ep.Iface) {
+					pending[n] = append(pending[n], ep.Iface)
+				}
+			}
+		}
+	}
 	var mu sync.Mutex
 	for {
 		down := map[*node][]string{}
-		err := d.eachNode(ctx, func(n *node) bool { return len(pending[n]) > 0 }, func(n *node) error {
-			links, err := n.h.LinkList()
-			if err != nil && !errors.Is(err, netlink.ErrDumpInterrupted) {
-				return fmt.Errorf("node %s: list links: %w", n.spec.Name, err)
-			}
-			state := map[string]netlink.LinkOperState{}
-			for _, l := range links {
-				state[l.Attrs().Name] = l.Attrs().OperState
-			}
-			var left []string
-			for _, name := range pending[n] {
-				if state[name] != netlink.OperUp && !(state[name] == netlink.OperUnknown && d.isTunnel(n, name)) {
-					left = append(left, name)
-				}
-			}
-			if len(left) > 0 {
-				mu.Lock()
-				down[n] = left
-				mu.Unlock()
-			}
-			return nil
+		nodes := make([]*node, 0, len(pending))
+		for n := range pending {
+			nodes = append(nodes, n)
+		}
+		err := parallel(ctx, d.opt.Workers, nodes, func(n *node) error {
+			return with(func() error { return waitIfaces(n, pending[n], d, &mu, down) }, n)
 		})
 		if err != nil {
 			return err

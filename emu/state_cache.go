@@ -13,8 +13,8 @@ import (
 // state and read its document again for every change: for a 100-node lab
 // that was a quarter of a change's time. The state a change commits is
 // kept here with the identity of the file it wrote (device, inode, size,
-// modification and change times: writeAtomic renames a new file over the
-// old one, so any other writer — another process, link set in this one —
+// modification and change times: writeAtomic puts a new file in the
+// old one's place, so any other writer — another process, link set in this one —
 // gives the file a new identity); the next change of this process takes
 // it instead of reading the file only while the file is still exactly
 // that one. Changes hold the lab's lock from reading the state to

@@ -132,3 +132,62 @@ func TestDocSumMismatch(t *testing.T) {
 		t.Errorf("a state without a checksum did not take the document: %q", got)
 	}
 }
+
+// TestWriteAtomic: a file replaced by writeAtomic is read whole, old or
+// new, by a reader at any instant (the swap is one step, as the rename
+// it replaces was); the first write, with nothing to swap with, makes
+// the file; no temporary file is left beside it.
+func TestWriteAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := dir + "/state.json"
+	a, b := make([]byte, 200_000), make([]byte, 150_000)
+	for i := range a {
+		a[i] = 'a'
+	}
+	for i := range b {
+		b[i] = 'b'
+	}
+	if err := writeAtomic(path, a); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	reads := make(chan int)
+	go func() {
+		n := 0
+		defer func() { reads <- n }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Errorf("read %d: %v", n, err)
+				return
+			}
+			if !(len(got) == len(a) && got[0] == 'a' && got[len(got)-1] == 'a') && !(len(got) == len(b) && got[0] == 'b' && got[len(got)-1] == 'b') {
+				t.Errorf("read %d: %d bytes starting %q: neither file whole", n, len(got), got[:1])
+				return
+			}
+			n++
+		}
+	}()
+	for i := range 300 {
+		if err := writeAtomic(path, [][]byte{a, b}[i%2]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	t.Logf("%d reads while 300 writes replaced the file", <-reads)
+	if got, _ := os.ReadFile(path); len(got) != len(b) || got[0] != 'b' {
+		t.Errorf("after the writes: %d bytes, want the last one written (%d of b)", len(got), len(b))
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("the directory holds %v, want state.json alone", names)
+	}
+}

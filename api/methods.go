@@ -261,8 +261,10 @@ func nodeAdd(ctx context.Context, s *session, p nodeAddParams) (any, error) {
 		}
 	case "station":
 		opt = append(opt, lab.AsStation(p.AP))
+	case "ap":
+		opt = append(opt, lab.AsAP())
 	default:
-		return nil, newError(CodeInvalidParams, "node.add: kind %q (valid: host, router, switch, station)", p.Kind)
+		return nil, newError(CodeInvalidParams, "node.add: kind %q (valid: host, router, switch, station, ap)", p.Kind)
 	}
 	if p.AP != "" && p.Kind != "station" {
 		return nil, newError(CodeInvalidParams, "node.add: ap is for kind station")

@@ -107,7 +107,7 @@ func asError(err error) *Error {
 		code = CodeNotFound
 	case errors.Is(err, emu.ErrExists) || strings.Contains(msg, "being changed by another") || strings.Contains(msg, "already has"):
 		code = CodeConflict
-	case strings.Contains(msg, "not supported") || strings.Contains(msg, "cannot be"):
+	case strings.Contains(msg, "not supported") || strings.Contains(msg, "cannot be") || strings.Contains(msg, "cannot join") || strings.Contains(msg, "cannot leave"):
 		code = CodeNotSupported
 	case strings.Contains(msg, "needs root"):
 		code = CodeNeedsRoot

@@ -122,7 +122,9 @@ func RemoveLink(ctx context.Context, lab string, i int, opt Options) (*State, er
 func RemoveNode(ctx context.Context, lab, name string, opt Options) (*State, error) {
 	return change(ctx, lab, opt, func(s *topo.Spec) (*topo.Spec, error) {
 		if n := s.Node(name); n != nil && n.AP != nil {
-			return nil, apRemovalRefused(name) // wifi_change.go
+			if err := apRemovalRefused(s, name); err != nil { // wifi_change.go
+				return nil, err
+			}
 		}
 		return topo.RemoveNode(s, name, topo.DocumentLater)
 	})

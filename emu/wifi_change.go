@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -36,7 +37,9 @@ func wifiChangeRefused(st *State, old, spec *topo.Spec, diff labDiff) error {
 		n := spec.Node(name)
 		switch {
 		case n.AP != nil:
-			return fmt.Errorf("node add %s: an access point cannot be added to a running lab yet (the medium's channels and rate tables are set at up); add it to the file and bring the lab up again; nothing was changed", name)
+			if err := apChangeable(st, spec, n, "node add"); err != nil {
+				return err
+			}
 		case n.Station != nil:
 			if err := stationChangeable(st, n, "node add"); err != nil {
 				return err
@@ -45,10 +48,15 @@ func wifiChangeRefused(st *State, old, spec *topo.Spec, diff labDiff) error {
 	}
 	for _, name := range diff.delNodes {
 		n := old.Node(name)
-		// an access point's removal is refused before the edit
-		// (RemoveNode: the edit's own errors would name its stations)
-		if n.Station != nil {
+		// an access point with stations is refused before the edit
+		// (apRemovalRefused: the edit's own errors would name them)
+		switch {
+		case n.Station != nil:
 			if err := stationChangeable(st, n, "node del"); err != nil {
+				return err
+			}
+		case n.AP != nil:
+			if err := apChangeable(st, old, n, "node del"); err != nil {
 				return err
 			}
 		}
@@ -56,8 +64,40 @@ func wifiChangeRefused(st *State, old, spec *topo.Spec, diff labDiff) error {
 	return nil
 }
 
-func apRemovalRefused(name string) error {
-	return fmt.Errorf("node del %s: an access point cannot be removed from a running lab (its stations would be left without one); remove it from the file and bring the lab up again; nothing was changed", name)
+// apRemovalRefused says why an access point cannot leave spec's lab
+// (nil: none of its stations is left): the stations that use it,
+// associated or roaming to it, would be left without one.
+func apRemovalRefused(spec *topo.Spec, name string) error {
+	var left []string
+	for _, o := range spec.Nodes {
+		if sn := o.Station; sn != nil && (sn.AP == name || slices.Contains(sn.ESS, name)) {
+			left = append(left, o.Name)
+		}
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	return fmt.Errorf("node del %s: an access point cannot leave a running lab while stations use it (%s would be left without one): remove them first (emuctl node del), or move them to another access point in the file and bring the lab up again; nothing was changed", name, strings.Join(left, ", "))
+}
+
+// apChangeable: an access point joins or leaves a running lab on the
+// engine medium, when it is not multi-link and no roaming station's
+// network gains it (a station's network of access points is set at up).
+func apChangeable(st *State, spec *topo.Spec, n *topo.Node, call string) error {
+	switch {
+	case st.Medium == nil:
+		return fmt.Errorf("%s %s: this lab's Wi-Fi runs on mac80211_hwsim's own instant medium (medium: false), which emuctl does not serve: access points join and leave a running lab on the engine medium (wifi: {backend: engine}); add it to the file and bring the lab up again; nothing was changed", call, n.Name)
+	case st.Medium.Backend != WiFiEngine:
+		return fmt.Errorf("%s %s: an access point joins or leaves a running lab on the engine medium only (wifi: {backend: engine}); on mac80211_hwsim its hostapd and beacons are set up with the lab: add it to the file and bring the lab up again; nothing was changed", call, n.Name)
+	case n.AP.MLO():
+		return fmt.Errorf("%s %s: a multi-link access point cannot join or leave a running lab; nothing was changed", call, n.Name)
+	}
+	for _, o := range spec.Nodes {
+		if sn := o.Station; sn != nil && len(sn.ESS) > 1 && slices.Contains(sn.ESS, n.Name) {
+			return fmt.Errorf("%s %s: roaming station %s's network (ssid %s) would gain or lose it, and a station's network of access points is set at up: give the access point an ssid of its own, or add it to the file and bring the lab up again; nothing was changed", call, n.Name, o.Name, n.AP.SSID)
+		}
+	}
+	return nil
 }
 
 // stationChangeable: a station joins or leaves a running lab served by
@@ -87,14 +127,16 @@ func stationChangeable(st *State, n *topo.Node, call string) error {
 func (d *deployer) wifiChange(ctx context.Context) error {
 	var added []*node
 	for _, n := range d.nodeList() {
-		if d.builds(n.spec.Name) && n.spec.Station != nil {
+		if d.builds(n.spec.Name) && (n.spec.Station != nil || n.spec.AP != nil) {
 			added = append(added, n)
 		}
 	}
 	if len(added) == 0 {
 		return nil
 	}
+	// access points first: a station added with its AP finds its radio
 	slices.SortFunc(added, func(a, b *node) int { return strings.Compare(a.spec.Name, b.spec.Name) })
+	slices.SortStableFunc(added, func(a, b *node) int { return cmp.Compare(apRank(b.spec), apRank(a.spec)) })
 	ms := d.st.Medium
 	if ms.Backend != WiFiEngine {
 		return d.hwsimStationsChange(ctx, added)
@@ -122,11 +164,19 @@ func (d *deployer) wifiChange(ctx context.Context) error {
 		}, n); err != nil {
 			return err
 		}
-		r, err := d.addedRadio(n, ms)
-		if err != nil {
-			return err
+		var r wifi.MediumRadio
+		if n.spec.AP != nil {
+			// its own BSS, on the channel its spec names
+			r = d.mediumRadios([]*node{n})[0]
+			r.AP = -1
+			engineBSS(&r, n.spec, n.spec.AP)
+		} else {
+			var err error
+			if r, err = d.addedRadio(n, ms); err != nil {
+				return err
+			}
+			engineBSS(&r, n.spec, d.spec.Node(n.spec.Station.AP).AP)
 		}
-		engineBSS(&r, n.spec, d.spec.Node(n.spec.Station.AP).AP)
 		r.Port = enginePort(i)
 		resp, err := supervisorCall(d.spec.Name, ctlRequest{Op: "medium-add", Radio: &r, Ifindex: ifindex})
 		if err != nil {
@@ -140,6 +190,10 @@ func (d *deployer) wifiChange(ctx context.Context) error {
 		d.stMu.Unlock()
 		if err := d.save(); err != nil {
 			return err
+		}
+		if n.spec.AP != nil {
+			d.log.Debug("access point joined the medium", "node", n.spec.Name, "radio", i, "freq", r.FreqMHz)
+			continue
 		}
 		d.log.Debug("station joined the medium", "node", n.spec.Name, "radio", i, "ap", n.spec.Station.AP)
 		if err := with(func() error { return nodeRoutes(n) }, n); err != nil {
@@ -239,8 +293,8 @@ func (d *deployer) addedRadio(n *node, ms *MediumState) (wifi.MediumRadio, error
 // medium (before their namespaces go) and records that in the state.
 func removeStations(st *State, old *topo.Spec, diff labDiff) error {
 	removed := false
-	for _, name := range diff.delNodes {
-		if n := old.Node(name); n == nil || n.Station == nil || st.Medium == nil {
+	for _, name := range wifiFirst(old, diff.delNodes) {
+		if n := old.Node(name); n == nil || n.Station == nil && n.AP == nil || st.Medium == nil {
 			continue
 		}
 		if err := leaveMedium(st, name); err != nil {
@@ -320,14 +374,30 @@ func deletePort(mediumNS, port string) error {
 	return nil
 }
 
-// undoStations takes the stations an add put on the medium off it again
-// (a failed change's rollback).
-func undoStations(st *State, added []string) []error {
+// wifiFirst orders names for leaving the medium: stations before access
+// points (an AP leaves once its stations have).
+func wifiFirst(spec *topo.Spec, names []string) []string {
+	out := slices.Clone(names)
+	slices.SortStableFunc(out, func(a, b string) int { return cmp.Compare(apRank(spec.Node(a)), apRank(spec.Node(b))) })
+	return out
+}
+
+// apRank is 1 for an access point, 0 for any other node.
+func apRank(n *topo.Node) int {
+	if n != nil && n.AP != nil {
+		return 1
+	}
+	return 0
+}
+
+// undoStations takes the stations and access points an add put on the
+// medium off it again (a failed change's rollback).
+func undoStations(st *State, spec *topo.Spec, added []string) []error {
 	if st.Medium == nil {
 		return nil
 	}
 	var errs []error
-	for _, name := range added {
+	for _, name := range wifiFirst(spec, added) {
 		if err := leaveMedium(st, name); err != nil {
 			errs = append(errs, fmt.Errorf("station %s: %w", name, err))
 		}

@@ -47,7 +47,7 @@ func wifiPhases() []kindPhase {
 		plan:    func(spec *topo.Spec, _ []LinkState) []string { return wifiPreflight(spec) }, // wifi.go
 		upAfter: "ovs", up: (*deployer).wifiSetup,
 		changeAfter: "links", change: (*deployer).wifiChange,
-		undo: func(d *deployer, diff labDiff) []error { return undoStations(d.st, diff.addNodes) },
+		undo: func(d *deployer, diff labDiff) []error { return undoStations(d.st, d.spec, diff.addNodes) },
 		// a change's removal takes stations off the medium before
 		// anything else (removeStations, from changeLocked)
 	}}

@@ -50,6 +50,16 @@ func AsOVSSwitch(names string) NodeKindOption {
 // rate or mobility: AtPosition, NodeKeys("{wifi: {rate: 54mbit}}").
 func AsStation(ap string) NodeKindOption { return NodeKindOption{kind: "station", ap: ap} }
 
+// AsAP adds a Wi-Fi access point: a bridge between its radio and the
+// links AddLink gives it (NodeKeys("{wifi: {routed: true}}"): a router).
+// Its network and channel come from NodeKeys, the file's keys
+// ("{wifi: {ssid: two, mode: g, channel: 11, rate: 54mbit}}"), its place
+// from AtPosition. Access points join and leave running labs on the
+// engine medium (a multi-link one, or one a roaming station's network
+// would gain, is refused, saying why); RemoveNode takes one away once no
+// station uses it.
+func AsAP() NodeKindOption { return NodeKindOption{kind: "ap"} }
+
 // AtPosition places a Wi-Fi node (metres).
 func AtPosition(x, y, z float64) NodeKindOption { return NodeKindOption{pos: &[3]float64{x, y, z}} }
 
@@ -66,7 +76,7 @@ func NodeKeys(mapping string) NodeKindOption { return NodeKindOption{keys: mappi
 func AllowExternal() NodeKindOption { return NodeKindOption{external: true} }
 
 // AddNode adds a node to the running lab: a host unless an option says
-// router, switch or station. It has no link until AddLink gives it one (a
+// router, switch, station or access point. It has no link until AddLink gives it one (a
 // station has its wireless hop to its access point at once).
 func (l *Lab) AddNode(ctx context.Context, name string, kind ...NodeKindOption) error {
 	req := topo.NodeRequest{Name: name, Kind: topo.KindHost}

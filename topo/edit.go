@@ -556,7 +556,10 @@ func pin(root *yaml.Node, s *Spec) error {
 // pinWireless writes out the addresses of stations' and routed access
 // points' wireless interfaces (wifi: {ip: [...]}): the plan numbers
 // wireless segments after every wired one, so a link added later would
-// otherwise take a wireless segment's subnet.
+// otherwise take a wireless segment's subnet. A station that joins the
+// lab's only access point without naming it gets its name written out
+// too (wifi: {ap: ...}): an access point added later would leave it
+// ambiguous.
 func pinWireless(root *yaml.Node, s *Spec) error {
 	nodes := mapValue(root, "nodes")
 	for i := range s.Nodes {
@@ -571,42 +574,61 @@ func pinWireless(root *yaml.Node, s *Spec) error {
 			continue
 		}
 		ifc := n.Iface(iface)
-		if ifc == nil || len(ifc.Addrs) == 0 {
-			continue
-		}
-		if nodes == nil || nodes.Kind != yaml.MappingNode {
-			return fmt.Errorf("the lab's document: nodes: is not a mapping")
-		}
-		var entry *yaml.Node
-		for k := 0; k+1 < len(nodes.Content); k += 2 {
-			if nodes.Content[k].Value == n.Name {
-				if nodes.Content[k+1].Kind == yaml.AliasNode {
-					nodes.Content[k+1] = deepCopy(nodes.Content[k+1].Alias)
-				}
-				entry = nodes.Content[k+1]
+		var as []string
+		if ifc != nil {
+			for _, a := range ifc.Addrs {
+				as = append(as, a.String())
 			}
 		}
-		if entry == nil || entry.Kind != yaml.MappingNode {
-			return fmt.Errorf("the lab's document: nodes.%s is not a mapping", n.Name)
+		st := n.Station
+		if len(as) == 0 && (st == nil || st.AP == "") {
+			continue
 		}
-		w := mapValue(entry, "wifi")
-		if w == nil {
-			w = mergedValue(entry, "wifi") // from a << merge key
+		w, err := wifiEntry(nodes, n.Name)
+		if err != nil {
+			return err
 		}
-		if w == nil || w.Kind != yaml.MappingNode {
-			w = &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
-			setNode(entry, "wifi", w)
-		} else if w.Kind == yaml.MappingNode {
-			w = deepCopy(w) // an anchor's block may be shared by several nodes
-			setNode(entry, "wifi", w)
+		if len(as) > 0 {
+			setNode(w, "ip", strList(as))
 		}
-		var as []string
-		for _, a := range ifc.Addrs {
-			as = append(as, a.String())
+		if st != nil && st.AP != "" && st.Adhoc == "" && !hasKey(w, "ap") && !hasKey(w, "ssid") && !hasKey(w, "adhoc") {
+			setStr(w, "ap", st.AP)
 		}
-		setNode(w, "ip", strList(as))
 	}
 	return nil
+}
+
+// wifiEntry is node name's wifi: mapping in the document's nodes:, made
+// its own (an alias or a merged anchor's block may be shared by several
+// nodes) and created when missing, for pinWireless to write in.
+func wifiEntry(nodes *yaml.Node, name string) (*yaml.Node, error) {
+	if nodes == nil || nodes.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("the lab's document: nodes: is not a mapping")
+	}
+	var entry *yaml.Node
+	for k := 0; k+1 < len(nodes.Content); k += 2 {
+		if nodes.Content[k].Value == name {
+			if nodes.Content[k+1].Kind == yaml.AliasNode {
+				nodes.Content[k+1] = deepCopy(nodes.Content[k+1].Alias)
+			}
+			entry = nodes.Content[k+1]
+		}
+	}
+	if entry == nil || entry.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("the lab's document: nodes.%s is not a mapping", name)
+	}
+	w := mapValue(entry, "wifi")
+	if w == nil {
+		w = mergedValue(entry, "wifi") // from a << merge key
+	}
+	if w == nil || w.Kind != yaml.MappingNode {
+		w = &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
+		setNode(entry, "wifi", w)
+	} else {
+		w = deepCopy(w) // an anchor's block may be shared by several nodes
+		setNode(entry, "wifi", w)
+	}
+	return w, nil
 }
 
 // unchanged checks that every node and link of old that is still in

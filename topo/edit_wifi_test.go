@@ -232,3 +232,47 @@ func TestWiFiSeveralNetworks(t *testing.T) {
 		}
 	}
 }
+
+// TestEditAddAP: an access point added to a lab whose stations join its
+// only AP without naming it leaves them with that AP (the document pins
+// wifi: {ap: ...} for them) at their addresses, gets a channel and
+// network of its own, and takes a station of its own; once that station
+// is gone it can be removed, and the lab is as it was.
+func TestEditAddAP(t *testing.T) {
+	s, err := Load("one.yaml", []byte("name: one\nnodes:\n  ap1: {kind: ap, wifi: {mode: g, channel: 1}}\n  sta1: {kind: station, position: [5, 0]}\n  srv: {}\nlinks:\n  - endpoints: [ap1, srv]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sta1 := addr(t, s, "sta1", "sta1-wlan0")
+	s2, err := AddNode(s, NodeRequest{Name: "ap2", Kind: "ap", Entry: "{wifi: {ssid: two, mode: g, channel: 11}}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := s2.Node("sta1").Station; st.AP != "ap1" || addr(t, s2, "sta1", "sta1-wlan0") != sta1 {
+		t.Errorf("sta1 after ap2 was added: AP %q at %s (was ap1 at %s)", st.AP, addr(t, s2, "sta1", "sta1-wlan0"), sta1)
+	}
+	if ap := s2.Node("ap2").AP; ap == nil || ap.SSID != "two" || ap.Channel.FreqMHz != 2462 {
+		t.Fatalf("ap2: %+v", ap)
+	}
+	s3, err := AddNode(s2, NodeRequest{Name: "sta9", Kind: "station", AP: "ap2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := s3.Node("sta9").Station; st.AP != "ap2" || st.SSID != "two" || !slices.Equal(s3.Node("ap2").AP.Stations, []string{"sta9"}) {
+		t.Errorf("sta9: %+v; ap2's stations %v", st, s3.Node("ap2").AP.Stations)
+	}
+	s4, err := RemoveNode(s3, "sta9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s5, err := RemoveNode(s4, "ap2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s5.Nodes) != len(s.Nodes) || s5.Node("sta1").Station.AP != "ap1" || addr(t, s5, "sta1", "sta1-wlan0") != sta1 {
+		t.Errorf("after sta9 and ap2 left: %d nodes (was %d), sta1 %+v", len(s5.Nodes), len(s.Nodes), s5.Node("sta1").Station)
+	}
+	if back, err := Load("back.yaml", s5.Document); err != nil || back.Node("sta1").Station.AP != "ap1" {
+		t.Errorf("the document after the edits: %v\n%s", err, s5.Document)
+	}
+}

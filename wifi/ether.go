@@ -42,6 +42,9 @@ type EtherMedium struct {
 	ifindex   []int
 	ideal     map[int]*idealTable // by AP radio
 	seq       map[seqKey]uint16   // next sequence number
+	// macs is each band's MAC parameters: its first BSS's (mode, QoS),
+	// as the band's first channel is opened (model.Medium.channel)
+	macs map[model.Band]model.MAC
 
 	frames sync.Pool // *eframe
 	// relays are frames an AP received that it sends again (group
@@ -180,7 +183,7 @@ func newEtherMedium(cfg MediumConfig, ifindex []int) (*EtherMedium, error) {
 		return nil, err
 	}
 	s := &EtherMedium{mediumCore: core, byIfindex: map[int]int{}, byMAC: map[[6]byte]int{}, ifindex: ifindex,
-		ideal: map[int]*idealTable{}, seq: map[seqKey]uint16{}, recent: map[dupKey]*seqWindow{}, reo: newReorder[etherRx]()}
+		ideal: map[int]*idealTable{}, seq: map[seqKey]uint16{}, recent: map[dupKey]*seqWindow{}, reo: newReorder[etherRx](), macs: macs}
 	s.frames.New = func() any { return new(eframe) }
 	for i, r := range cfg.Radios {
 		if r.Gone {
@@ -197,10 +200,7 @@ func newEtherMedium(cfg MediumConfig, ifindex []int) (*EtherMedium, error) {
 		s.m.AddRadio(i, r.FreqMHz)
 		s.m.LearnAddr(r.MAC, i)
 		if r.AP < 0 {
-			s.ideal[i] = newIdealTable(r.Mode, bandOfFreq(r.FreqMHz), r.WidthMHz)
-			if r.ShortPreamble {
-				s.ideal[i].shortPreamble()
-			}
+			s.ideal[i] = apIdeal(r)
 		}
 		for _, j := range r.ESS {
 			if j < 0 || j >= len(cfg.Radios) || cfg.Radios[j].AP >= 0 {
@@ -211,6 +211,16 @@ func newEtherMedium(cfg MediumConfig, ifindex []int) (*EtherMedium, error) {
 	s.initRoaming()
 	s.next = s.nextBack
 	return s, nil
+}
+
+// apIdeal is an access point's rate table (its BSS's mode, band, width
+// and preamble).
+func apIdeal(r MediumRadio) *idealTable {
+	t := newIdealTable(r.Mode, bandOfFreq(r.FreqMHz), r.WidthMHz)
+	if r.ShortPreamble {
+		t.shortPreamble()
+	}
+	return t
 }
 
 func modelMode(m string) model.Mode {

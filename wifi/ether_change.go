@@ -3,9 +3,13 @@ package wifi
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/emuctl/emuctl/wifi/model"
 )
 
 // Radios added to and removed from a running engine medium: a station
@@ -71,19 +75,24 @@ func (s *EtherMedium) runCtl() {
 	}
 }
 
-// AddRadio adds a station's radio to the running medium, on port
-// ifindex (its veth end in the medium namespace), associated with its
-// access point r.AP; it returns the radio's index (the next one: ports
-// are named by it). Access points, roaming and multi-link stations are
-// not added at run time.
+// AddRadio adds a radio to the running medium, on port ifindex (its
+// veth end in the medium namespace): a station's, associated with its
+// access point r.AP, or an access point's (r.AP < 0), which gets its
+// BSS's rate table and, on a band the medium has no BSS on yet, sets the
+// band's MAC parameters as the first BSS of a band does at start. It
+// returns the radio's index (the next one: ports are named by it).
+// Roaming, ad hoc and multi-link radios are not added at run time.
 func (s *EtherMedium) AddRadio(r MediumRadio, ifindex int) (int, error) {
 	idx := -1
 	err := s.onThread(func() error {
 		switch {
 		case r.Adhoc > 0:
 			return fmt.Errorf("%s: a station of an ad hoc network cannot join a running medium yet", r.Node)
+		case r.AP < 0 && r.MLO:
+			return fmt.Errorf("%s: a multi-link access point cannot join the engine medium", r.Node)
+		case r.AP < 0 && r.FreqMHz == 0:
+			return fmt.Errorf("access point %s has no channel", r.Node)
 		case r.AP < 0:
-			return fmt.Errorf("%s: an access point cannot join a running medium (its channel and rate tables are set when the medium starts)", r.Node)
 		case len(r.ESS) > 0 || r.Roam != nil:
 			return fmt.Errorf("%s: a roaming station cannot join a running medium yet", r.Node)
 		case r.MLO:
@@ -100,6 +109,14 @@ func (s *EtherMedium) AddRadio(r MediumRadio, ifindex int) (int, error) {
 			return fmt.Errorf("%s: port ifindex %d is not a new port", r.Node, ifindex)
 		}
 		idx = len(s.cfg.Radios)
+		if r.AP < 0 {
+			s.ideal[idx] = apIdeal(r)
+			if b := bandOfFreq(r.FreqMHz); s.macs != nil {
+				if _, ok := s.macs[b]; !ok {
+					s.macs[b] = model.DefaultMAC(modelMode(r.Mode), b, r.QoS)
+				}
+			}
+		}
 		s.cfg.Radios = append(s.cfg.Radios, r)
 		s.ifindex = append(s.ifindex, ifindex)
 		s.byIfindex[ifindex] = idx
@@ -112,9 +129,10 @@ func (s *EtherMedium) AddRadio(r MediumRadio, ifindex int) (int, error) {
 	return idx, err
 }
 
-// RemoveRadio takes a station's radio off the running medium: it hears
-// and sends nothing more, frames for it are dropped (counted as for no
-// station), and its slot stays, marked Gone.
+// RemoveRadio takes a radio off the running medium: it hears and sends
+// nothing more, frames for it are dropped (counted as for no station),
+// and its slot stays, marked Gone. An access point leaves once no
+// station is associated with it (or roams to it).
 func (s *EtherMedium) RemoveRadio(node string) error {
 	return s.onThread(func() error {
 		i, ok := s.radioIndex(node)
@@ -123,7 +141,15 @@ func (s *EtherMedium) RemoveRadio(node string) error {
 		}
 		r := &s.cfg.Radios[i]
 		if r.AP < 0 {
-			return errors.New(node + ": an access point cannot leave a running medium (its stations would be left without one)")
+			var left []string
+			for _, o := range s.cfg.Radios {
+				if !o.Gone && (o.AP == i || slices.Contains(o.ESS, i)) {
+					left = append(left, o.Node)
+				}
+			}
+			if len(left) > 0 {
+				return fmt.Errorf("%s: an access point cannot leave a running medium while stations use it (%s would be left without one)", node, strings.Join(left, ", "))
+			}
 		}
 		if r.Roam != nil {
 			return errors.New(node + ": a roaming station cannot leave a running medium yet")

@@ -1,6 +1,7 @@
 package wifi
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,8 @@ func TestEtherMediumAddRemoveRadio(t *testing.T) {
 		ifindex int
 		want    string
 	}{
-		{MediumRadio{Node: "ap2", AP: -1, FreqMHz: 5180}, 20, "an access point cannot join"},
+		{MediumRadio{Node: "ap2", AP: -1}, 20, "access point ap2 has no channel"},
+		{MediumRadio{Node: "ap2", AP: -1, FreqMHz: 5180, MLO: true}, 20, "multi-link access point"},
 		{MediumRadio{Node: "sta3", AP: 0, FreqMHz: 5180}, 20, "names no access point"},
 		{MediumRadio{Node: "sta", AP: 1, FreqMHz: 5180}, 20, "has a radio of sta already"},
 		{r, 11, "not a new port"},
@@ -65,7 +67,7 @@ func TestEtherMediumAddRemoveRadio(t *testing.T) {
 	}
 	s.sock.out, s.sock.to = s.sock.out[:0], s.sock.to[:0]
 
-	if err := s.RemoveRadio("ap"); err == nil || !strings.Contains(err.Error(), "access point cannot leave") {
+	if err := s.RemoveRadio("ap"); err == nil || !strings.Contains(err.Error(), "access point cannot leave a running medium while stations use it (sta, sta2 would be left") {
 		t.Errorf("RemoveRadio(ap): %v", err)
 	}
 	if err := s.RemoveRadio("sta2"); err != nil {
@@ -99,5 +101,69 @@ func TestEtherMediumAddRemoveRadio(t *testing.T) {
 	// added again under the same name: a new radio and port
 	if idx, err := s.AddRadio(r, 22); err != nil || idx != 3 {
 		t.Errorf("sta2 added again: %d, %v", idx, err)
+	}
+}
+
+// TestEtherMediumAddAP: an access point added to a running medium, on a
+// band the medium had no BSS on, gets its rate table and sets the band's
+// MAC parameters from its own mode (802.11g: no QoS), as the first BSS of
+// a band does at start; a station added to it reaches it over the air on
+// its channel (no fixed rate: the AP's table picks it) and its frames
+// reach the station, while the first BSS carries on. The AP leaves only
+// once its station has.
+func TestEtherMediumAddAP(t *testing.T) {
+	s, sta, ap := engineBSS(t, "mcs7")
+	s.ideal[1] = newIdealTable("n", model.Band5G, 20)
+	ap2, sta3 := [6]byte{0x02, 0, 0, 0, 0, 0x20}, [6]byte{0x02, 0, 0, 0, 0, 0x21}
+	if _, ok := s.macs[model.Band2G4]; ok {
+		t.Fatal("the medium has 2.4 GHz MAC parameters before any BSS there")
+	}
+	i, err := s.AddRadio(MediumRadio{Node: "ap2", MAC: ap2, AP: -1, Mode: "g", FreqMHz: 2412, WidthMHz: 20, TxPowerDBm: 20, Pos: [3]float64{50, 0, 0}}, 30)
+	if err != nil || i != 2 {
+		t.Fatalf("AddRadio(ap2): %d, %v", i, err)
+	}
+	if s.ideal[2] == nil {
+		t.Error("the added AP has no rate table")
+	}
+	if got, want := s.macs[model.Band2G4], model.DefaultMAC(model.ModeG, model.Band2G4, false); !reflect.DeepEqual(got, want) {
+		t.Errorf("2.4 GHz MAC parameters after ap2 (g) joined: %+v, want 802.11g's without QoS %+v", got, want)
+	}
+	j, err := s.AddRadio(MediumRadio{Node: "sta3", MAC: sta3, AP: 2, Mode: "g", FreqMHz: 2412, WidthMHz: 20, TxPowerDBm: 20, Pos: [3]float64{50, 4, 0}}, 31)
+	if err != nil || j != 3 {
+		t.Fatalf("AddRadio(sta3): %d, %v", j, err)
+	}
+	now := time.Duration(0)
+	s.submit(now, 3, ethFrame(ap2, sta3))
+	s.submit(now, 2, ethFrame(sta3, ap2))
+	s.submit(now, 0, ethFrame(ap, sta))
+	now = drain(s, now, nil)
+	got := map[int]int{}
+	for _, to := range s.sock.to {
+		got[to]++
+	}
+	if got[30] != 1 || got[31] != 1 || got[12] != 1 || len(got) != 3 {
+		t.Fatalf("deliveries by port: %v, want one each to ap2's (30), sta3's (31) and ap's (12)", got)
+	}
+	st := s.Stats()
+	if r := st.Radios["sta3"]; r.Attempts == 0 {
+		t.Errorf("sta3 sent nothing on the air: %+v", r)
+	}
+	if err := s.RemoveRadio("ap2"); err == nil || !strings.Contains(err.Error(), "(sta3 would be left without one)") {
+		t.Errorf("RemoveRadio(ap2) with sta3 on it: %v", err)
+	}
+	if err := s.RemoveRadio("sta3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RemoveRadio("ap2"); err != nil {
+		t.Fatalf("RemoveRadio(ap2) once alone: %v", err)
+	}
+	s.sock.out, s.sock.to = s.sock.out[:0], s.sock.to[:0]
+	s.submit(now, 0, ethFrame(ap, sta))
+	drain(s, now, nil)
+	if len(s.sock.to) != 1 || s.sock.to[0] != 12 {
+		t.Errorf("after ap2 left, deliveries to ports %v: want sta's frame to ap (12)", s.sock.to)
+	}
+	if _, ok := s.Stats().Radios["ap2"]; ok {
+		t.Error("the removed AP is still in the stats")
 	}
 }

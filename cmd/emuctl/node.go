@@ -30,7 +30,7 @@ func newNodeAddCmd(lab *string) *cobra.Command {
 	var kind, switchType, names, keys, ap, position string
 	var allowExternal bool
 	cmd := &cobra.Command{
-		Use:   "add NAME [--kind host|router|switch|station] [--switch-type linux-bridge|ovs] [--names unique|topology] [--ap AP] [--position X,Y[,Z]] [--keys '{KEY: VALUE, ...}']",
+		Use:   "add NAME [--kind host|router|switch|station|ap] [--switch-type linux-bridge|ovs] [--names unique|topology] [--ap AP] [--position X,Y[,Z]] [--keys '{KEY: VALUE, ...}']",
 		Short: "Add a node to a running lab (no links yet: link add gives it some)",
 		Long: `Adds a host (default), a router or a switch to the running lab, with the
 node's namespace, its bridge (a switch), sysctls and TCP profile, exactly
@@ -49,7 +49,8 @@ backend only (on mac80211_hwsim the change is refused, saying why).`,
   sudo emuctl node add s5 --kind switch
   sudo emuctl node add s6 --kind switch --switch-type ovs --names topology
   sudo emuctl node add sta3 --kind station --ap ap1 --position 3,4
-  sudo emuctl node add sta4 --kind station --keys '{wifi: {rate: 54mbit}, mobility: {model: random-walk, bounds: [[-5, -5], [5, 5]], speed: [1, 2]}}'`,
+  sudo emuctl node add sta4 --kind station --keys '{wifi: {rate: 54mbit}, mobility: {model: random-walk, bounds: [[-5, -5], [5, 5]], speed: [1, 2]}}'
+  sudo emuctl node add ap2 --kind ap --position 100,0 --keys '{wifi: {ssid: two, mode: g, channel: 11}}'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, ctx, stop, err := openLab(*lab)
@@ -73,8 +74,10 @@ backend only (on mac80211_hwsim the change is refused, saying why).`,
 				}
 			case "station":
 				opt = append(opt, golab.AsStation(ap))
+			case "ap":
+				opt = append(opt, golab.AsAP())
 			default:
-				return fmt.Errorf("--kind %q: valid kinds are host, router, switch, station", kind)
+				return fmt.Errorf("--kind %q: valid kinds are host, router, switch, station, ap", kind)
 			}
 			if switchType != "" && kind != "switch" {
 				return fmt.Errorf("--switch-type is for --kind switch")
@@ -102,9 +105,9 @@ backend only (on mac80211_hwsim the change is refused, saying why).`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&kind, "kind", "host", "host, router, switch or station")
+	cmd.Flags().StringVar(&kind, "kind", "host", "host, router, switch, station or ap")
 	cmd.Flags().StringVar(&ap, "ap", "", "a station's access point (default: the lab's only one)")
-	cmd.Flags().StringVar(&position, "position", "", "a station's position in metres: X,Y or X,Y,Z")
+	cmd.Flags().StringVar(&position, "position", "", "a station's or access point's position in metres: X,Y or X,Y,Z")
 	cmd.Flags().StringVar(&switchType, "switch-type", "", "linux-bridge or ovs (default: the lab's)")
 	cmd.Flags().StringVar(&names, "names", "", "an ovs switch's device names on the host: unique (default) or topology")
 	cmd.Flags().BoolVar(&allowExternal, "allow-external", false, "a node of kind root (--keys '{kind: root}'): the machine's own namespace")

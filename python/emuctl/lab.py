@@ -376,6 +376,21 @@ class Lab:
         self._c.call("node.add", lab=self.name, name=name, kind="station", ap=ap, position=pos, node=keys or None)
         return self.node(name)
 
+    def add_access_point(self, name: str, position: Optional[Sequence[float]] = None, **keys: Any) -> Node:
+        """Add a Wi-Fi access point at ``position`` (metres): a bridge
+        between its radio and the links :meth:`add_link` gives it;
+        ``keys`` are more of its keys, the file's
+        (``wifi={"ssid": "two", "mode": "g", "channel": 11}``). Access
+        points join running labs on the engine medium; one is removed
+        (:meth:`remove_node`) once no station uses it. A multi-link one,
+        or one a roaming station's network would gain, is refused, the
+        API's error saying why."""
+        pos = None
+        if position is not None:
+            pos = [float(v) for v in position] + [0.0] * (3 - len(position))
+        self._c.call("node.add", lab=self.name, name=name, kind="ap", position=pos, node=keys or None)
+        return self.node(name)
+
     def add_link(self, a: str, b: str, ip: Optional[dict[str, Union[str, list[str]]]] = None,
                  mtu: Optional[int] = None, name: Optional[str] = None, **params: Any) -> Link:
         """Join two nodes; params shape it (rate, delay, jitter, loss, queue, ...;

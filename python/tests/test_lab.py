@@ -5,7 +5,7 @@ import os
 import pytest
 
 from conftest import retry_starved
-from emuctl import BadInput, Lab
+from emuctl import BadInput, Lab, NotSupported
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="root tier: needs root (CAP_NET_ADMIN) to build labs")
 
@@ -97,3 +97,31 @@ def test_lab_station_joins_and_leaves():
         assert medium["positions"]["sta2"] == [0, 4, 0], medium["positions"]
         lab.remove_node("sta2")
         assert "sta2" not in lab.wifi.show()["medium"]["positions"]
+
+
+def test_lab_access_point_joins_and_leaves():
+    """An access point added to a running Wi-Fi lab (engine medium) on a
+    channel of its own, with a wired host behind it and a station on it:
+    the station pings the host through it, the medium has it at its
+    position on its channel; it is not removed while the station uses it
+    (the error names the station), and once the station left it goes."""
+    topo = {"name": "tpyap", "wifi": {"backend": "engine"},
+            "nodes": {"ap1": {"kind": "ap", "wifi": {"mode": "g", "channel": 1}},
+                      "sta1": {"kind": "station", "position": [5, 0]}, "srv": {}},
+            "links": [{"endpoints": ["ap1", "srv"]}]}
+    with Lab.up(topo) as lab:
+        lab.add_access_point("ap2", position=(100, 0), wifi={"ssid": "two", "mode": "g", "channel": 11})
+        lab.add_host("h9")
+        lab.add_link("h9", "ap2")
+        lab.add_station("sta9", ap="ap2", position=(100, 5))
+        rtts = lab.ping("sta9", "h9", count=3)
+        assert len(rtts) >= 2, rtts
+        medium = lab.wifi.show()["medium"]
+        assert medium["positions"]["ap2"] == [100, 0, 0], medium["positions"]
+        assert "channel: 11" in lab.topology(), lab.topology()
+        with pytest.raises(NotSupported, match="sta9 would be left without one"):
+            lab.remove_node("ap2")
+        lab.remove_node("sta9")
+        lab.remove_node("ap2")
+        assert "ap2" not in lab.wifi.show()["medium"]["positions"]
+        assert "h9" in lab.nodes

@@ -222,3 +222,48 @@ def test_mesh_script(tmp_path):
     assert out["p12"] == 0 and out["p13"] == 0, out
     labs = subprocess.run([emuctl, "ls"], stdout=subprocess.PIPE, text=True).stdout
     assert out["lab"] not in labs.split()
+
+
+APADD = textwrap.dedent('''
+    import json, subprocess, sys
+    from mininet.log import setLogLevel
+    from mn_wifi.net import Mininet_wifi
+    setLogLevel("output")
+    out = {}
+    net = Mininet_wifi()
+    h1 = net.addHost("h1", ip="10.0.0.100/8")
+    ap1 = net.addAccessPoint("ap1", ssid="one", mode="g", channel="1", position="10,10,0")
+    sta1 = net.addStation("sta1", position="15,10,0")
+    net.configureNodes()
+    net.addLink(ap1, h1)
+    net.build()
+    ap1.start([])
+    ap2 = net.addAccessPoint("ap2", ssid="two", mode="g", channel="11", position="60,10,0")
+    h2 = net.addHost("h2", ip="10.0.0.101/8")
+    net.addLink(ap1, ap2)
+    net.addLink(ap2, h2)
+    ap2.start([])
+    out["lab"] = net.session.name
+    out["ping"] = net.ping([h1, h2])
+    out["ping_sta"] = net.ping([sta1, h2])
+    show = subprocess.run([sys.argv[1], "wifi", "show", "-l", net.session.name, "--json"], stdout=subprocess.PIPE, text=True)
+    out["show"] = json.loads(show.stdout)
+    net.stop()
+    print(json.dumps(out))
+''')
+
+
+def test_access_point_added_while_running(tmp_path):
+    """An access point a script adds after build() (Mininet-WiFi's
+    addAccessPoint on a running network) joins emuctl's engine medium on
+    its own channel, and hosts on both sides of it answer each other and
+    the station that was there at build."""
+    emuctl = os.environ["EMUCTL"]
+    script = APADD.replace("sys.argv[1]", repr(emuctl))
+    _, out = run_script(tmp_path, script, "apadd.py")
+    assert out["ping"] == 0 and out["ping_sta"] == 0, out
+    (ap2,) = [w for w in out["show"]["wifi"] if w["node"] == "ap2"]
+    assert ap2["ssid"] == "two" and ap2["freq_mhz"] == 2462 and ap2["role"] == "ap", ap2
+    assert out["show"]["medium"]["positions"]["ap2"] == [60, 10, 0], out["show"]["medium"]["positions"]
+    labs = subprocess.run([emuctl, "ls"], stdout=subprocess.PIPE, text=True).stdout
+    assert out["lab"] not in labs.split()

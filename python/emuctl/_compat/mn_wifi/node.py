@@ -480,9 +480,18 @@ class AP(WifiNode, Switch):
         return e
 
     def apiAdd(self, lab: str) -> dict[str, Any]:
-        """Refused: access points are built with the network."""
-        raise CompatError(f"addAccessPoint({self.name}): an access point cannot join a running network; "
-                          "add it before build()")
+        """node.add's parameters for an access point added while the
+        network runs (emuctl's engine medium takes it; on mac80211_hwsim
+        the error says why not)."""
+        e = self.emuctlNode()
+        params: dict[str, Any] = {"lab": lab, "name": self.name, "kind": "ap"}
+        if e.get("position"):
+            params["position"] = e["position"]
+        node: dict[str, Any] = {"wifi": e["wifi"]}
+        if e.get("mobility"):
+            node["mobility"] = e["mobility"]
+        params["node"] = node
+        return params
 
     def start(self, controllers: list[Any]) -> None:
         """The access point forwards from the start (a learning bridge);

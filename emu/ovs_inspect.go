@@ -9,22 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// OVSInfo is the live view of a lab's Open vSwitch part, for `emuctl ls`
-// and `inspect`: which daemons serve it, the socket to point OVS tools at,
-// and per bridge its ports, QoS, queues and counters.
-type OVSInfo struct {
-	Embedded bool   `json:"embedded"`
-	DB       string `json:"db"`
-	RunDir   string `json:"run_dir"`
-	// ExecRunDir is OVS_RUNDIR inside the lab's ovs switches (emuctl exec
-	// s1 -- ovs-ofctl dump-flows s1).
-	ExecRunDir string           `json:"exec_run_dir,omitempty"`
-	Bridges    []ovs.BridgeInfo `json:"bridges"`
-	// Queues are the kernel's counters of every HTB queue, by "node:iface".
-	Queues map[string][]QueueStats `json:"queues,omitempty"`
-	Error  string                  `json:"error,omitempty"`
-}
-
 // InspectOVS reads a lab's bridges from its OVSDB and its queues from the
 // kernel. It returns nil for a lab without ovs switches.
 func InspectOVS(st *State) *OVSInfo {

@@ -12,67 +12,9 @@ import (
 	"github.com/emuctl/emuctl/topo"
 
 	"github.com/emuctl/emuctl/ovs"
-	"github.com/emuctl/emuctl/tc"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
-
-// OVSState records what a lab has in Open vSwitch: which daemons serve it
-// and every bridge and port made for it, so teardown and clean can find
-// them (they also find every row and device by the lab's marker).
-type OVSState struct {
-	// Embedded is true when emuctl's own ovsdb-server + ovs-vswitchd serve
-	// the lab (started on demand, stopped after the last lab using them).
-	Embedded bool `json:"embedded"`
-	// DB is the OVSDB endpoint ("unix:/run/openvswitch/db.sock").
-	DB string `json:"db"`
-	// RunDir is the daemons' run directory: <bridge>.mgmt sockets, pid
-	// files, unixctl sockets.
-	RunDir string `json:"run_dir"`
-	// ExecRunDir is the OVS_RUNDIR given to exec, shell and start commands
-	// of the lab's ovs switches: links named after the switches
-	// (<node>.mgmt) so `ovs-ofctl dump-flows s1` works inside s1.
-	ExecRunDir string           `json:"exec_run_dir,omitempty"`
-	Bridges    []OVSBridgeState `json:"bridges"`
-	// Warning says what this Open vSwitch distorts, when it does (the
-	// netdev datapath's shared send buffer; see ovs_sndbuf.go).
-	Warning string `json:"warning,omitempty"`
-	// Group is the device group (IFLA_GROUP) of the lab's port devices in
-	// the root namespace; teardown deletes them in one request.
-	Group uint32 `json:"group,omitempty"`
-}
-
-// OVSBridgeState is one switch node's bridge.
-type OVSBridgeState struct {
-	Node     string `json:"node"`
-	Name     string `json:"name"`     // bridge (and its local port) in OVS
-	Datapath string `json:"datapath"` // "system" (kernel) or "netdev"
-	// Names is "topology" when the bridge and its ports carry the
-	// topology's names (Name is Node, each port's Name its Iface), ""
-	// for unique hashed names.
-	Names string         `json:"names,omitempty"`
-	Ports []OVSPortState `json:"ports"`
-}
-
-// OVSPortState is one port: a topology interface of the switch, which
-// lives in the root namespace under Name while the lab is up.
-type OVSPortState struct {
-	Iface    string `json:"iface"`
-	Name     string `json:"name"`
-	OFPort   int    `json:"ofport"`
-	Peer     string `json:"peer,omitempty"`     // node:iface at the other end
-	External bool   `json:"external,omitempty"` // a real adapter (restored by down)
-	// QoS is "linux-htb" (the topology's qos:), "linux-noop" (emuctl's
-	// link shaping owns the port's qdiscs) or "" (none).
-	QoS string `json:"qos,omitempty"`
-	// QueueLimits are the packet limits of the FIFOs emuctl put under the
-	// HTB classes, by queue number (0: kernel default).
-	QueueLimits []int `json:"queue_limits,omitempty"`
-	// QueueLeaves are the queue disciplines put there instead, by queue
-	// number (nil entries: the FIFO of QueueLimits); the Dir carries the
-	// class's rate (for RED) and the limit.
-	QueueLeaves []*tc.Dir `json:"queue_leaves,omitempty"`
-}
 
 // embeddedOVS is emuctl's private pair: /run/emuctl/_ovs (lab names start
 // with a letter or digit, so no lab's state dir is called _ovs).

@@ -143,26 +143,6 @@ func replacePfifo(sh *nl.SocketHandle, ifindex int, parent, handle, limit uint32
 	return err
 }
 
-// QueueStats are the kernel's counters of one OVS queue: its HTB class and
-// the FIFO under it.
-type QueueStats struct {
-	Queue      int    `json:"queue"`
-	Class      string `json:"class"` // "1:1"
-	Bytes      uint64 `json:"bytes"`
-	Packets    uint32 `json:"packets"`
-	Drops      uint32 `json:"drops"`
-	Overlimits uint32 `json:"overlimits"`
-	// Leaf is the FIFO under the class: "pfifo limit 100 (emuctl)", or
-	// the kernel's default.
-	Leaf       string `json:"leaf"`
-	Backlog    uint32 `json:"backlog_bytes"`
-	QLen       uint32 `json:"qlen_packets"`
-	LeafDrops  uint32 `json:"leaf_drops"`
-	LeafLimit  int    `json:"leaf_limit,omitempty"`
-	LeafByEmu  bool   `json:"leaf_by_emuctl"`
-	ClassFound bool   `json:"class_found"`
-}
-
 // ovsQueueStats reads the counters of a port's OVS queues from the kernel.
 func ovsQueueStats(root *netlink.Handle, dev string, limits []int) ([]QueueStats, error) {
 	link, err := root.LinkByName(dev)

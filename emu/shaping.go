@@ -11,13 +11,6 @@ import (
 	"github.com/emuctl/emuctl/units"
 )
 
-// Link backends, as recorded in State.Links and shown by inspect.
-const (
-	BackendNetem  = "netem"         // kernel netem (+ its rate and queue) on each end's egress
-	BackendShaper = "kernel-shaper" // kernel TBF/HTB only: rate and queue, no delay or loss
-	BackendEngine = "userspace"     // the userspace link engine in the link's own namespace
-)
-
 // Interface names of the two engine ends inside a link namespace.
 const (
 	engineIfA = "ea" // towards the link's A end

@@ -17,18 +17,6 @@ import (
 	"github.com/vishvananda/netns"
 )
 
-// MediumState is a lab's Wi-Fi medium as recorded: the namespace whose
-// netgroup it serves, its radios (known by permanent address before they
-// exist) and the topology's medium settings.
-type MediumState struct {
-	// Backend is hwsim (the medium serves mac80211_hwsim radios) or
-	// engine (it carries the frames of veth ports: wifi_engine.go).
-	Backend string             `json:"backend,omitempty"`
-	Netns   string             `json:"netns"`
-	Radios  []wifi.MediumRadio `json:"radios"`
-	Spec    topo.WiFiMedium    `json:"spec"`
-}
-
 // permAddr is a radio's permanent address: locally administered, unicast,
 // from the lab, its deploy and the node's index — unique host-wide in
 // practice (the kernel refuses a duplicate, and up then fails naming it).

@@ -10,15 +10,6 @@ import (
 	"github.com/emuctl/emuctl/topo"
 )
 
-// WiFiHop is the shaping of one station's wireless hop: Up on the
-// station's egress, Down on its AP's egress towards it (zero: unshaped).
-type WiFiHop struct {
-	Station string `json:"station"`
-	AP      string `json:"ap"`
-	Up      tc.Dir `json:"up"`
-	Down    tc.Dir `json:"down"`
-}
-
 // wirelessShaping records every station's hop and installs the shaping:
 // uplinks on the stations' wireless egress, downlinks on the AP's wireless
 // egress with one plan per station picked by its MAC

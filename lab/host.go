@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/labstate"
 )
 
 // DoctorReport is what `emuctl doctor` prints: the kernel, what it and
@@ -66,8 +67,8 @@ func Leaks() []string { return emu.Leaks() }
 
 // OVSInfo is the live view of a lab's Open vSwitch part: daemons, the
 // socket to point OVS tools at, per bridge its ports, QoS, queues and
-// counters (an alias of emu's type).
-type OVSInfo = emu.OVSInfo
+// counters (an alias of package labstate's type, which the runtime fills).
+type OVSInfo = labstate.OVSInfo
 
 // InspectOVS reads the lab's bridges from its OVSDB and its queues from
 // the kernel; nil for a lab without ovs switches.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/labstate"
 	"github.com/emuctl/emuctl/tc"
 	"github.com/emuctl/emuctl/topo"
 )
@@ -105,8 +106,8 @@ func FindLink(spec *topo.Spec, ref string) (int, error) { return emu.FindLink(sp
 func SetLinkState(name string, i int, up bool) error { return emu.SetLinkState(name, i, up) }
 
 // LinkInfo is what `emuctl link show` prints for one link (an alias of
-// emu's type).
-type LinkInfo = emu.LinkInfo
+// package labstate's type, which the runtime fills).
+type LinkInfo = labstate.LinkInfo
 
 // ShowLinks describes every link of the lab called name (Lab.Links).
 func ShowLinks(name string) ([]LinkInfo, error) { return emu.ShowLinks(name) }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/labstate"
 	"github.com/emuctl/emuctl/topo"
 )
 
@@ -14,9 +15,11 @@ import (
 // resolved Spec, namespaces, links and how each is built, processes, OVS
 // and Wi-Fi parts. `emuctl inspect --json` prints it.
 //
-// It is emu's type under lab's name (an alias): a copy of its dozen
-// nested types would add nothing while the runtime's layout moves.
-type State = emu.State
+// It is package labstate's type under lab's name (an alias), as are the
+// dozen types it nests: labstate holds the lab's data and nothing of the
+// runtime, which fills it (package emu uses the same types), so lab's
+// clients never name emu's types and no copy has to follow the layout.
+type State = labstate.State
 
 // ErrNoLab is the error (wrapped) for a lab that is not running.
 var ErrNoLab = emu.ErrNoLab

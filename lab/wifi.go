@@ -5,12 +5,13 @@ import (
 	"time"
 
 	"github.com/emuctl/emuctl/emu"
+	"github.com/emuctl/emuctl/labstate"
 	"github.com/emuctl/emuctl/wifi"
 )
 
 // WiFiNodeStatus is one Wi-Fi node's live state, as `emuctl inspect`
-// shows it (an alias of emu's type).
-type WiFiNodeStatus = emu.WiFiNodeStatus
+// shows it (an alias of package labstate's type, which the runtime fills).
+type WiFiNodeStatus = labstate.WiFiNodeStatus
 
 // WiFiStatus is every Wi-Fi node's state: association, BSSID, signal,
 // rate (hwsim), or the medium's view (the engine backend).

@@ -719,6 +719,7 @@ func (d *deployer) waitUp(ctx context.Context) error {
 		}
 	}
 	var mu sync.Mutex
+	poll := 100 * time.Microsecond
 	for {
 		down := map[*node][]string{}
 		nodes := make([]*node, 0, len(pending))
@@ -745,11 +746,14 @@ func (d *deployer) waitUp(ctx context.Context) error {
 			sort.Strings(names)
 			return fmt.Errorf("interfaces not up after 10s: %s", strings.Join(names, ", "))
 		}
+		// the kernel's carrier work runs soon after a veth is up: looked
+		// at again after 0.1 ms, then twice as long each time up to 20 ms
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(poll):
 		}
+		poll = min(2*poll, 20*time.Millisecond)
 	}
 }
 

@@ -26,9 +26,12 @@ import (
 // the supervisor, and the change waits for the association; removed, the
 // radio leaves the medium, its wpa_supplicant is stopped for good and its
 // kernel radio deleted before the namespace goes (the kernel would return
-// it to the machine's namespace). Access points, roaming, ad hoc,
-// multi-link stations and shaped wireless hops are refused before
-// anything is touched, saying why.
+// it to the machine's namespace). An access point joins the same way,
+// with its BSS on the channel its keys name (and on hwsim its hostapd,
+// the change waiting for the BSS to be up), and leaves once no station
+// uses it. Multi-link access points, roaming, ad hoc and multi-link
+// stations and shaped wireless hops are refused before anything is
+// touched, saying why.
 
 // wifiChangeRefused says why a change cannot be made to a lab with Wi-Fi
 // (nil: it can).
@@ -80,15 +83,14 @@ func apRemovalRefused(spec *topo.Spec, name string) error {
 	return fmt.Errorf("node del %s: an access point cannot leave a running lab while stations use it (%s would be left without one): remove them first (emuctl node del), or move them to another access point in the file and bring the lab up again; nothing was changed", name, strings.Join(left, ", "))
 }
 
-// apChangeable: an access point joins or leaves a running lab on the
-// engine medium, when it is not multi-link and no roaming station's
-// network gains it (a station's network of access points is set at up).
+// apChangeable: an access point joins or leaves a running lab served by
+// emuctl's medium (engine or hwsim), when it is not multi-link and no
+// roaming station's network gains it (a station's network of access
+// points is set at up).
 func apChangeable(st *State, spec *topo.Spec, n *topo.Node, call string) error {
 	switch {
 	case st.Medium == nil:
-		return fmt.Errorf("%s %s: this lab's Wi-Fi runs on mac80211_hwsim's own instant medium (medium: false), which emuctl does not serve: access points join and leave a running lab on the engine medium (wifi: {backend: engine}); add it to the file and bring the lab up again; nothing was changed", call, n.Name)
-	case st.Medium.Backend != WiFiEngine:
-		return fmt.Errorf("%s %s: an access point joins or leaves a running lab on the engine medium only (wifi: {backend: engine}); on mac80211_hwsim its hostapd and beacons are set up with the lab: add it to the file and bring the lab up again; nothing was changed", call, n.Name)
+		return fmt.Errorf("%s %s: this lab's Wi-Fi runs on mac80211_hwsim's own instant medium (medium: false), which emuctl does not serve: access points join and leave a running lab on emuctl's medium (drop medium: false), or add it to the file and bring the lab up again; nothing was changed", call, n.Name)
 	case n.AP.MLO():
 		return fmt.Errorf("%s %s: a multi-link access point cannot join or leave a running lab; nothing was changed", call, n.Name)
 	}
@@ -206,10 +208,10 @@ func (d *deployer) wifiChange(ctx context.Context) error {
 	return nil
 }
 
-// hwsimStationsChange adds each station to a running hwsim lab: its
-// radio on the medium (recorded once the medium has it), then the kernel's
-// radio moved into the station, its wpa_supplicant, the association, its
-// routes.
+// hwsimStationsChange adds each access point, then each station, to a
+// running hwsim lab: its radio on the medium (recorded once the medium has
+// it), then the kernel's radio moved into the node; an AP's hostapd and
+// its BSS up; a station's wpa_supplicant, the association, its routes.
 func (d *deployer) hwsimStationsChange(ctx context.Context, added []*node) error {
 	ms := d.st.Medium
 	mh, err := netns.GetFromPath(filepath.Join(NetnsDir, ms.Netns))
@@ -228,14 +230,19 @@ func (d *deployer) hwsimStationsChange(ctx context.Context, added []*node) error
 			return err
 		}
 		i := len(ms.Radios) // permanent addresses are numbered by radio
-		r, err := d.addedRadio(n, ms)
-		if err != nil {
-			return err
+		var r wifi.MediumRadio
+		if n.spec.AP != nil {
+			r = d.mediumRadios([]*node{n})[0] // its own BSS: AP -1, its mode and channel
+		} else {
+			var err error
+			if r, err = d.addedRadio(n, ms); err != nil {
+				return err
+			}
 		}
 		r.Perm = permAddr(d.spec.Name, deployTag(d.st.Created), i)
 		resp, err := supervisorCall(d.spec.Name, ctlRequest{Op: "medium-add", Radio: &r})
 		if err != nil {
-			return fmt.Errorf("station %s: the medium: %w", n.spec.Name, err)
+			return fmt.Errorf("%s: the medium: %w", n.spec.Name, err)
 		}
 		if resp.Index == nil || *resp.Index != i {
 			return fmt.Errorf("station %s: the medium gave it radio %v, the lab's state has %d: they disagree (emuctl down, then up)", n.spec.Name, resp.Index, i)
@@ -248,6 +255,21 @@ func (d *deployer) hwsimStationsChange(ctx context.Context, added []*node) error
 		}
 		if err := with(func() error { return d.createRadio(hw, int(mh), n, r.Perm) }, n); err != nil {
 			return err
+		}
+		if n.spec.AP != nil {
+			// its hostapd, kept by the supervisor; the change goes on once
+			// the BSS is up (beaconing, as up waits for its APs)
+			if err := d.startHostapd(n, tools.Hostapd); err != nil {
+				return err
+			}
+			if err := d.save(); err != nil {
+				return err
+			}
+			if err := d.waitWiFi(ctx, []*node{n}, true); err != nil {
+				return err
+			}
+			d.log.Debug("access point enabled", "node", n.spec.Name, "radio", i, "freq", r.FreqMHz)
+			continue
 		}
 		if err := d.startWpaSupplicant(n, tools.WpaSupplicant); err != nil {
 			return err

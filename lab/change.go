@@ -54,8 +54,9 @@ func AsStation(ap string) NodeKindOption { return NodeKindOption{kind: "station"
 // links AddLink gives it (NodeKeys("{wifi: {routed: true}}"): a router).
 // Its network and channel come from NodeKeys, the file's keys
 // ("{wifi: {ssid: two, mode: g, channel: 11, rate: 54mbit}}"), its place
-// from AtPosition. Access points join and leave running labs on the
-// engine medium (a multi-link one, or one a roaming station's network
+// from AtPosition. Access points join and leave running labs on both
+// Wi-Fi backends (on mac80211_hwsim the change returns once its hostapd
+// has the BSS up; a multi-link one, or one a roaming station's network
 // would gain, is refused, saying why); RemoveNode takes one away once no
 // station uses it.
 func AsAP() NodeKindOption { return NodeKindOption{kind: "ap"} }

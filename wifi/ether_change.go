@@ -3,7 +3,6 @@ package wifi
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -141,13 +140,7 @@ func (s *EtherMedium) RemoveRadio(node string) error {
 		}
 		r := &s.cfg.Radios[i]
 		if r.AP < 0 {
-			var left []string
-			for _, o := range s.cfg.Radios {
-				if !o.Gone && (o.AP == i || slices.Contains(o.ESS, i)) {
-					left = append(left, o.Node)
-				}
-			}
-			if len(left) > 0 {
+			if left := stationsOf(s.cfg.Radios, i); len(left) > 0 {
 				return fmt.Errorf("%s: an access point cannot leave a running medium while stations use it (%s would be left without one)", node, strings.Join(left, ", "))
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/emuctl/emuctl/wifi/model"
 )
@@ -16,17 +18,25 @@ import (
 // nothing and is heard by no one (MediumConfig.Link), and its kernel radio
 // is deleted by the caller.
 
-// AddRadio adds a station's radio to the running hwsim medium and returns
-// its index (the next one). Access points, roaming, ad hoc and
-// multi-link stations are not added at run time.
+// AddRadio adds a radio to the running hwsim medium and returns its index
+// (the next one): a station's, of access point r.AP, or an access
+// point's (r.AP < 0; a band new to the medium takes its MAC parameters
+// from the AP's mode, as the first BSS of a band does at start). Roaming,
+// ad hoc and multi-link radios are not added at run time.
 func (s *MediumServer) AddRadio(r MediumRadio) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
 	case r.Adhoc > 0:
 		return -1, fmt.Errorf("%s: a station of an ad hoc network cannot join a running medium yet", r.Node)
+	case r.AP < 0 && r.MLO:
+		return -1, fmt.Errorf("%s: a multi-link access point cannot join a running medium", r.Node)
+	case r.AP < 0 && r.FreqMHz == 0:
+		return -1, fmt.Errorf("access point %s has no channel", r.Node)
 	case r.AP < 0:
-		return -1, fmt.Errorf("%s: an access point cannot join a running medium", r.Node)
+		if r.Perm == [6]byte{} {
+			return -1, fmt.Errorf("radio of %s has no permanent address", r.Node)
+		}
 	case len(r.ESS) > 0 || r.Roam != nil:
 		return -1, fmt.Errorf("%s: a roaming station cannot join a running medium yet", r.Node)
 	case r.MLO:
@@ -43,6 +53,11 @@ func (s *MediumServer) AddRadio(r MediumRadio) (int, error) {
 		return -1, fmt.Errorf("%s: permanent address %x is another radio's", r.Node, r.Perm)
 	}
 	i := len(s.cfg.Radios)
+	if b := bandOfFreq(r.FreqMHz); r.AP < 0 && s.macs != nil {
+		if _, ok := s.macs[b]; !ok {
+			s.macs[b] = model.DefaultMAC(modelMode(r.Mode), b, r.QoS)
+		}
+	}
 	s.cfg.Radios = append(s.cfg.Radios, r)
 	s.perm[r.Perm] = i
 	s.m.AddRadio(i, 0) // on the channel of its first frame, as at start
@@ -54,8 +69,9 @@ func (s *MediumServer) AddRadio(r MediumRadio) (int, error) {
 	return i, nil
 }
 
-// RemoveRadio takes a station's radio off the running medium: from now
-// on it hears nothing and no one hears it; its slot stays, marked Gone.
+// RemoveRadio takes a radio off the running medium: from now on it hears
+// nothing and no one hears it; its slot stays, marked Gone. An access
+// point leaves once no station is associated with it (or roams to it).
 func (s *MediumServer) RemoveRadio(node string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -65,7 +81,9 @@ func (s *MediumServer) RemoveRadio(node string) error {
 	}
 	r := &s.cfg.Radios[i]
 	if r.AP < 0 {
-		return errors.New(node + ": an access point cannot leave a running medium (its stations would be left without one)")
+		if left := stationsOf(s.cfg.Radios, i); len(left) > 0 {
+			return fmt.Errorf("%s: an access point cannot leave a running medium while stations use it (%s would be left without one)", node, strings.Join(left, ", "))
+		}
 	}
 	if r.Roam != nil || len(r.ESS) > 0 {
 		return errors.New(node + ": a roaming station cannot leave a running medium yet")
@@ -78,3 +96,15 @@ func (s *MediumServer) RemoveRadio(node string) error {
 // goneLink is what a radio taken off the medium has to and from every
 // other: nothing.
 var goneLink = model.Link{RxDBm: math.Inf(-1), SNRdB: math.Inf(-1)}
+
+// stationsOf are the stations of radios (not gone) that use access point
+// ap: associated with it, or roaming to it.
+func stationsOf(radios []MediumRadio, ap int) []string {
+	var out []string
+	for _, o := range radios {
+		if !o.Gone && (o.AP == ap || slices.Contains(o.ESS, ap)) {
+			out = append(out, o.Node)
+		}
+	}
+	return out
+}

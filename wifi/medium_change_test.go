@@ -2,6 +2,7 @@ package wifi
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +29,8 @@ func TestHwsimMediumAddRemoveRadio(t *testing.T) {
 		r    MediumRadio
 		want string
 	}{
-		{MediumRadio{Node: "ap2", Perm: [6]byte{0x42, 9}, AP: -1}, "an access point cannot join"},
+		{MediumRadio{Node: "ap2", Perm: [6]byte{0x42, 9}, AP: -1}, "access point ap2 has no channel"},
+		{MediumRadio{Node: "ap2", Perm: [6]byte{0x42, 9}, AP: -1, FreqMHz: 2462, MLO: true}, "multi-link access point"},
 		{MediumRadio{Node: "sta1", Perm: [6]byte{0x42, 9}, AP: 0}, "has a radio of sta1 already"},
 		{MediumRadio{Node: "x", Perm: cfg.Radios[1].Perm, AP: 0}, "is another radio's"},
 		{MediumRadio{Node: "x", Perm: [6]byte{0x42, 9}, AP: 1}, "names no access point"},
@@ -71,8 +73,8 @@ func TestHwsimMediumAddRemoveRadio(t *testing.T) {
 	if err := s.RemoveRadio("sta2"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RemoveRadio("ap1"); err == nil || !strings.Contains(err.Error(), "access point cannot leave") {
-		t.Errorf("RemoveRadio(ap1): %v", err)
+	if err := s.RemoveRadio("ap1"); err == nil || !strings.Contains(err.Error(), "(sta1 would be left without one)") {
+		t.Errorf("RemoveRadio(ap1) with sta1 on it: %v", err)
 	}
 	st = s.Stats()
 	if _, ok := st.Positions["sta2"]; ok || len(s.cfg.Radios) != 3 {
@@ -88,5 +90,55 @@ func TestHwsimMediumAddRemoveRadio(t *testing.T) {
 	sta2.Perm = [6]byte{0x42, 0, 0, 0, 0, 4}
 	if i, err := s.AddRadio(sta2); err != nil || i != 3 {
 		t.Errorf("sta2 again: %d, %v", i, err)
+	}
+}
+
+// TestHwsimMediumAddAP: an access point joins a running hwsim medium on a
+// band the medium had no BSS on (its MAC parameters from the AP's mode,
+// 802.11a: no QoS), its first frame is its own, a station joins it and
+// hears it at the path loss's level; it leaves once its station has.
+func TestHwsimMediumAddAP(t *testing.T) {
+	cfg := MediumConfig{Radios: []MediumRadio{
+		{Node: "ap1", Perm: [6]byte{0x42, 0, 0, 0, 0, 1}, AP: -1, TxPowerDBm: 20, Mode: "g", FreqMHz: 2437}},
+		PathLoss: model.DefaultPathLoss(2437), NoiseFigureDB: 7}
+	s, err := NewMediumServer(nil, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.macs[model.Band5G]; ok {
+		t.Fatal("5 GHz MAC parameters before any BSS there")
+	}
+	ap2 := MediumRadio{Node: "ap2", Perm: [6]byte{0x42, 0, 0, 0, 0, 2}, AP: -1, TxPowerDBm: 20, Mode: "a", FreqMHz: 5180, WidthMHz: 20, Pos: [3]float64{50, 0, 0}}
+	if i, err := s.AddRadio(ap2); err != nil || i != 1 {
+		t.Fatalf("AddRadio(ap2): %d, %v", i, err)
+	}
+	if got, want := s.macs[model.Band5G], model.DefaultMAC(model.ModeA, model.Band5G, false); !reflect.DeepEqual(got, want) {
+		t.Errorf("5 GHz MAC parameters after ap2 (a) joined: %+v, want 802.11a's without QoS %+v", got, want)
+	}
+	sta := MediumRadio{Node: "sta9", Perm: [6]byte{0x42, 0, 0, 0, 0, 3}, AP: 1, TxPowerDBm: 20, Pos: [3]float64{50, 5, 0}}
+	if i, err := s.AddRadio(sta); err != nil || i != 2 {
+		t.Fatalf("AddRadio(sta9): %d, %v", i, err)
+	}
+	s.mu.Lock()
+	s.submit(time.Millisecond, &HwFrame{Transmitter: ap2.Perm, Freq: 5180, Data: make([]byte, 24), Rates: [4]HwRate{{Idx: 0, Count: 1}, {Idx: -1}, {Idx: -1}, {Idx: -1}}})
+	l := s.link(1, 2)
+	s.mu.Unlock()
+	if st := s.Stats(); st.Unknown != 0 {
+		t.Error("ap2's first frame was an unknown transmitter's")
+	}
+	want, _ := model.LinkBudget{TxPowerDBm: 20, PathLoss: cfg.PathLoss, NoiseFigureDB: 7, NoiseWidthMHz: 20}.Between(ap2.Pos, sta.Pos)
+	if math.Abs(l.RxDBm-want.RxDBm) > 0.01 || !l.OK {
+		t.Errorf("ap2 -> sta9: %+v, want %.2f dBm", l, want.RxDBm)
+	}
+	if err := s.RemoveRadio("ap2"); err == nil || !strings.Contains(err.Error(), "(sta9 would be left without one)") {
+		t.Errorf("RemoveRadio(ap2) with sta9 on it: %v", err)
+	}
+	for _, name := range []string{"sta9", "ap2"} {
+		if err := s.RemoveRadio(name); err != nil {
+			t.Fatalf("RemoveRadio(%s): %v", name, err)
+		}
+	}
+	if _, ok := s.Stats().Positions["ap2"]; ok {
+		t.Error("ap2 is still on the medium")
 	}
 }

@@ -223,6 +223,9 @@ type MediumServer struct {
 	handovers []Handover
 	// held: beacons waiting for their radio's TBTT (medium_tbtt.go)
 	held []heldBeacon
+	// macs is each band's MAC parameters (its first BSS's mode), as the
+	// band's first channel is opened (model.Medium.channel)
+	macs map[model.Band]model.MAC
 }
 
 // NewMediumServer prepares a medium on a registered socket.
@@ -251,7 +254,7 @@ func NewMediumServer(sock *MediumSocket, cfg MediumConfig) (*MediumServer, error
 		return nil, err
 	}
 	s := &MediumServer{mediumCore: core, sock: sock, perm: map[[6]byte]int{}, band: map[int]model.Band{}, chains: map[uint64]chain{},
-		ideal: map[[2]int]*idealTable{}, reo: newReorder[hwRx]()}
+		ideal: map[[2]int]*idealTable{}, reo: newReorder[hwRx](), macs: macs}
 	for i, r := range cfg.Radios {
 		s.perm[r.Perm] = i
 		if r.MLO {

@@ -381,7 +381,8 @@ class Lab:
         between its radio and the links :meth:`add_link` gives it;
         ``keys`` are more of its keys, the file's
         (``wifi={"ssid": "two", "mode": "g", "channel": 11}``). Access
-        points join running labs on the engine medium; one is removed
+        points join running labs on both Wi-Fi backends (on
+        mac80211_hwsim the call returns once its BSS is up); one is removed
         (:meth:`remove_node`) once no station uses it. A multi-link one,
         or one a roaming station's network would gain, is refused, the
         API's error saying why."""

@@ -215,9 +215,9 @@ class Mininet_wifi(Mininet):
 
     def addAccessPoint(self, name: str, cls: Any = None, **params: Any) -> AP:
         """Add an access point (the network's ssid, mode, channel and
-        security unless given); on a running network it joins emuctl's
-        engine medium at once (refused, saying why, on mac80211_hwsim, or
-        where a roaming station's network of that ssid would gain it)."""
+        security unless given); on a running network it joins the lab's
+        medium at once (refused, saying why, where a roaming station's
+        network of that ssid would gain it)."""
         defaults: dict[str, Any] = {"ssid": self.ssid, "mode": self.mode, "channel": self.channel,
                                     "encrypt": self.encrypt, "passwd": self.passwd, "band": self.band,
                                     "ieee80211w": self.ieee80211w,

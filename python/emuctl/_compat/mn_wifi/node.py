@@ -481,8 +481,7 @@ class AP(WifiNode, Switch):
 
     def apiAdd(self, lab: str) -> dict[str, Any]:
         """node.add's parameters for an access point added while the
-        network runs (emuctl's engine medium takes it; on mac80211_hwsim
-        the error says why not)."""
+        network runs."""
         e = self.emuctlNode()
         params: dict[str, Any] = {"lab": lab, "name": self.name, "kind": "ap"}
         if e.get("position"):

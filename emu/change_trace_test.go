@@ -76,15 +76,20 @@ func TestChangeAddTracedLink(t *testing.T) {
 	}
 	// the replay's clock started when the link came up (the engine's
 	// start, inside AddLink): the opportunities offered so far are those
-	// of the time since then, one a millisecond
+	// of the time since then, one a millisecond — at least those since
+	// the add returned up to when link show began (its counters are read
+	// somewhere between then and its return), at most those since the
+	// add began
+	time.Sleep(50 * time.Millisecond)
+	tb := time.Now()
 	infos, err := ShowLinks("tctr")
 	t2 := time.Now()
 	if err != nil || len(infos) != 3 || infos[li].Stats == nil {
 		t.Fatalf("link show: %v %+v", err, infos)
 	}
 	opps := infos[li].Stats.BToA.TraceOpps
-	lo, hi := uint64(t2.Sub(t1)/time.Millisecond), uint64(t2.Sub(t0)/time.Millisecond)+1
-	t.Logf("added in %v; %d opportunities offered %v after the add returned (%d..%d)", t1.Sub(t0), opps, t2.Sub(t1), lo, hi)
+	lo, hi := uint64(tb.Sub(t1)/time.Millisecond), uint64(t2.Sub(t0)/time.Millisecond)+1
+	t.Logf("added in %v; %d opportunities offered by link show, which began %v and returned %v after the add returned (%d..%d)", t1.Sub(t0), opps, tb.Sub(t1), t2.Sub(t1), lo, hi)
 	if opps < lo || opps > hi {
 		t.Errorf("the trace offered %d opportunities by link show, want %d..%d: its replay did not start when the link came up", opps, lo, hi)
 	}

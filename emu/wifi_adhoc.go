@@ -123,10 +123,12 @@ func (d *deployer) waitAdhocPeers(ctx context.Context, members []*node) {
 	if d.st.Medium != nil {
 		ms, _ = LabMediumStats(d.spec.Name)
 	}
-	mac := map[string]string{} // member → its interface's MAC
-	for _, n := range members {
-		if ifc := findIface(n.spec, n.spec.Station.Iface); ifc != nil {
-			mac[n.spec.Name] = strings.ToLower(ifc.MAC)
+	mac := map[string]string{} // member → its interface's MAC (any member: one added at run time waits for those of up)
+	for i := range d.spec.Nodes {
+		if n := &d.spec.Nodes[i]; n.AdhocStation() {
+			if ifc := findIface(n, n.Station.Iface); ifc != nil {
+				mac[n.Name] = strings.ToLower(ifc.MAC)
+			}
 		}
 	}
 	want := map[*node][]string{}

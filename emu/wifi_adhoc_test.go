@@ -1,9 +1,12 @@
 package emu_test
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/emuctl/emuctl/emu"
 	"github.com/emuctl/emuctl/internal/testutil"
@@ -143,5 +146,83 @@ func TestWiFiEngineAdhoc(t *testing.T) {
 	t.Logf("two pairs: %.2f + %.2f Mbit/s, Jain %.3f", x/1e6, y/1e6, jain)
 	if jain < 0.95 {
 		t.Errorf("two contending pairs: Jain %.3f, want ≥ 0.95", jain)
+	}
+}
+
+// TestWiFiEngineAdhocAddRemove: a member added to a running ad hoc
+// network sends one hop straight to the member it addresses: alone, it
+// carries the model's one-hop goodput to s2 within ±5 %; with s1 (as far
+// from s2) sending to s2 too, the two share the channel as the model's
+// two saturated stations. Removed, it is off the medium and its port is
+// gone, and the network carries on.
+func TestWiFiEngineAdhocAddRemove(t *testing.T) {
+	testutil.NeedRoot(t)
+	ctx := context.Background()
+	spec, err := topo.Load("twadr.yaml", []byte(`name: twadr
+wifi:
+  backend: engine
+  medium: {retry_limit: 7, seed: 3}
+  adhoc:
+    near: {mode: g, channel: 11, rate: 54mbit}
+nodes:
+  s1: {kind: station, position: [0, 0, 0], wifi: {adhoc: near}}
+  s2: {kind: station, position: [5, 0.5, 0], wifi: {adhoc: near}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployEngine(t, spec)
+	st, err := emu.AddNode(ctx, "twadr", topo.NodeRequest{Name: "s5", Kind: "station", Position: &[3]float64{10, 0, 0}, Entry: "{wifi: {adhoc: near}}"}, emu.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := st.Medium.Radios[2]; r.Node != "s5" || r.Adhoc != 1 || r.AP != -1 || r.FreqMHz != 2462 || r.Port != "r2" {
+		t.Fatalf("s5's radio: %+v, want a member of network 1 on channel 11, port r2", r)
+	}
+	s2, _ := emu.PrimaryAddr(st.Spec.Node("s2"))
+	if _, err := emu.Ping(ctx, "twadr", "s5", s2, 3*time.Second); err != nil {
+		t.Fatalf("s5 → s2: %v", err)
+	}
+	one := predict(t, 1, "udp", 0)
+	got := testutil.RetryStarved(t, "UDP s5 → s2", true, func() float64 {
+		return steady(run(t, "twadr", traffic.Flow{Client: "s5", Server: "s2", Proto: traffic.UDP, Rate: 40e6}), 0)
+	})
+	within(t, "UDP s5 (added) → s2, one hop", got, one, 0.05)
+	pair := testutil.RetryStarved(t, "UDP s1 → s2 and s5 → s2", true, func() [2]float64 {
+		r := run(t, "twadr", traffic.Flow{Name: "p1", Client: "s1", Server: "s2", Proto: traffic.UDP, Rate: 30e6},
+			traffic.Flow{Name: "p5", Client: "s5", Server: "s2", Proto: traffic.UDP, Rate: 30e6})
+		return [2]float64{steady(r, 0), steady(r, 1)}
+	})
+	within(t, "UDP s1 + s5 → s2 together", pair[0]+pair[1], predict(t, 2, "udp", 0), 0.05)
+	for _, w := range emu.WiFiStatus(st) {
+		if w.Node == "s5" && w.Adhoc != "near" {
+			t.Errorf("wifi show for s5: network %q, want near", w.Adhoc)
+		}
+	}
+	built, err := emu.VerifyBuilt("twadr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range built {
+		if !b.OK() {
+			t.Errorf("%s (%s) read back %+v: %s", b.Node, b.Kind, b.Ifaces, strings.Join(b.Problems, "; "))
+		}
+	}
+	if st, err = emu.RemoveNode(ctx, "twadr", "s5", emu.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !st.Medium.Radios[2].Gone {
+		t.Errorf("s5's radio not marked gone: %+v", st.Medium.Radios[2])
+	}
+	if out, err := exec.Command("ip", "-n", st.Medium.Netns, "link", "show", "r2").CombinedOutput(); err == nil {
+		t.Errorf("s5's port r2 is still in the medium namespace:\n%s", out)
+	}
+	if ms, err := emu.LabMediumStats("twadr"); err != nil {
+		t.Fatal(err)
+	} else if _, ok := ms.Radios["s5"]; ok {
+		t.Error("the medium still counts s5")
+	}
+	if _, err := emu.Ping(ctx, "twadr", "s1", s2, 3*time.Second); err != nil {
+		t.Errorf("s1 → s2 after s5 left: %v", err)
 	}
 }

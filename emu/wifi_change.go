@@ -29,7 +29,9 @@ import (
 // it to the machine's namespace). An access point joins the same way,
 // with its BSS on the channel its keys name (and on hwsim its hostapd,
 // the change waiting for the BSS to be up), and leaves once no station
-// uses it. Multi-link access points, roaming, ad hoc and multi-link
+// uses it; an ad hoc or mesh member joins its network (engine: its radio
+// on the medium; hwsim: its IBSS or mesh joined, the change waiting for
+// the peers it hears). Multi-link access points, roaming and multi-link
 // stations and shaped wireless hops are refused before anything is
 // touched, saying why.
 
@@ -110,8 +112,6 @@ func stationChangeable(st *State, n *topo.Node, call string) error {
 	switch {
 	case st.Medium == nil:
 		return fmt.Errorf("%s %s: this lab's Wi-Fi runs on mac80211_hwsim's own instant medium (medium: false), which emuctl does not serve: stations join and leave a running lab on emuctl's medium (drop medium: false), or add the station to the file and bring the lab up again; nothing was changed", call, n.Name)
-	case sn.Adhoc != "":
-		return fmt.Errorf("%s %s: a station of an ad hoc network (%s) cannot join or leave a running lab yet; add it to the file and bring the lab up again; nothing was changed", call, n.Name, sn.Adhoc)
 	case len(sn.ESS) > 1:
 		return fmt.Errorf("%s %s: a roaming station (ssid: of a network of %d access points) cannot join or leave a running lab yet; nothing was changed", call, n.Name, len(sn.ESS))
 	case sn.MLO:
@@ -166,19 +166,11 @@ func (d *deployer) wifiChange(ctx context.Context) error {
 		}, n); err != nil {
 			return err
 		}
-		var r wifi.MediumRadio
-		if n.spec.AP != nil {
-			// its own BSS, on the channel its spec names
-			r = d.mediumRadios([]*node{n})[0]
-			r.AP = -1
-			engineBSS(&r, n.spec, n.spec.AP)
-		} else {
-			var err error
-			if r, err = d.addedRadio(n, ms); err != nil {
-				return err
-			}
-			engineBSS(&r, n.spec, d.spec.Node(n.spec.Station.AP).AP)
+		r, err := d.changeRadio(n, ms)
+		if err != nil {
+			return err
 		}
+		engineBSS(&r, n.spec, d.bssOf(n.spec))
 		r.Port = enginePort(i)
 		resp, err := supervisorCall(d.spec.Name, ctlRequest{Op: "medium-add", Radio: &r, Ifindex: ifindex})
 		if err != nil {
@@ -197,7 +189,7 @@ func (d *deployer) wifiChange(ctx context.Context) error {
 			d.log.Debug("access point joined the medium", "node", n.spec.Name, "radio", i, "freq", r.FreqMHz)
 			continue
 		}
-		d.log.Debug("station joined the medium", "node", n.spec.Name, "radio", i, "ap", n.spec.Station.AP)
+		d.log.Debug("station joined the medium", "node", n.spec.Name, "radio", i, "ap", n.spec.Station.AP, "adhoc", n.spec.Station.Adhoc)
 		if err := with(func() error { return nodeRoutes(n) }, n); err != nil {
 			return err
 		}
@@ -230,14 +222,9 @@ func (d *deployer) hwsimStationsChange(ctx context.Context, added []*node) error
 			return err
 		}
 		i := len(ms.Radios) // permanent addresses are numbered by radio
-		var r wifi.MediumRadio
-		if n.spec.AP != nil {
-			r = d.mediumRadios([]*node{n})[0] // its own BSS: AP -1, its mode and channel
-		} else {
-			var err error
-			if r, err = d.addedRadio(n, ms); err != nil {
-				return err
-			}
+		r, err := d.changeRadio(n, ms)
+		if err != nil {
+			return err
 		}
 		r.Perm = permAddr(d.spec.Name, deployTag(d.st.Created), i)
 		resp, err := supervisorCall(d.spec.Name, ctlRequest{Op: "medium-add", Radio: &r})
@@ -271,14 +258,22 @@ func (d *deployer) hwsimStationsChange(ctx context.Context, added []*node) error
 			d.log.Debug("access point enabled", "node", n.spec.Name, "radio", i, "freq", r.FreqMHz)
 			continue
 		}
-		if err := d.startWpaSupplicant(n, tools.WpaSupplicant); err != nil {
-			return err
-		}
-		if err := d.save(); err != nil {
-			return err
-		}
-		if err := d.waitWiFi(ctx, []*node{n}, false); err != nil {
-			return err
+		if n.spec.AdhocStation() {
+			// it joins its network, as up's members do, and the change
+			// waits for the peers it hears
+			if err := d.joinAdhocMembers(ctx, []*node{n}); err != nil {
+				return err
+			}
+		} else {
+			if err := d.startWpaSupplicant(n, tools.WpaSupplicant); err != nil {
+				return err
+			}
+			if err := d.save(); err != nil {
+				return err
+			}
+			if err := d.waitWiFi(ctx, []*node{n}, false); err != nil {
+				return err
+			}
 		}
 		d.log.Debug("station associated", "node", n.spec.Name, "radio", i, "ap", n.spec.Station.AP)
 		if err := with(func() error { return nodeRoutes(n) }, n); err != nil {
@@ -289,6 +284,28 @@ func (d *deployer) hwsimStationsChange(ctx context.Context, added []*node) error
 		return fmt.Errorf("mobility: %w", err)
 	}
 	return nil
+}
+
+// changeRadio is the radio a change adds to the running medium for n: an
+// access point's own BSS, an ad hoc or mesh member's network (its number
+// and channel), or a station's, of its AP (addedRadio).
+func (d *deployer) changeRadio(n *node, ms *MediumState) (wifi.MediumRadio, error) {
+	if n.spec.AP != nil || n.spec.AdhocStation() {
+		return d.mediumRadios([]*node{n})[0], nil // AP -1; a member's Adhoc
+	}
+	return d.addedRadio(n, ms)
+}
+
+// bssOf is the BSS whose framing and channel n's radio takes on the
+// engine: its own (an AP), its ad hoc network's, or its AP's.
+func (d *deployer) bssOf(n *topo.Node) *topo.WiFiAP {
+	switch {
+	case n.AP != nil:
+		return n.AP
+	case n.AdhocStation():
+		return d.spec.Adhoc(n.Station.Adhoc).BSS()
+	}
+	return d.spec.Node(n.Station.AP).AP
 }
 
 // addedRadio is a station's radio as a running medium takes it: the

@@ -1,6 +1,7 @@
 package kernellab
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -182,4 +183,124 @@ func TestLabWiFiAdhocMesh(t *testing.T) {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+// TestLabWiFiAdhocMeshAdd: members join a running IBSS and 802.11s mesh
+// on hwsim (the chains of TestLabWiFiAdhocMesh, their third members added
+// at run time, 1.2 detection ranges from the first): each change returns
+// once the new member has joined and hears its neighbour; the IBSS's new
+// end reaches its neighbour and not the far end (IBSS forwards nothing),
+// the mesh's new end reaches the far end through the middle mesh point;
+// removed, their radios are gone and not handed back to the machine's
+// namespace, and down leaves nothing.
+func TestLabWiFiAdhocMeshAdd(t *testing.T) {
+	requireHwsim(t)
+	const two = `name: ekladd
+wifi:
+  medium: {seed: 5}
+  adhoc: {cell: {mode: g, channel: 1}}
+  mesh: {m1: {mode: n, channel: 11}}
+nodes:
+  ia: {kind: station, position: [0, 0], wifi: {adhoc: cell}}
+  ib: {kind: station, position: [%[1]f, 0], wifi: {adhoc: cell}}
+  ma: {kind: station, position: [0, 2000], wifi: {mesh: m1}}
+  mb: {kind: station, position: [%[1]f, 2000], wifi: {mesh: m1}}
+`
+	probe, err := topo.Load("ekladd.yaml", fmt.Appendf(nil, two, 1.0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := wifi.MediumSettings(*probe.WiFiMedium).PathLoss.DistanceAt(wifi.LabTxPowerDBm - model.DefaultDetectDBm)
+	if !ok {
+		t.Fatal("the lab's path loss gives no detection range")
+	}
+	spec, err := topo.Load("ekladd.yaml", fmt.Appendf(nil, two, 0.6*d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	radios0 := radioCount(t)
+	upWiFi(t, spec)
+	ctx := context.Background()
+	for _, c := range []struct{ name, entry string }{{"ic", "{wifi: {adhoc: cell}}"}, {"mc", "{wifi: {mesh: m1}}"}} {
+		y := 0.0
+		if c.name == "mc" {
+			y = 2000
+		}
+		t0 := time.Now()
+		if _, err := emu.AddNode(ctx, "ekladd", topo.NodeRequest{Name: c.name, Kind: "station", Position: &[3]float64{1.2 * d, y, 0}, Entry: c.entry}, emu.Options{}); err != nil {
+			t.Fatalf("node add %s: %v", c.name, err)
+		}
+		t.Logf("%s added and joined in %v", c.name, time.Since(t0).Round(time.Millisecond))
+	}
+	st, err := emu.ReadState("ekladd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := func(n string) string {
+		a, ok := emu.PrimaryAddr(st.Spec.Node(n))
+		if !ok {
+			t.Fatalf("%s has no address", n)
+		}
+		return a.String()
+	}
+	ping := func(from, to string, n int) (string, error) {
+		var out []byte
+		err := emu.InNode("ekladd", from, func() (err error) {
+			out, err = exec.Command("ping", "-c", fmt.Sprint(n), "-i", "0.3", "-W", "1", addr(to)).CombinedOutput()
+			return
+		})
+		return string(out), err
+	}
+	for _, w := range emu.WiFiStatus(st) {
+		if (w.Node == "ic" && (w.Adhoc != "cell" || w.FreqMHz != 2412)) || (w.Node == "mc" && (w.Adhoc != "m1" || w.FreqMHz != 2462)) {
+			t.Errorf("%s: network %q on %d MHz", w.Node, w.Adhoc, w.FreqMHz)
+		}
+	}
+	if out, err := ping("ic", "ib", 3); err != nil {
+		t.Errorf("ad hoc: ic (added) cannot reach its neighbour ib: %v\n%s", err, out)
+	}
+	if _, err := ping("ic", "ia", 2); err == nil {
+		t.Error("ad hoc: ic (added) reaches ia, out of its range: an IBSS does not forward")
+	}
+	var out string
+	var perr error
+	for range 3 { // HWMP finds the path on the first frames
+		if out, perr = ping("mc", "ma", 5); perr == nil {
+			break
+		}
+	}
+	if perr != nil {
+		t.Errorf("mesh: mc (added) cannot reach ma through mb: %v\n%s", perr, out)
+	} else {
+		t.Logf("mesh: mc -> ma through mb: %s", lastLine(out))
+	}
+	built, err := emu.VerifyBuilt("ekladd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range built {
+		if !b.OK() {
+			t.Errorf("%s reads back otherwise than the topology says: %s", b.Node, strings.Join(b.Problems, "; "))
+		}
+	}
+	for _, name := range []string{"ic", "mc"} {
+		if _, err := emu.RemoveNode(ctx, "ekladd", name, emu.Options{}); err != nil {
+			t.Fatalf("node del %s: %v", name, err)
+		}
+	}
+	if n := radioCount(t); n != radios0 {
+		t.Errorf("the machine's namespace has %d radios after ic and mc left, had %d", n, radios0)
+	}
+	if out, err := ping("ia", "ib", 3); err != nil {
+		t.Errorf("ad hoc: ia -> ib after ic left: %v\n%s", err, out)
+	}
+	if err := emu.Down("ekladd", nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the lab's radios to disappear", func() (bool, error) {
+		return radioCount(t) == radios0, nil
+	})
+	if l := emu.Leaks(); len(l) > 0 {
+		t.Errorf("leaks after down: %v", l)
+	}
 }

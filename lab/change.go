@@ -45,7 +45,8 @@ func AsOVSSwitch(names string) NodeKindOption {
 
 // AsStation adds a Wi-Fi station that joins access point ap ("": the
 // lab's one AP, or NodeKeys' wifi: {ap: ...}), on either Wi-Fi backend
-// (a roaming, ad hoc or multi-link one is refused, saying why); the
+// (a roaming or multi-link one is refused, saying why; an ad hoc or mesh
+// member joins its network: NodeKeys("{wifi: {adhoc: NAME}}")); the
 // change returns once it is associated. Its position, fixed
 // rate or mobility: AtPosition, NodeKeys("{wifi: {rate: 54mbit}}").
 func AsStation(ap string) NodeKindOption { return NodeKindOption{kind: "station", ap: ap} }

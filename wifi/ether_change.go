@@ -76,21 +76,20 @@ func (s *EtherMedium) runCtl() {
 
 // AddRadio adds a radio to the running medium, on port ifindex (its
 // veth end in the medium namespace): a station's, associated with its
-// access point r.AP, or an access point's (r.AP < 0), which gets its
-// BSS's rate table and, on a band the medium has no BSS on yet, sets the
-// band's MAC parameters as the first BSS of a band does at start. It
+// access point r.AP, an access point's (r.AP < 0) or an ad hoc member's
+// (r.Adhoc > 0, of its network from now on). An AP or ad hoc member gets
+// its BSS's rate table and, on a band the medium has no BSS on yet, sets
+// the band's MAC parameters as the first BSS of a band does at start. It
 // returns the radio's index (the next one: ports are named by it).
-// Roaming, ad hoc and multi-link radios are not added at run time.
+// Roaming and multi-link radios are not added at run time.
 func (s *EtherMedium) AddRadio(r MediumRadio, ifindex int) (int, error) {
 	idx := -1
 	err := s.onThread(func() error {
 		switch {
-		case r.Adhoc > 0:
-			return fmt.Errorf("%s: a station of an ad hoc network cannot join a running medium yet", r.Node)
 		case r.AP < 0 && r.MLO:
 			return fmt.Errorf("%s: a multi-link access point cannot join the engine medium", r.Node)
 		case r.AP < 0 && r.FreqMHz == 0:
-			return fmt.Errorf("access point %s has no channel", r.Node)
+			return fmt.Errorf("radio of %s has no channel", r.Node)
 		case r.AP < 0:
 		case len(r.ESS) > 0 || r.Roam != nil:
 			return fmt.Errorf("%s: a roaming station cannot join a running medium yet", r.Node)

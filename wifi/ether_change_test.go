@@ -26,7 +26,7 @@ func TestEtherMediumAddRemoveRadio(t *testing.T) {
 		ifindex int
 		want    string
 	}{
-		{MediumRadio{Node: "ap2", AP: -1}, 20, "access point ap2 has no channel"},
+		{MediumRadio{Node: "ap2", AP: -1}, 20, "radio of ap2 has no channel"},
 		{MediumRadio{Node: "ap2", AP: -1, FreqMHz: 5180, MLO: true}, 20, "multi-link access point"},
 		{MediumRadio{Node: "sta3", AP: 0, FreqMHz: 5180}, 20, "names no access point"},
 		{MediumRadio{Node: "sta", AP: 1, FreqMHz: 5180}, 20, "has a radio of sta already"},
@@ -165,5 +165,50 @@ func TestEtherMediumAddAP(t *testing.T) {
 	}
 	if _, ok := s.Stats().Radios["ap2"]; ok {
 		t.Error("the removed AP is still in the stats")
+	}
+}
+
+// TestEtherMediumAddAdhoc: a member added to a running ad hoc network
+// sends straight to the member it addresses (no AP relays), its group
+// frames reach every member, and the members' frames to it reach its
+// port; removed, frames for it are dropped as for no station.
+func TestEtherMediumAddAdhoc(t *testing.T) {
+	m1, m2, m3 := [6]byte{0x02, 0, 0, 0, 1, 1}, [6]byte{0x02, 0, 0, 0, 1, 2}, [6]byte{0x02, 0, 0, 0, 1, 3}
+	member := func(name string, mac [6]byte, x float64) MediumRadio {
+		return MediumRadio{Node: name, MAC: mac, AP: -1, Adhoc: 1, Mode: "g", FreqMHz: 2462, WidthMHz: 20, TxPowerDBm: 20, Pos: [3]float64{x, 0, 0}}
+	}
+	cfg := MediumConfig{Radios: []MediumRadio{member("a", m1, 0), member("b", m2, 5)}, PathLoss: model.DefaultPathLoss(2462), NoiseFigureDB: 7}
+	s, err := newEtherMedium(cfg, []int{11, 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.sock = &etherSock{fd: -1}
+	if i, err := s.AddRadio(member("c", m3, 10), 13); err != nil || i != 2 {
+		t.Fatalf("AddRadio(c): %d, %v", i, err)
+	}
+	if s.ideal[2] == nil {
+		t.Error("the added member has no rate table")
+	}
+	bcast := [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	now := time.Duration(0)
+	s.submit(now, 2, ethFrame(m2, m3))    // c → b
+	s.submit(now, 0, ethFrame(m3, m1))    // a → c
+	s.submit(now, 2, ethFrame(bcast, m3)) // c → everyone
+	drain(s, now, nil)
+	got := map[int]int{}
+	for _, to := range s.sock.to {
+		got[to]++
+	}
+	if got[12] != 2 || got[13] != 1 || got[11] != 1 {
+		t.Fatalf("deliveries by port: %v, want b's (12) two (c's unicast and group frames), c's (13) one, a's (11) one", got)
+	}
+	if err := s.RemoveRadio("c"); err != nil {
+		t.Fatal(err)
+	}
+	before := s.stats.NoStation
+	s.submit(now, 0, ethFrame(m3, m1))
+	drain(s, now, nil)
+	if s.stats.NoStation != before+1 {
+		t.Errorf("a's frame for the removed member: NoStation %d → %d, want one more", before, s.stats.NoStation)
 	}
 }

@@ -19,20 +19,19 @@ import (
 // is deleted by the caller.
 
 // AddRadio adds a radio to the running hwsim medium and returns its index
-// (the next one): a station's, of access point r.AP, or an access
-// point's (r.AP < 0; a band new to the medium takes its MAC parameters
-// from the AP's mode, as the first BSS of a band does at start). Roaming,
-// ad hoc and multi-link radios are not added at run time.
+// (the next one): a station's, of access point r.AP, an access point's
+// (r.AP < 0) or an ad hoc or mesh member's (r.Adhoc > 0); a band new to
+// the medium takes its MAC parameters from the new BSS's mode, as the
+// first BSS of a band does at start. Roaming and multi-link radios are
+// not added at run time.
 func (s *MediumServer) AddRadio(r MediumRadio) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case r.Adhoc > 0:
-		return -1, fmt.Errorf("%s: a station of an ad hoc network cannot join a running medium yet", r.Node)
 	case r.AP < 0 && r.MLO:
 		return -1, fmt.Errorf("%s: a multi-link access point cannot join a running medium", r.Node)
 	case r.AP < 0 && r.FreqMHz == 0:
-		return -1, fmt.Errorf("access point %s has no channel", r.Node)
+		return -1, fmt.Errorf("radio of %s has no channel", r.Node)
 	case r.AP < 0:
 		if r.Perm == [6]byte{} {
 			return -1, fmt.Errorf("radio of %s has no permanent address", r.Node)

@@ -29,7 +29,7 @@ func TestHwsimMediumAddRemoveRadio(t *testing.T) {
 		r    MediumRadio
 		want string
 	}{
-		{MediumRadio{Node: "ap2", Perm: [6]byte{0x42, 9}, AP: -1}, "access point ap2 has no channel"},
+		{MediumRadio{Node: "ap2", Perm: [6]byte{0x42, 9}, AP: -1}, "radio of ap2 has no channel"},
 		{MediumRadio{Node: "ap2", Perm: [6]byte{0x42, 9}, AP: -1, FreqMHz: 2462, MLO: true}, "multi-link access point"},
 		{MediumRadio{Node: "sta1", Perm: [6]byte{0x42, 9}, AP: 0}, "has a radio of sta1 already"},
 		{MediumRadio{Node: "x", Perm: cfg.Radios[1].Perm, AP: 0}, "is another radio's"},

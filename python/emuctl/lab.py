@@ -368,8 +368,9 @@ class Lab:
         lab's only one) at ``position`` (metres); ``keys`` are more of its
         keys, the file's (``wifi={"rate": "54mbit"}``, ``mobility={...}``).
         Stations join running labs on both Wi-Fi backends (the change
-        returns once the station is associated); a roaming, ad hoc or
-        multi-link one is refused, the API's error saying why."""
+        returns once the station is associated); an ad hoc or mesh member
+        joins its network (``wifi={"adhoc": "near"}``, ``ap`` left out); a
+        roaming or multi-link one is refused, the API's error saying why."""
         pos = None
         if position is not None:
             pos = [float(v) for v in position] + [0.0] * (3 - len(position))

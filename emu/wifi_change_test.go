@@ -193,7 +193,7 @@ func TestWiFiEngineAPAddRemove(t *testing.T) {
 		t.Fatalf("radios after ap2 was added: %+v", st.Medium.Radios)
 	}
 	for _, c := range []topo.NodeRequest{{Name: "h9"}, {Name: "sta9", Kind: "station", Entry: "{wifi: {ap: ap2, rate: 54mbit}, position: [100, 5, 0]}"}} {
-		if st, err = emu.AddNode(ctx, lab, c, emu.Options{}); err != nil {
+		if _, err := emu.AddNode(ctx, lab, c, emu.Options{}); err != nil {
 			t.Fatal(err)
 		}
 	}

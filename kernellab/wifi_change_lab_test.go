@@ -264,7 +264,7 @@ func TestLabEmuctlWiFiAPAddRemove(t *testing.T) {
 	}
 	for _, c := range []topo.NodeRequest{{Name: "h9"}, {Name: "sta9", Kind: "station", AP: "ap2", Position: &[3]float64{10, 5, 0}}} {
 		t0 = time.Now()
-		if st, err = emu.AddNode(ctx, lab, c, emu.Options{}); err != nil {
+		if _, err := emu.AddNode(ctx, lab, c, emu.Options{}); err != nil {
 			t.Fatalf("node add %s: %v", c.Name, err)
 		}
 		t.Logf("%s added in %v", c.Name, time.Since(t0).Round(time.Millisecond))

@@ -31,6 +31,23 @@ nodes:
   mc: {kind: station, position: [%[2]f, 2000], wifi: {mesh: m1}}
 `
 
+// nodePing pings, n times, node to's address in spec from node from:
+// ping's output and whether all answered.
+func nodePing(t *testing.T, spec *topo.Spec) func(from, to string, n int) (string, error) {
+	return func(from, to string, n int) (string, error) {
+		a, ok := emu.PrimaryAddr(spec.Node(to))
+		if !ok {
+			t.Fatalf("%s has no address", to)
+		}
+		var out []byte
+		err := emu.InNode(spec.Name, from, func() (err error) {
+			out, err = exec.Command("ping", "-c", fmt.Sprint(n), "-i", "0.3", "-W", "1", a.String()).CombinedOutput()
+			return
+		})
+		return string(out), err
+	}
+}
+
 // TestLabWiFiAdhocMesh: ad hoc and mesh on hwsim, the kernel running
 // both (no daemon). In each chain the ends are out of each other's
 // range: the IBSS's neighbours reach each other and its ends do not
@@ -54,21 +71,7 @@ func TestLabWiFiAdhocMesh(t *testing.T) {
 		t.Fatal(err)
 	}
 	upWiFi(t, spec)
-	addr := func(n string) string {
-		a, ok := emu.PrimaryAddr(spec.Node(n))
-		if !ok {
-			t.Fatalf("%s has no address", n)
-		}
-		return a.String()
-	}
-	ping := func(from, to string, n int) (string, error) {
-		var out []byte
-		err := emu.InNode("ekladh", from, func() (err error) {
-			out, err = exec.Command("ping", "-c", fmt.Sprint(n), "-i", "0.3", "-W", "1", addr(to)).CombinedOutput()
-			return
-		})
-		return string(out), err
-	}
+	ping := nodePing(t, spec)
 	status := func() map[string]emu.WiFiNodeStatus {
 		st, err := emu.ReadState("ekladh")
 		if err != nil {
@@ -236,21 +239,7 @@ nodes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := func(n string) string {
-		a, ok := emu.PrimaryAddr(st.Spec.Node(n))
-		if !ok {
-			t.Fatalf("%s has no address", n)
-		}
-		return a.String()
-	}
-	ping := func(from, to string, n int) (string, error) {
-		var out []byte
-		err := emu.InNode("ekladd", from, func() (err error) {
-			out, err = exec.Command("ping", "-c", fmt.Sprint(n), "-i", "0.3", "-W", "1", addr(to)).CombinedOutput()
-			return
-		})
-		return string(out), err
-	}
+	ping := nodePing(t, st.Spec)
 	for _, w := range emu.WiFiStatus(st) {
 		if (w.Node == "ic" && (w.Adhoc != "cell" || w.FreqMHz != 2412)) || (w.Node == "mc" && (w.Adhoc != "m1" || w.FreqMHz != 2462)) {
 			t.Errorf("%s: network %q on %d MHz", w.Node, w.Adhoc, w.FreqMHz)

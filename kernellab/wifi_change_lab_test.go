@@ -25,16 +25,7 @@ import (
 // radio deleted (not handed back to the machine's namespace); added again
 // it gets a new radio and associates; down leaves nothing.
 func TestLabEmuctlWiFiStationAddRemove(t *testing.T) {
-	requireHwsim(t)
-	requireTools(t, "hostapd", "hostapd")
-	requireTools(t, "wpasupplicant", "wpa_supplicant")
-	spec, err := topo.LoadFile("../topologies/wifi.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := topo.Rename(spec, "eklwadd"); err != nil {
-		t.Fatal(err)
-	}
+	spec := wifiYAML(t, "eklwadd")
 	lab := spec.Name
 	radios0 := radioCount(t)
 	upWiFi(t, spec)
@@ -222,16 +213,7 @@ func TestLabEmuctlWiFiStationAddRemove(t *testing.T) {
 // deleted, not handed back to the machine's namespace — and the lab's
 // first BSS carries on; down leaves nothing.
 func TestLabEmuctlWiFiAPAddRemove(t *testing.T) {
-	requireHwsim(t)
-	requireTools(t, "hostapd", "hostapd")
-	requireTools(t, "wpasupplicant", "wpa_supplicant")
-	spec, err := topo.LoadFile("../topologies/wifi.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := topo.Rename(spec, "eklwap"); err != nil {
-		t.Fatal(err)
-	}
+	spec := wifiYAML(t, "eklwap")
 	lab := spec.Name
 	radios0 := radioCount(t)
 	upWiFi(t, spec)

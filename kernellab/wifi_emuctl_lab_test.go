@@ -54,12 +54,11 @@ func radioCount(t *testing.T) int {
 	return len(ws)
 }
 
-// emuctl's Wi-Fi path end to end (topologies/wifi.yaml): an 802.11n WPA2
-// access point bridged to a wired server, two stations. Up waits for the
-// association; every node pings every other; TCP runs between the two
-// stations through the AP and from a station to the server; inspect data
-// comes from nl80211; down leaves no radio, daemon or namespace.
-func TestLabEmuctlWiFi(t *testing.T) {
+// wifiYAML is topologies/wifi.yaml renamed name, for a test that needs
+// mac80211_hwsim, hostapd and wpa_supplicant (skipped, saying which, when
+// one is missing).
+func wifiYAML(t *testing.T, name string) *topo.Spec {
+	t.Helper()
 	requireHwsim(t)
 	requireTools(t, "hostapd", "hostapd")
 	requireTools(t, "wpasupplicant", "wpa_supplicant")
@@ -67,9 +66,19 @@ func TestLabEmuctlWiFi(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := topo.Rename(spec, "eklwifi"); err != nil {
+	if err := topo.Rename(spec, name); err != nil {
 		t.Fatal(err)
 	}
+	return spec
+}
+
+// emuctl's Wi-Fi path end to end (topologies/wifi.yaml): an 802.11n WPA2
+// access point bridged to a wired server, two stations. Up waits for the
+// association; every node pings every other; TCP runs between the two
+// stations through the AP and from a station to the server; inspect data
+// comes from nl80211; down leaves no radio, daemon or namespace.
+func TestLabEmuctlWiFi(t *testing.T) {
+	spec := wifiYAML(t, "eklwifi")
 	lab := spec.Name
 	radios0 := radioCount(t)
 	// a failure after the Wi-Fi phase rolls back radios and daemons too

@@ -661,31 +661,6 @@ func (d *deployer) sysctls(ctx context.Context) error {
 // after 10 s naming the interfaces that did not come up. It checks the
 // nodes in passes, each pass only those still waiting, so a large lab
 // reopens (handles.go) only the namespaces that are slow.
-// waitIfaces records in down those of n's interfaces names that are not
-// up yet (with n's handles).
-func waitIfaces(n *node, names []string, d *deployer, mu *sync.Mutex, down map[*node][]string) error {
-	links, err := n.h.LinkList()
-	if err != nil && !errors.Is(err, netlink.ErrDumpInterrupted) {
-		return fmt.Errorf("node %s: list links: %w", n.spec.Name, err)
-	}
-	state := map[string]netlink.LinkOperState{}
-	for _, l := range links {
-		state[l.Attrs().Name] = l.Attrs().OperState
-	}
-	var left []string
-	for _, name := range names {
-		if state[name] != netlink.OperUp && !(state[name] == netlink.OperUnknown && d.isTunnel(n, name)) {
-			left = append(left, name)
-		}
-	}
-	if len(left) > 0 {
-		mu.Lock()
-		down[n] = left
-		mu.Unlock()
-	}
-	return nil
-}
-
 func (d *deployer) waitUp(ctx context.Context) error {
 	deadline := time.Now().Add(10 * time.Second)
 	pending := map[*node][]string{}
@@ -727,7 +702,28 @@ func (d *deployer) waitUp(ctx context.Context) error {
 			nodes = append(nodes, n)
 		}
 		err := parallel(ctx, d.opt.Workers, nodes, func(n *node) error {
-			return with(func() error { return waitIfaces(n, pending[n], d, &mu, down) }, n)
+			return with(func() error {
+				links, err := n.h.LinkList()
+				if err != nil && !errors.Is(err, netlink.ErrDumpInterrupted) {
+					return fmt.Errorf("node %s: list links: %w", n.spec.Name, err)
+				}
+				state := map[string]netlink.LinkOperState{}
+				for _, l := range links {
+					state[l.Attrs().Name] = l.Attrs().OperState
+				}
+				var left []string
+				for _, name := range pending[n] {
+					if state[name] != netlink.OperUp && !(state[name] == netlink.OperUnknown && d.isTunnel(n, name)) {
+						left = append(left, name)
+					}
+				}
+				if len(left) > 0 {
+					mu.Lock()
+					down[n] = left
+					mu.Unlock()
+				}
+				return nil
+			}, n)
 		})
 		if err != nil {
 			return err

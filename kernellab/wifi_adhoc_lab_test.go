@@ -48,6 +48,18 @@ func nodePing(t *testing.T, spec *topo.Spec) func(from, to string, n int) (strin
 	}
 }
 
+// pingTries pings as ping does, up to three times while none answers
+// (HWMP finds a mesh path on the first frames): the last try's output
+// and error.
+func pingTries(ping func(from, to string, n int) (string, error), from, to string, n int) (out string, err error) {
+	for range 3 {
+		if out, err = ping(from, to, n); err == nil {
+			return out, nil
+		}
+	}
+	return out, err
+}
+
 // TestLabWiFiAdhocMesh: ad hoc and mesh on hwsim, the kernel running
 // both (no daemon). In each chain the ends are out of each other's
 // range: the IBSS's neighbours reach each other and its ends do not
@@ -152,13 +164,7 @@ func TestLabWiFiAdhocMesh(t *testing.T) {
 		}
 	}
 	// the mesh forwards: ma reaches mc through mb
-	var out string
-	var perr error
-	for range 3 { // HWMP finds the path on the first frames
-		if out, perr = ping("ma", "mc", 5); perr == nil {
-			break
-		}
-	}
+	out, perr := pingTries(ping, "ma", "mc", 5)
 	if perr != nil {
 		t.Fatalf("mesh: ma cannot reach mc through mb: %v\n%s", perr, out)
 	}
@@ -251,13 +257,7 @@ nodes:
 	if _, err := ping("ic", "ia", 2); err == nil {
 		t.Error("ad hoc: ic (added) reaches ia, out of its range: an IBSS does not forward")
 	}
-	var out string
-	var perr error
-	for range 3 { // HWMP finds the path on the first frames
-		if out, perr = ping("mc", "ma", 5); perr == nil {
-			break
-		}
-	}
+	out, perr := pingTries(ping, "mc", "ma", 5)
 	if perr != nil {
 		t.Errorf("mesh: mc (added) cannot reach ma through mb: %v\n%s", perr, out)
 	} else {

@@ -42,9 +42,7 @@ type EtherMedium struct {
 	ifindex   []int
 	ideal     map[int]*idealTable // by AP radio
 	seq       map[seqKey]uint16   // next sequence number
-	// macs is each band's MAC parameters: its first BSS's (mode, QoS),
-	// as the band's first channel is opened (model.Medium.channel)
-	macs map[model.Band]model.MAC
+	macs      bandMACs            // each band's MAC parameters (AddRadio learns new bands')
 
 	frames sync.Pool // *eframe
 	// relays are frames an AP received that it sends again (group
@@ -159,23 +157,14 @@ func newEtherMedium(cfg MediumConfig, ifindex []int) (*EtherMedium, error) {
 	if len(ifindex) != len(cfg.Radios) {
 		return nil, fmt.Errorf("engine medium: %d ports for %d radios", len(ifindex), len(cfg.Radios))
 	}
-	macs := map[model.Band]model.MAC{}
+	macs := bandMACs{}
 	for _, r := range cfg.Radios {
-		if r.AP >= 0 || r.FreqMHz == 0 {
-			continue
-		}
-		b := bandOfFreq(r.FreqMHz)
-		if _, ok := macs[b]; !ok {
-			macs[b] = model.DefaultMAC(modelMode(r.Mode), b, r.QoS)
+		if r.AP < 0 && r.FreqMHz != 0 {
+			macs.learn(r)
 		}
 	}
 	core, err := newCore(cfg, model.MediumConfig{
-		MAC: func(b model.Band) model.MAC {
-			if m, ok := macs[b]; ok {
-				return m
-			}
-			return model.DefaultMAC(model.ModeN, b, true)
-		},
+		MAC:   macs.of,
 		AMPDU: cfg.AMPDU,
 		Seed:  cfg.Seed,
 	})
@@ -211,6 +200,28 @@ func newEtherMedium(cfg MediumConfig, ifindex []int) (*EtherMedium, error) {
 	s.initRoaming()
 	s.next = s.nextBack
 	return s, nil
+}
+
+// bandMACs are each band's MAC parameters, read as the band's first
+// channel is opened (model.Medium.channel): its first BSS's mode's
+// (802.11b's 20 µs slots, no QoS in legacy modes), 802.11n's where no
+// radio says.
+type bandMACs map[model.Band]model.MAC
+
+// learn takes r's BSS's parameters for its band, unless the band has some.
+func (m bandMACs) learn(r MediumRadio) {
+	b := bandOfFreq(r.FreqMHz)
+	if _, ok := m[b]; !ok {
+		m[b] = model.DefaultMAC(modelMode(r.Mode), b, r.QoS)
+	}
+}
+
+// of is band b's parameters.
+func (m bandMACs) of(b model.Band) model.MAC {
+	if x, ok := m[b]; ok {
+		return x
+	}
+	return model.DefaultMAC(model.ModeN, b, true)
 }
 
 // apIdeal is an access point's rate table (its BSS's mode, band, width

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/emuctl/emuctl/wifi/model"
 )
 
 // Radios added to and removed from a running engine medium: a station
@@ -109,11 +107,7 @@ func (s *EtherMedium) AddRadio(r MediumRadio, ifindex int) (int, error) {
 		idx = len(s.cfg.Radios)
 		if r.AP < 0 {
 			s.ideal[idx] = apIdeal(r)
-			if b := bandOfFreq(r.FreqMHz); s.macs != nil {
-				if _, ok := s.macs[b]; !ok {
-					s.macs[b] = model.DefaultMAC(modelMode(r.Mode), b, r.QoS)
-				}
-			}
+			s.macs.learn(r)
 		}
 		s.cfg.Radios = append(s.cfg.Radios, r)
 		s.ifindex = append(s.ifindex, ifindex)

@@ -28,22 +28,19 @@ func (s *MediumServer) AddRadio(r MediumRadio) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
+	case r.Perm == [6]byte{}:
+		return -1, fmt.Errorf("radio of %s has no permanent address", r.Node)
 	case r.AP < 0 && r.MLO:
 		return -1, fmt.Errorf("%s: a multi-link access point cannot join a running medium", r.Node)
 	case r.AP < 0 && r.FreqMHz == 0:
 		return -1, fmt.Errorf("radio of %s has no channel", r.Node)
 	case r.AP < 0:
-		if r.Perm == [6]byte{} {
-			return -1, fmt.Errorf("radio of %s has no permanent address", r.Node)
-		}
 	case len(r.ESS) > 0 || r.Roam != nil:
 		return -1, fmt.Errorf("%s: a roaming station cannot join a running medium yet", r.Node)
 	case r.MLO:
 		return -1, fmt.Errorf("%s: a multi-link station cannot join a running medium yet", r.Node)
 	case r.AP >= len(s.cfg.Radios) || s.cfg.Radios[r.AP].AP >= 0 || s.cfg.Radios[r.AP].Gone:
 		return -1, fmt.Errorf("station %s names no access point of the medium", r.Node)
-	case r.Perm == [6]byte{}:
-		return -1, fmt.Errorf("radio of %s has no permanent address", r.Node)
 	}
 	if _, dup := s.radioIndex(r.Node); dup {
 		return -1, fmt.Errorf("the medium has a radio of %s already", r.Node)
@@ -52,10 +49,8 @@ func (s *MediumServer) AddRadio(r MediumRadio) (int, error) {
 		return -1, fmt.Errorf("%s: permanent address %x is another radio's", r.Node, r.Perm)
 	}
 	i := len(s.cfg.Radios)
-	if b := bandOfFreq(r.FreqMHz); r.AP < 0 && s.macs != nil {
-		if _, ok := s.macs[b]; !ok {
-			s.macs[b] = model.DefaultMAC(modelMode(r.Mode), b, r.QoS)
-		}
+	if r.AP < 0 {
+		s.macs.learn(r)
 	}
 	s.cfg.Radios = append(s.cfg.Radios, r)
 	s.perm[r.Perm] = i

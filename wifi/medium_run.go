@@ -223,30 +223,21 @@ type MediumServer struct {
 	handovers []Handover
 	// held: beacons waiting for their radio's TBTT (medium_tbtt.go)
 	held []heldBeacon
-	// macs is each band's MAC parameters (its first BSS's mode), as the
-	// band's first channel is opened (model.Medium.channel)
-	macs map[model.Band]model.MAC
+	// macs: each band's MAC parameters (AddRadio learns new bands')
+	macs bandMACs
 }
 
 // NewMediumServer prepares a medium on a registered socket.
 func NewMediumServer(sock *MediumSocket, cfg MediumConfig) (*MediumServer, error) {
-	// each band's channel timing is its BSSs' mode's (802.11b's 20 µs
-	// slots, no QoS in legacy modes); 802.11n's where no radio says
-	macs := map[model.Band]model.MAC{}
+	// each band's channel timing is its BSSs' mode's (bandMACs)
+	macs := bandMACs{}
 	for _, r := range cfg.Radios {
-		if b := bandOfFreq(r.FreqMHz); r.Mode != "" && r.FreqMHz != 0 && !r.MLO {
-			if _, ok := macs[b]; !ok {
-				macs[b] = model.DefaultMAC(modelMode(r.Mode), b, r.QoS)
-			}
+		if r.Mode != "" && r.FreqMHz != 0 && !r.MLO {
+			macs.learn(r)
 		}
 	}
 	core, err := newCore(cfg, model.MediumConfig{
-		MAC: func(b model.Band) model.MAC {
-			if m, ok := macs[b]; ok {
-				return m
-			}
-			return model.DefaultMAC(model.ModeN, b, true)
-		},
+		MAC:   macs.of,
 		AMPDU: cfg.AMPDU,
 		Seed:  cfg.Seed,
 	})
